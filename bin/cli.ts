@@ -1,0 +1,106 @@
+import { parseArgs, type ParseArgsConfig } from "node:util";
+import { UsageError } from "../gitops/errors.ts";
+import { formatIssues, type OutputFormat } from "../gitops/report.ts";
+import { readSite } from "../gitops/site-reader.ts";
+import { evaluateSite } from "../synth/evaluate.ts";
+import { hasErrors } from "../synth/issue.ts";
+
+/** Exit codes (SPEC §7). */
+export const EXIT = { ok: 0, invalid: 1, usage: 2, internal: 3 } as const;
+
+const USAGE = `usage: metalsynth <command> [options]
+
+commands:
+  validate [--site DIR] [--specs PATH…] [--inventory PATH…] [--format text|json]
+      check the site's CRs against the rules and the inventory; exit 1 on errors
+
+options:
+  --site DIR        site directory (default .)
+  --specs PATH      spec files, directories or globs (default <site>/specs); repeatable
+  --inventory PATH  inventory files or directories (default <site>/inventory); repeatable
+  --format FORMAT   text (default) or json
+`;
+
+const SITE_OPTIONS = {
+  site: { type: "string" },
+  specs: { type: "string", multiple: true },
+  inventory: { type: "string", multiple: true },
+  format: { type: "string" },
+  help: { type: "boolean", short: "h" },
+} as const satisfies ParseArgsConfig["options"];
+
+/** Where the CLI writes; injected so tests can capture output without touching process streams. */
+export interface Console {
+  out(text: string): void;
+  err(text: string): void;
+}
+
+const processConsole: Console = {
+  out: (text) => process.stdout.write(text),
+  err: (text) => process.stderr.write(text),
+};
+
+/** Runs one CLI invocation and returns its exit code. Never throws. */
+export async function main(argv: readonly string[], io: Console = processConsole): Promise<number> {
+  const [command, ...rest] = argv;
+  try {
+    switch (command) {
+      case "validate":
+        return await validate(rest, io);
+      case undefined:
+      case "help":
+      case "--help":
+      case "-h":
+        io.out(USAGE);
+        return command === undefined ? EXIT.usage : EXIT.ok;
+      default:
+        throw new UsageError(`unknown command "${command}"`);
+    }
+  } catch (error) {
+    if (error instanceof UsageError || isParseArgsError(error)) {
+      io.err(`metalsynth: ${(error as Error).message}\n\n${USAGE}`);
+      return EXIT.usage;
+    }
+    io.err(
+      `metalsynth: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
+    return EXIT.internal;
+  }
+}
+
+function isParseArgsError(error: unknown): boolean {
+  return error instanceof TypeError && "code" in error && String(error.code).startsWith("ERR_PARSE_ARGS");
+}
+
+function outputFormat(value: string | undefined): OutputFormat {
+  if (value === undefined || value === "text" || value === "json") return value ?? "text";
+  throw new UsageError(`--format must be text or json, not "${value}"`);
+}
+
+async function validate(argv: readonly string[], io: Console): Promise<number> {
+  const { values } = parseArgs({ args: [...argv], options: SITE_OPTIONS, strict: true });
+  if (values.help) {
+    io.out(USAGE);
+    return EXIT.ok;
+  }
+  const format = outputFormat(values.format);
+  const input = await readSite({
+    ...(values.site === undefined ? {} : { site: values.site }),
+    ...(values.specs === undefined ? {} : { specs: values.specs }),
+    ...(values.inventory === undefined ? {} : { inventory: values.inventory }),
+  });
+  const evaluation = evaluateSite(input.documents, input.inventory, input.lock);
+  const issues = [...input.issues, ...evaluation.issues];
+  io.out(formatIssues(issues, format));
+  if (format === "text") io.err(`${summary(issues)}\n`);
+  return hasErrors(issues) ? EXIT.invalid : EXIT.ok;
+}
+
+function summary(issues: readonly { severity: string }[]): string {
+  const errors = issues.filter((found) => found.severity === "error").length;
+  const warnings = issues.length - errors;
+  const plural = (count: number, word: string) => `${count} ${word}${count === 1 ? "" : "s"}`;
+  return errors + warnings === 0
+    ? "metalsynth: no problems found"
+    : `metalsynth: ${plural(errors, "error")}, ${plural(warnings, "warning")}`;
+}

@@ -1,0 +1,62 @@
+// @ts-check
+import js from "@eslint/js";
+import tseslint from "typescript-eslint";
+
+/**
+ * Imports point inward: bin → gitops → charts → synth, webhook → synth (STYLE.md).
+ * Each layer lists the layers it must never reach.
+ */
+const forbiddenLayers = {
+  synth: ["charts", "gitops", "webhook", "bin"],
+  charts: ["gitops", "webhook", "bin"],
+  gitops: ["webhook", "bin"],
+  webhook: ["charts", "gitops", "bin"],
+};
+
+const layerRules = Object.entries(forbiddenLayers).map(([layer, forbidden]) => ({
+  files: [`${layer}/**/*.ts`],
+  rules: {
+    "no-restricted-imports": [
+      "error",
+      {
+        patterns: forbidden.map((target) => ({
+          group: [`**/${target}/*`, `**/${target}`],
+          message: `${layer}/ must not import ${target}/ (imports point inward, see STYLE.md).`,
+        })),
+      },
+    ],
+  },
+}));
+
+export default tseslint.config(
+  { ignores: ["node_modules/", "dist/", "coverage/", "examples/", "deploy/"] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    rules: {
+      "@typescript-eslint/consistent-type-imports": "error",
+      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_" }],
+      "no-restricted-syntax": [
+        "error",
+        { selector: "TSEnumDeclaration", message: "Use a string-literal union or an `as const` object." },
+      ],
+    },
+  },
+  {
+    files: ["**/*.js"],
+    languageOptions: { globals: { process: "readonly", console: "readonly" } },
+  },
+  ...layerRules,
+  {
+    files: ["synth/**/*.ts"],
+    ignores: ["synth/**/*.test.ts"],
+    rules: {
+      "no-restricted-globals": ["error", { name: "process", message: "synth/ is pure: pass values in." }],
+      "no-restricted-properties": [
+        "error",
+        { object: "Date", property: "now", message: "synth/ is pure: no clocks." },
+        { object: "Math", property: "random", message: "synth/ is deterministic: no randomness." },
+      ],
+    },
+  },
+);

@@ -1,0 +1,78 @@
+import { describe, expect, it } from "vitest";
+import { MAX_DOCUMENT_BYTES, parseDocuments } from "./documents.ts";
+
+const rulesAt = (text: string) =>
+  parseDocuments("f.yaml", text).issues.map(
+    (found) => `${found.rule} ${found.source?.line}:${found.source?.column}`,
+  );
+
+describe("parseDocuments", () => {
+  it("returns every document with positions of nested fields", () => {
+    const parsed = parseDocuments(
+      "f.yaml",
+      "a: 1\n---\nspec:\n  masters:\n    - master-1:\n        mac-address: x\n",
+    );
+    expect(parsed.issues).toEqual([]);
+    expect(parsed.documents).toHaveLength(2);
+    expect(parsed.documents[1]?.position(["spec", "masters", 0, "master-1", "mac-address"])).toEqual({
+      file: "f.yaml",
+      line: 6,
+      column: 9,
+    });
+    // A path that doesn't exist points at its nearest existing ancestor.
+    expect(parsed.documents[1]?.position(["spec", "masters", 0, "master-1", "cpu"])).toEqual({
+      file: "f.yaml",
+      line: 5,
+      column: 7,
+    });
+  });
+
+  it("reads JSON with positions", () => {
+    const parsed = parseDocuments("f.json", '{"a": {"b": 1}}');
+    expect(parsed.documents[0]?.position(["a", "b"])).toEqual({ file: "f.json", line: 1, column: 8 });
+  });
+
+  it.each([
+    ["malformed YAML", "a: [1, 2\nb: 3\n", ["yaml-syntax 2:1"]],
+    ["a tab-indented mapping", "a:\n\tb: 1\n", ["yaml-syntax 2:1"]],
+    ["duplicate keys", "a: 1\nb: 2\na: 3\n", ["yaml-syntax 3:1"]],
+    ["binary garbage", "\u0000\u0001PNG\u0000", ["yaml-syntax 1:1"]],
+    ["truncated JSON", '{"apiVersion": "v1", "kind": ', ["yaml-syntax 1:30"]],
+  ])("reports %s with line and column", (_name, text, expected) => {
+    expect(rulesAt(text)).toEqual(expected);
+  });
+
+  it("keeps the valid documents of a file with one broken document", () => {
+    const parsed = parseDocuments("f.yaml", "a: 1\n---\nb: [\n---\nc: 3\n");
+    expect(parsed.documents.map((document) => document.value)).toEqual([{ a: 1 }, { c: 3 }]);
+    expect(parsed.issues).toHaveLength(1);
+  });
+
+  it("treats empty files and empty documents as nothing", () => {
+    expect(parseDocuments("f.yaml", "")).toEqual({ documents: [], issues: [] });
+    expect(parseDocuments("f.yaml", "---\n---\n# only a comment\n")).toEqual({ documents: [], issues: [] });
+  });
+
+  it("stops an alias bomb instead of expanding it", () => {
+    const bomb = [
+      'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]',
+      "b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]",
+      "c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]",
+      "d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]",
+      "e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]",
+      "f: [*e,*e,*e,*e,*e,*e,*e,*e,*e]",
+    ].join("\n");
+    const parsed = parseDocuments("bomb.yaml", bomb);
+    expect(parsed.documents).toEqual([]);
+    expect(parsed.issues.map((found) => found.rule)).toEqual(["yaml-syntax"]);
+    expect(parsed.issues[0]?.message).toMatch(/alias/i);
+  });
+
+  it("refuses a document over the Kubernetes object size limit", () => {
+    const big = `apiVersion: v1\nkind: ConfigMap\ndata:\n  blob: "${"x".repeat(MAX_DOCUMENT_BYTES)}"\n---\nsmall: 1\n`;
+    const parsed = parseDocuments("big.yaml", big);
+    expect(parsed.issues.map((found) => `${found.rule} ${found.source?.line}`)).toEqual(["too-large 1"]);
+    expect(parsed.issues[0]?.message).toMatch(/1\.5 MiB/);
+    expect(parsed.documents.map((document) => document.value)).toEqual([{ small: 1 }]);
+  });
+});

@@ -1,0 +1,38 @@
+import type { SourceDocument } from "./documents.ts";
+import { compareIssues, type Issue } from "./issue.ts";
+import type { Inventory } from "./inventory/inventory.ts";
+import type { Lock } from "./plan/lock.ts";
+import type { SiteModel, SitePlan } from "./plan/model.ts";
+import { planSite } from "./plan/plan-site.ts";
+import { siteModel } from "./site/model.ts";
+import { readResources, type AnyResource } from "./site/resources.ts";
+
+/** The outcome of running every rule on a site: the plan (even with errors, for `explain`) and all issues. */
+export interface Evaluation {
+  readonly model: SiteModel;
+  readonly plan: SitePlan;
+  /** Every finding, sorted (SPEC §7). */
+  readonly issues: readonly Issue[];
+}
+
+/** Runs the whole rule catalogue on already-read resources (the webhook's entry point). */
+export function evaluateResources(
+  resources: readonly AnyResource[],
+  inventory: Inventory,
+  lock: Lock,
+): Evaluation {
+  const { model, issues: modelIssues } = siteModel(resources);
+  const { plan, issues: planIssues } = planSite({ model, inventory, lock });
+  return { model, plan, issues: [...modelIssues, ...planIssues].sort(compareIssues) };
+}
+
+/** Runs the whole rule catalogue on the documents of a site's specs (validate and synth). */
+export function evaluateSite(
+  documents: readonly SourceDocument[],
+  inventory: Inventory,
+  lock: Lock,
+): Evaluation {
+  const { resources, issues } = readResources(documents);
+  const evaluation = evaluateResources(resources, inventory, lock);
+  return { ...evaluation, issues: [...issues, ...evaluation.issues].sort(compareIssues) };
+}

@@ -1,0 +1,273 @@
+/**
+ * Reads the facts of SPEC §1.3 out of raw `BareMetalHost` and `HardwareData` objects. Each function
+ * keeps only what a {@link Host} needs, so a caller can drop the raw object right away.
+ */
+import type { FieldPath } from "../field-path.ts";
+import { normalizeMac } from "../mac.ts";
+import type { Nic, SipOwnership } from "./host.ts";
+import { StringPool, detach, field, isRecord, stringField } from "./raw.ts";
+
+/** Reports a problem at a field path of the object being read. */
+export type Report = (path: FieldPath, message: string) => void;
+
+/** Label that marks a host SR-IOV capable (BMH hardware details don't say). */
+export const SRIOV_LABEL = "feature.metalsynth.io/sriov";
+/** Label that marks a host QAT capable. */
+export const QAT_LABEL = "feature.metalsynth.io/qat";
+/** SIP ownership labels, as the SIP operator writes them. */
+export const SIP_LABELS = {
+  namespace: "sip.airshipit.org/cluster-namespace",
+  name: "sip.airshipit.org/cluster-name",
+  nodeType: "sip.airshipit.org/node-type",
+} as const;
+/** Provisioning states in which the host's OS is installed. */
+const OS_INSTALLED_STATES: ReadonlySet<string> = new Set(["provisioned", "externally provisioned"]);
+
+/** Hardware facts from `status.hardware` or a HardwareData's `spec.hardware`. */
+export interface HardwareFacts {
+  readonly nics: readonly Nic[];
+  readonly cpus?: number;
+  readonly memoryBytes?: number;
+}
+
+/** What the loader keeps of one BMH until all objects are in and references can be resolved. */
+export interface HostDraft {
+  readonly id: string;
+  readonly namespace: string;
+  readonly name: string;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly bootMac?: string;
+  /** `status.hardware`; `undefined` lets a HardwareData fill in. */
+  readonly hardware?: HardwareFacts;
+  readonly provisioningState?: string;
+  readonly bmc?: { readonly address: string; readonly credentialsName?: string };
+  /** `spec.networkData`, with the namespace defaulted to the host's own. */
+  readonly networkData?: { readonly namespace: string; readonly name: string };
+}
+
+/** `metadata.namespace` or Kubernetes' default for objects written without one. */
+export function namespaceOf(value: unknown): string | undefined {
+  const namespace = field(field(value, "metadata"), "namespace");
+  if (namespace === undefined || namespace === null || namespace === "") return "default";
+  return typeof namespace === "string" ? namespace : undefined;
+}
+
+/** The `namespace`/`name` identity of an object, or a report saying why it has none. */
+export function identityOf(
+  value: unknown,
+  kind: string,
+  report: Report,
+  strings: StringPool = new StringPool(),
+): { namespace: string; name: string; id: string } | undefined {
+  const name = field(field(value, "metadata"), "name");
+  if (typeof name !== "string" || name === "") {
+    report(["metadata", "name"], `${kind} without metadata.name is ignored (found ${describe(name)})`);
+    return undefined;
+  }
+  const namespace = namespaceOf(value);
+  if (namespace === undefined) {
+    report(
+      ["metadata", "namespace"],
+      `${kind} ${name}: metadata.namespace must be a string; the object is ignored`,
+    );
+    return undefined;
+  }
+  return { namespace: strings.intern(namespace), name: detach(name), id: detach(`${namespace}/${name}`) };
+}
+
+/**
+ * Reads one BareMetalHost, or `undefined` when it has no usable identity (reported). Kept strings come
+ * from `strings`, so the draft shares no memory with `value`.
+ */
+export function readHostDraft(
+  value: unknown,
+  report: Report,
+  strings: StringPool = new StringPool(),
+): HostDraft | undefined {
+  const identity = identityOf(value, "BareMetalHost", report, strings);
+  if (!identity) return undefined;
+  const { id, namespace } = identity;
+  const spec = field(value, "spec");
+  const status = field(value, "status");
+  const labels = readLabels(field(field(value, "metadata"), "labels"), id, report, strings);
+
+  let bootMac: string | undefined;
+  const rawBootMac = field(spec, "bootMACAddress");
+  if (rawBootMac !== undefined && rawBootMac !== null && rawBootMac !== "") {
+    bootMac = readMac(rawBootMac, ["spec", "bootMACAddress"], id, report);
+  }
+
+  const rawHardware = field(status, "hardware");
+  const hardware = isRecord(rawHardware)
+    ? readHardware(rawHardware, ["status", "hardware"], id, report, strings)
+    : undefined;
+
+  const state = stringField(field(status, "provisioning"), "state");
+  const bmcAddress = stringField(field(spec, "bmc"), "address");
+  const credentialsName = stringField(field(spec, "bmc"), "credentialsName");
+  const networkDataName = stringField(field(spec, "networkData"), "name");
+  const networkDataNamespace = stringField(field(spec, "networkData"), "namespace");
+
+  return {
+    ...identity,
+    labels,
+    ...(bootMac !== undefined && { bootMac }),
+    ...(hardware !== undefined && { hardware }),
+    ...(state !== undefined && state !== "" && { provisioningState: strings.intern(state) }),
+    ...(bmcAddress !== undefined &&
+      bmcAddress !== "" && {
+        bmc: {
+          address: detach(bmcAddress),
+          ...(credentialsName !== undefined &&
+            credentialsName !== "" && { credentialsName: detach(credentialsName) }),
+        },
+      }),
+    ...(networkDataName !== undefined &&
+      networkDataName !== "" && {
+        networkData: {
+          namespace: networkDataNamespace ? strings.intern(networkDataNamespace) : namespace,
+          name: detach(networkDataName),
+        },
+      }),
+  };
+}
+
+/** True when the provisioning state means the OS is installed. */
+export function isOsInstalled(state: string | undefined): boolean {
+  return state !== undefined && OS_INSTALLED_STATES.has(state);
+}
+
+/** The SIP owner from the three SIP labels, when all are set. */
+export function sipOwnerOf(labels: Readonly<Record<string, string>>): SipOwnership | undefined {
+  const namespace = labels[SIP_LABELS.namespace];
+  const name = labels[SIP_LABELS.name];
+  const nodeType = labels[SIP_LABELS.nodeType];
+  if (namespace === undefined || name === undefined || nodeType === undefined) return undefined;
+  return { namespace, name, nodeType };
+}
+
+/**
+ * Reads `cpu.count`, `ramMebibytes` and `nics` of a hardware block. Dual-stack dumps list a NIC once
+ * per address: entries with the same MAC and name merge into one {@link Nic} holding the IPv4 and/or
+ * a global IPv6; link-local addresses (`fe80::…%enp1s0`) are dropped.
+ */
+export function readHardware(
+  hardware: unknown,
+  base: FieldPath,
+  owner: string,
+  report: Report,
+  strings: StringPool = new StringPool(),
+): HardwareFacts {
+  const cpus = positiveInteger(
+    field(field(hardware, "cpu"), "count"),
+    [...base, "cpu", "count"],
+    owner,
+    report,
+  );
+  const mebibytes = positiveInteger(
+    field(hardware, "ramMebibytes"),
+    [...base, "ramMebibytes"],
+    owner,
+    report,
+  );
+  const nics: { name: string; mac: string; ipv4?: string; ipv6?: string }[] = [];
+  const rawNics = field(hardware, "nics");
+  if (Array.isArray(rawNics)) {
+    rawNics.forEach((rawNic: unknown, index) => {
+      const rawMac = field(rawNic, "mac");
+      if (rawMac === undefined || rawMac === null || rawMac === "") return; // e.g. a bond without its own MAC
+      const mac = readMac(rawMac, [...base, "nics", index, "mac"], owner, report);
+      if (mac === undefined) return;
+      const name = strings.intern(stringField(rawNic, "name") ?? "");
+      let nic = nics.find((known) => known.mac === mac && known.name === name);
+      if (!nic) nics.push((nic = { name, mac }));
+      const ip = stringField(rawNic, "ip")?.trim() ?? "";
+      if (nic.ipv4 === undefined && isIpv4(ip)) nic.ipv4 = detach(ip);
+      else if (nic.ipv6 === undefined && isGlobalIpv6(ip)) nic.ipv6 = detach(ip);
+    });
+  }
+  return {
+    nics,
+    ...(cpus !== undefined && { cpus }),
+    ...(mebibytes !== undefined && { memoryBytes: mebibytes * 2 ** 20 }),
+  };
+}
+
+function readLabels(
+  raw: unknown,
+  owner: string,
+  report: Report,
+  strings: StringPool,
+): Record<string, string> {
+  if (raw === undefined || raw === null) return {};
+  if (!isRecord(raw)) {
+    report(
+      ["metadata", "labels"],
+      `BareMetalHost ${owner}: metadata.labels must be a map; labels are ignored`,
+    );
+    return {};
+  }
+  const labels: [string, string][] = [];
+  for (const [key, value] of Object.entries(raw)) {
+    if (typeof value === "string") {
+      labels.push([strings.intern(key), strings.intern(value)]);
+    } else if (typeof value === "boolean" || typeof value === "number") {
+      // Kubernetes would refuse the object; reading it as the string it looks like is what the user meant.
+      labels.push([strings.intern(key), strings.intern(String(value))]);
+      report(
+        ["metadata", "labels", key],
+        `BareMetalHost ${owner}: label value ${String(value)} must be a string; quote it ("${String(value)}")`,
+      );
+    } else {
+      report(
+        ["metadata", "labels", key],
+        `BareMetalHost ${owner}: label value must be a string; the label is ignored`,
+      );
+    }
+  }
+  // fromEntries defines own properties, so a "__proto__" label stays a label.
+  return Object.fromEntries(labels);
+}
+
+function readMac(raw: unknown, path: FieldPath, owner: string, report: Report): string | undefined {
+  const mac = typeof raw === "string" ? normalizeMac(raw) : undefined;
+  if (mac === undefined) {
+    report(
+      path,
+      `BareMetalHost ${owner}: ${describe(raw)} is not a MAC address (expected aa:bb:cc:dd:ee:ff, ` +
+        `AA-BB-CC-DD-EE-FF or aabb.ccdd.eeff); the MAC is ignored`,
+    );
+  }
+  return mac;
+}
+
+/** A count that must be a positive integer; absent or 0 means unknown, anything else is reported. */
+function positiveInteger(raw: unknown, path: FieldPath, owner: string, report: Report): number | undefined {
+  if (raw === undefined || raw === null || raw === 0) return undefined;
+  if (typeof raw === "number" && Number.isSafeInteger(raw) && raw > 0) return raw;
+  report(path, `BareMetalHost ${owner}: ${describe(raw)} is not a positive whole number; treated as unknown`);
+  return undefined;
+}
+
+const IPV4 = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
+
+/** Dotted-quad IPv4. */
+export function isIpv4(text: string): boolean {
+  return IPV4.test(text);
+}
+
+/** An IPv6 address that is not link-local (`fe80::/10`, or scoped with `%if`) nor loopback/unspecified. */
+export function isGlobalIpv6(text: string): boolean {
+  if (!text.includes(":") || text.includes("%") || !/^[0-9a-f:.]+$/i.test(text)) return false;
+  if (/^fe[89ab]/i.test(text)) return false;
+  return text !== "::1" && text !== "::";
+}
+
+/** A short, safe rendering of a raw value for messages. */
+export function describe(value: unknown): string {
+  if (value === undefined) return "nothing";
+  if (typeof value === "string")
+    return JSON.stringify(value.length > 60 ? `${value.slice(0, 57)}...` : value);
+  if (value === null || typeof value === "number" || typeof value === "boolean") return String(value);
+  return Array.isArray(value) ? "a list" : "a map";
+}

@@ -1,0 +1,72 @@
+import type { SourcePosition } from "../issue.ts";
+
+/** One network interface of a host, after de-duplicating dual-stack repeats (SPEC §1.3). */
+export interface Nic {
+  /** Interface name as the BMH reports it (`enp1s0`), `""` when unknown. */
+  readonly name: string;
+  /** Normalised MAC (`aa:bb:cc:dd:ee:ff`). */
+  readonly mac: string;
+  /** The interface's IPv4 address, if any (link-local IPv6 `fe80::…%if` is ignored). */
+  readonly ipv4?: string;
+  /** A global IPv6 address, used only when the NIC has no IPv4. */
+  readonly ipv6?: string;
+}
+
+/** The SIP labels that say which SIPCluster a host serves today. */
+export interface SipOwnership {
+  readonly namespace: string;
+  readonly name: string;
+  readonly nodeType: string;
+}
+
+/**
+ * The facts metalsynth uses about one BareMetalHost (SPEC §1.3), normalised once at load time so
+ * rules and planning never look at raw YAML.
+ */
+export interface Host {
+  /** `namespace/name`: the stable identity and the tie-break key of every ordering. */
+  readonly id: string;
+  readonly namespace: string;
+  readonly name: string;
+  readonly labels: Readonly<Record<string, string>>;
+  /** `spec.bootMACAddress`, normalised: the NIC whose IP a resource-chosen node gets. */
+  readonly bootMac?: string;
+  /** Every distinct MAC (boot MAC and all NICs), normalised, sorted. */
+  readonly macs: readonly string[];
+  /** NICs from `status.hardware.nics` (or the HardwareData), one per MAC+name. */
+  readonly nics: readonly Nic[];
+  /** Logical CPUs (`hardware.cpu.count`); `undefined` means unknown, never 0. */
+  readonly cpus?: number;
+  /** RAM in bytes (`hardware.ramMebibytes` × 2^20); `undefined` means unknown. */
+  readonly memoryBytes?: number;
+  /** `feature.metalsynth.io/sriov: "true"` */
+  readonly sriov: boolean;
+  /** `feature.metalsynth.io/qat: "true"` */
+  readonly qat: boolean;
+  /** `status.provisioning.state`, `undefined` when the snapshot has no status. */
+  readonly provisioningState?: string;
+  /** True when the state is `provisioned` or `externally provisioned`. */
+  readonly osInstalled: boolean;
+  /** networkData `networks[].id` → `ip_address`, from the Secret named by `spec.networkData`. */
+  readonly networks: Readonly<Record<string, string>>;
+  /** `spec.bmc.address` and the credentials Secret's name (referenced, never read). */
+  readonly bmc?: { readonly address: string; readonly credentialsName?: string };
+  /** Current SIP owner from the host's labels, if all three labels are present. */
+  readonly sipOwner?: SipOwnership;
+  /** Where the BMH was defined, for messages. */
+  readonly source?: SourcePosition;
+}
+
+/** The IP for a MAC (SPEC §1.3): the IPv4 of the NIC with that MAC, else its global IPv6. */
+export function ipForMac(host: Host, mac: string): string | undefined {
+  const nics = host.nics.filter((nic) => nic.mac === mac);
+  return nics.find((nic) => nic.ipv4)?.ipv4 ?? nics.find((nic) => nic.ipv6)?.ipv6;
+}
+
+/**
+ * The IP for a SIP `nodeInterfaceId` (SPEC §1.3): the networkData network with that id, else the IPv4
+ * of the NIC whose name equals the id.
+ */
+export function ipForInterface(host: Host, interfaceId: string): string | undefined {
+  return host.networks[interfaceId] ?? host.nics.find((nic) => nic.name === interfaceId && nic.ipv4)?.ipv4;
+}

@@ -1,0 +1,162 @@
+/**
+ * The indexed, read-only view of the BMH snapshot that rules, planning and the webhook query. Every
+ * lookup the webhook's hot path needs (by id, by MAC, by label, by size) is a map or a binary search,
+ * never a scan of all hosts (SPEC §8: one CR against 10,000 hosts in ≤ 2 ms).
+ */
+import { compareText } from "../issue.ts";
+import { editDistance } from "../mac.ts";
+import type { Host } from "./host.ts";
+import type { LabelSelector } from "./selector.ts";
+import { matchesSelector } from "./selector.ts";
+
+const NO_HOSTS: readonly Host[] = Object.freeze([]);
+
+/** An immutable, deterministic index over hosts. Built by the loader, or from `Host[]` in tests. */
+export class Inventory {
+  /** All hosts, sorted by id (`namespace/name`). */
+  readonly hosts: readonly Host[];
+  readonly #byId = new Map<string, Host>();
+  readonly #byMac = new Map<string, Host>();
+  /** label key → label value → hosts (sorted by id). */
+  readonly #byLabel = new Map<string, Map<string, Host[]>>();
+  /** label key → hosts carrying it (sorted by id), for `Exists`. */
+  readonly #withKey = new Map<string, Host[]>();
+  /** Hosts with known cpus and memory, in best-fit order: cpus, memory, id. */
+  readonly #sized: readonly Host[];
+  readonly #unknownResources: readonly Host[];
+
+  /**
+   * Indexes `hosts`. Ids must be unique (the loader drops duplicates and reports them; a duplicate
+   * here is a bug). When two hosts share a MAC, {@link byMac} answers the one with the lowest id; the
+   * loader reports the clash.
+   */
+  constructor(hosts: Iterable<Host>) {
+    const sorted = [...hosts].sort((a, b) => compareText(a.id, b.id));
+    this.hosts = Object.freeze(sorted);
+    for (const host of sorted) {
+      if (this.#byId.has(host.id)) throw new Error(`Inventory: host ${host.id} given twice`);
+      this.#byId.set(host.id, host);
+      for (const mac of host.macs) {
+        if (!this.#byMac.has(mac)) this.#byMac.set(mac, host);
+      }
+      for (const [key, value] of Object.entries(host.labels)) {
+        let values = this.#byLabel.get(key);
+        if (!values) this.#byLabel.set(key, (values = new Map()));
+        pushTo(values, value, host);
+        pushTo(this.#withKey, key, host);
+      }
+    }
+    const known = (host: Host): boolean => host.cpus !== undefined && host.memoryBytes !== undefined;
+    this.#sized = sorted.filter(known).sort(compareBySize);
+    this.#unknownResources = Object.freeze(sorted.filter((host) => !known(host)));
+  }
+
+  /** Number of hosts. */
+  get size(): number {
+    return this.hosts.length;
+  }
+
+  /** The host with id `namespace/name`. */
+  byId(id: string): Host | undefined {
+    return this.#byId.get(id);
+  }
+
+  /** The host owning `mac`, which must already be normalised (`normalizeMac`). */
+  byMac(mac: string): Host | undefined {
+    return this.#byMac.get(mac);
+  }
+
+  /**
+   * The known MAC nearest to `mac` by edit distance, for "did you mean" messages. Scans every MAC, so
+   * use it on the error path only. Ties go to the smaller MAC, then the smaller host id.
+   */
+  closestMac(mac: string): { mac: string; host: Host } | undefined {
+    let best: { mac: string; host: Host; distance: number } | undefined;
+    for (const host of this.hosts) {
+      for (const candidate of host.macs) {
+        const distance = editDistance(mac, candidate);
+        if (
+          best === undefined ||
+          distance < best.distance ||
+          (distance === best.distance &&
+            (compareText(candidate, best.mac) || compareText(host.id, best.host.id)) < 0)
+        ) {
+          best = { mac: candidate, host, distance };
+        }
+      }
+    }
+    return best && { mac: best.mac, host: best.host };
+  }
+
+  /**
+   * Hosts whose labels satisfy `selector`, sorted by id. Candidates come from the label index: the
+   * smallest set named by a `matchLabels` entry or an `In`/`Exists` expression, then filtered by the
+   * full selector. Only selectors made of `NotIn`/`DoesNotExist` alone (or empty) scan every host.
+   */
+  matching(selector: LabelSelector): readonly Host[] {
+    const candidates = this.#narrowest(selector);
+    return candidates.filter((host) => matchesSelector(host.labels, selector));
+  }
+
+  #narrowest(selector: LabelSelector): readonly Host[] {
+    // Each option is a size plus a thunk, so an `In` union is only built if it wins.
+    let best: { size: number; hosts: () => readonly Host[] } | undefined;
+    const offer = (size: number, hosts: () => readonly Host[]): void => {
+      if (best === undefined || size < best.size) best = { size, hosts };
+    };
+    for (const [key, value] of Object.entries(selector.matchLabels ?? {})) {
+      const hosts = this.#byLabel.get(key)?.get(value) ?? NO_HOSTS;
+      offer(hosts.length, () => hosts);
+    }
+    for (const requirement of selector.matchExpressions ?? []) {
+      if (requirement.operator === "Exists") {
+        const hosts = this.#withKey.get(requirement.key) ?? NO_HOSTS;
+        offer(hosts.length, () => hosts);
+      } else if (requirement.operator === "In") {
+        const values = this.#byLabel.get(requirement.key);
+        const lists = [...new Set(requirement.values ?? [])].map((value) => values?.get(value) ?? NO_HOSTS);
+        const size = lists.reduce((total, list) => total + list.length, 0);
+        // A host has one value per key, so the lists are disjoint: concatenating and sorting is a union.
+        offer(size, () => lists.flat().sort((a, b) => compareText(a.id, b.id)));
+      }
+    }
+    return best ? best.hosts() : this.hosts;
+  }
+
+  /**
+   * Hosts with known cpus and memory in best-fit order (cpus ascending, then memory, then id),
+   * starting at the first with at least `minCpus` CPUs (binary search) and skipping those with less
+   * than `minMemoryBytes`. Lazy: planning stops at the first free host that fits.
+   */
+  *bySize(minCpus = 0, minMemoryBytes = 0): Iterable<Host> {
+    const sized = this.#sized;
+    let low = 0;
+    let high = sized.length;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if ((sized[middle]?.cpus ?? 0) < minCpus) low = middle + 1;
+      else high = middle;
+    }
+    for (let index = low; index < sized.length; index++) {
+      const host = sized[index];
+      if (host !== undefined && (host.memoryBytes ?? 0) >= minMemoryBytes) yield host;
+    }
+  }
+
+  /** Hosts whose cpus or memory are unknown (no hardware details), sorted by id. */
+  withUnknownResources(): readonly Host[] {
+    return this.#unknownResources;
+  }
+}
+
+function pushTo<K>(map: Map<K, Host[]>, key: K, host: Host): void {
+  const list = map.get(key);
+  if (list) list.push(host);
+  else map.set(key, [host]);
+}
+
+function compareBySize(a: Host, b: Host): number {
+  return (
+    (a.cpus ?? 0) - (b.cpus ?? 0) || (a.memoryBytes ?? 0) - (b.memoryBytes ?? 0) || compareText(a.id, b.id)
+  );
+}

@@ -1,0 +1,90 @@
+/**
+ * SIP's per-host `networkData` Secrets (OpenStack network_data format) give the IP of each
+ * `nodeInterfaceId` (SPEC §1.3). Only `networks[].id → ip_address` is kept; every other Secret, and
+ * every other key of these Secrets, is never read, so BMC passwords can't leak into the inventory.
+ */
+import { parseDocument } from "yaml";
+import type { FieldPath } from "../field-path.ts";
+import type { Report } from "./bmh.ts";
+import { StringPool, detach, field, isRecord, stringField } from "./raw.ts";
+
+/** The key SIP stores network_data under. */
+export const NETWORK_DATA_KEY = "networkData";
+
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+/** Whether a Secret carries networkData at all; other Secrets are ignored without a trace. */
+export function hasNetworkData(secret: unknown): boolean {
+  return (
+    field(field(secret, "stringData"), NETWORK_DATA_KEY) !== undefined ||
+    field(field(secret, "data"), NETWORK_DATA_KEY) !== undefined
+  );
+}
+
+/**
+ * `networks[].id → ip_address` of a networkData Secret, or `undefined` (reported) when the value is
+ * not base64 / not JSON or YAML. `stringData` wins over `data`, as it does when the API server merges
+ * them. Networks without an address (DHCP) are skipped; for a repeated id the first one counts.
+ */
+export function readNetworkData(
+  secret: unknown,
+  owner: string,
+  report: Report,
+  strings: StringPool = new StringPool(),
+): Record<string, string> | undefined {
+  const plain = stringField(field(secret, "stringData"), NETWORK_DATA_KEY);
+  const encoded = stringField(field(secret, "data"), NETWORK_DATA_KEY);
+  let text: string;
+  let path: FieldPath;
+  if (plain !== undefined) {
+    text = plain;
+    path = ["stringData", NETWORK_DATA_KEY];
+  } else if (encoded !== undefined) {
+    path = ["data", NETWORK_DATA_KEY];
+    const compact = encoded.replace(/\s+/g, "");
+    if (!BASE64.test(compact) || compact.length % 4 === 1) {
+      report(path, `Secret ${owner}: data.networkData is not base64 (data values are base64-encoded)`);
+      return undefined;
+    }
+    text = Buffer.from(compact, "base64").toString("utf8");
+  } else {
+    const where = field(field(secret, "stringData"), NETWORK_DATA_KEY) !== undefined ? "stringData" : "data";
+    report([where, NETWORK_DATA_KEY], `Secret ${owner}: ${where}.networkData must be a string`);
+    return undefined;
+  }
+
+  // JSON is YAML, so one parser reads both forms upstream uses.
+  const document = parseDocument(text, { prettyErrors: false, logLevel: "silent", uniqueKeys: false });
+  let value: unknown;
+  const firstError = document.errors[0];
+  if (firstError === undefined) {
+    try {
+      value = document.toJS({ maxAliasCount: 100 });
+    } catch (error) {
+      report(path, `Secret ${owner}: networkData can't be expanded: ${firstLine(String(error))}`);
+      return undefined;
+    }
+  } else {
+    report(path, `Secret ${owner}: networkData is not JSON or YAML: ${firstLine(firstError.message)}`);
+    return undefined;
+  }
+  const networks = field(value, "networks");
+  if (!Array.isArray(networks)) {
+    report(path, `Secret ${owner}: networkData has no "networks" list (OpenStack network_data format)`);
+    return undefined;
+  }
+  const byId = new Map<string, string>();
+  for (const network of networks) {
+    if (!isRecord(network)) continue;
+    const id = stringField(network, "id");
+    const address = stringField(network, "ip_address");
+    if (id === undefined || address === undefined || address === "" || byId.has(id)) continue;
+    byId.set(strings.intern(id), detach(address));
+  }
+  // fromEntries defines own properties, so an id such as "__proto__" can't touch the prototype.
+  return Object.fromEntries(byId);
+}
+
+function firstLine(message: string): string {
+  return message.split("\n")[0] ?? message;
+}

@@ -1,0 +1,78 @@
+/**
+ * Narrowing helpers for raw inventory objects. Snapshots are untrusted input (hand-edited YAML, dumps
+ * from other tools), so every field is checked before use instead of being cast.
+ */
+
+/** A plain object from parsed YAML/JSON. */
+export type RawObject = Readonly<Record<string, unknown>>;
+
+/** True for a plain (non-array, non-null) object. */
+export function isRecord(value: unknown): value is RawObject {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** `value[key]` when `value` is an object, else `undefined`. */
+export function field(value: unknown, key: string): unknown {
+  return isRecord(value) && Object.hasOwn(value, key) ? value[key] : undefined;
+}
+
+/** `value[key]` when it is a string, else `undefined`. */
+export function stringField(value: unknown, key: string): string | undefined {
+  const found = field(value, key);
+  return typeof found === "string" ? found : undefined;
+}
+
+/** Kubernetes list wrappers: `kind: List` and typed lists such as `BareMetalHostList`. */
+export function isListKind(kind: unknown): kind is string {
+  return typeof kind === "string" && (kind === "List" || (kind.length > 4 && kind.endsWith("List")));
+}
+
+/** The `kind`/`apiVersion` of a list wrapper, which typed lists lend to items that omit their own. */
+export interface ListHeader {
+  readonly kind?: string;
+  readonly apiVersion?: string;
+}
+
+/**
+ * An item of a list as a standalone object. The API server omits `kind`/`apiVersion` on the items of
+ * typed lists of built-in kinds (a raw `SecretList`), so a typed list lends them; a generic `List`
+ * can't, and such items stay kind-less (and are ignored).
+ */
+export function listItem(header: ListHeader, item: unknown): unknown {
+  if (!isRecord(item) || item["kind"] !== undefined) return item;
+  const kind = header.kind;
+  if (kind === undefined || kind === "List" || !isListKind(kind)) return item;
+  return {
+    ...item,
+    kind: kind.slice(0, -"List".length),
+    apiVersion: item["apiVersion"] ?? header.apiVersion,
+  };
+}
+
+/**
+ * A copy of `text` that shares no memory with the text it was cut from. The YAML parser returns
+ * substrings of the document's source, and V8 keeps a whole source alive for a substring of it; a
+ * host kept for the whole run must not pin the text of the item it came from (or of a 1 MiB chunk).
+ */
+export function detach(text: string): string {
+  // V8 copies substrings shorter than 13 characters anyway; longer ones get a fresh, flat parent.
+  return text.length < 13 ? text : (" " + text).slice(1);
+}
+
+/**
+ * Interns strings that repeat across hosts (label keys and values, namespaces, states, NIC names), so
+ * 100k hosts share one copy of `vino.airshipit.org/rack` instead of holding 100k.
+ */
+export class StringPool {
+  readonly #known = new Map<string, string>();
+
+  /** The pooled, detached copy of `text`. */
+  intern(text: string): string {
+    let kept = this.#known.get(text);
+    if (kept === undefined) {
+      kept = detach(text);
+      this.#known.set(kept, kept);
+    }
+    return kept;
+  }
+}

@@ -1,0 +1,89 @@
+import type { Host } from "../inventory/host.ts";
+import type { FieldPath } from "../field-path.ts";
+import type { ClusterGlue, NodeRequest, Provisioning, Software } from "../site/bpa.ts";
+import type { SipCluster } from "../site/sip.ts";
+import type { Lock } from "./lock.ts";
+
+/** The normalised CRs of a site (or of a live cluster plus the object under review). */
+export interface SiteModel {
+  readonly provisionings: readonly Provisioning[];
+  readonly softwares: readonly Software[];
+  readonly glues: readonly ClusterGlue[];
+  readonly sips: readonly SipCluster[];
+}
+
+/** A host that was considered for a decision and not taken, and why (same strings as `no-fit`). */
+export interface Rejection {
+  readonly host: string;
+  readonly reason: string;
+}
+
+/** A BPA node and the host serving it. */
+export interface NodePlacement {
+  readonly request: NodeRequest;
+  readonly host: Host;
+  /** The address hosts.ini and the cluster ConfigMap use; `undefined` only alongside an `ip-missing` error. */
+  readonly ip?: string;
+  /** Why this host: `mac-address 00:…`, `kept from the lock`, `best fit: 32 CPUs, 128Gi`. */
+  readonly reason: string;
+}
+
+/**
+ * One decision of the planner, kept for `metalsynth explain`. Rejections are computed on demand:
+ * listing every host for every decision would make synth of a large site quadratic.
+ */
+export interface Decision {
+  /** `master master-1`, `worker worker-2`, `ControlPlane`. */
+  readonly subject: string;
+  readonly path: FieldPath;
+  readonly chosen: readonly { readonly host: string; readonly reason: string }[];
+  readonly rejected: () => readonly Rejection[];
+}
+
+/** The plan of a BPA cluster (Provisioning + optional Software / Cluster glue). */
+export interface BpaClusterPlan {
+  readonly kind: "bpa";
+  /** `namespace/cluster`. */
+  readonly key: string;
+  readonly namespace: string;
+  readonly name: string;
+  readonly provisioning?: Provisioning;
+  readonly software?: Software;
+  readonly glue?: ClusterGlue;
+  /** Masters, then workers, each in CR order, each label once (hosts.ini order). */
+  readonly masters: readonly NodePlacement[];
+  readonly workers: readonly NodePlacement[];
+  readonly decisions: readonly Decision[];
+}
+
+/** A host serving a SIP role. */
+export interface SipMember {
+  readonly host: Host;
+  readonly role: string;
+  readonly standby: boolean;
+  readonly reason: string;
+}
+
+/** The plan of a SIPCluster. */
+export interface SipClusterPlan {
+  readonly kind: "sip";
+  readonly key: string;
+  readonly namespace: string;
+  readonly name: string;
+  readonly sip: SipCluster;
+  /** Members in role order (ControlPlane, Worker, others), then active before standby, then by id. */
+  readonly members: readonly SipMember[];
+  /** Hosts that served this cluster before and no longer do: their SIP labels are removed once. */
+  readonly released: readonly Host[];
+  readonly decisions: readonly Decision[];
+}
+
+/** Any cluster's plan. */
+export type ClusterPlan = BpaClusterPlan | SipClusterPlan;
+
+/** The whole site's plan: what synth renders and what the lock records. */
+export interface SitePlan {
+  /** Sorted by key, BPA before SIP for the same key. */
+  readonly clusters: readonly ClusterPlan[];
+  readonly lock: Lock;
+}

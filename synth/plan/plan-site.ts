@@ -1,0 +1,736 @@
+import { formatPath } from "../field-path.ts";
+import { compareText, type Issue } from "../issue.ts";
+import { ipForInterface, ipForMac, type Host } from "../inventory/host.ts";
+import type { Inventory } from "../inventory/inventory.ts";
+import { matchesSelector } from "../inventory/selector.ts";
+import { formatBytes } from "../quantity.ts";
+import type { NodeRequest, Provisioning } from "../site/bpa.ts";
+import { reporter } from "../site/resources.ts";
+import type { SipCluster, SipRole } from "../site/sip.ts";
+import { fitHistogram, rejection, resourceFilters, unclaimed, type HostFilter } from "./filters.ts";
+import { compareLockEntries, type Lock, type LockEntry } from "./lock.ts";
+import type {
+  BpaClusterPlan,
+  ClusterPlan,
+  Decision,
+  NodePlacement,
+  Rejection,
+  SipClusterPlan,
+  SipMember,
+  SiteModel,
+  SitePlan,
+} from "./model.ts";
+
+/** What planning needs: the site's CRs, the inventory and the previous lock. */
+export interface PlanInput {
+  readonly model: SiteModel;
+  readonly inventory: Inventory;
+  readonly lock: Lock;
+}
+
+/** Why a host belongs to a cluster; used for `host-claimed` messages. */
+interface Claim {
+  readonly cluster: string;
+  readonly why: string;
+  /** Allocation order: decisions only see claims made before them (explain stays truthful). */
+  readonly sequence: number;
+}
+
+/**
+ * Decides which host serves which cluster (SPEC §3), deterministically: fixed claims first (lock,
+ * SIP labels, MAC entries), then SIP roles and BPA resource-only entries in cluster-key order. Every
+ * problem is an issue; the plan is returned even with errors so `explain` can still show it.
+ */
+export function planSite({ model, inventory, lock }: PlanInput): { plan: SitePlan; issues: Issue[] } {
+  const issues: Issue[] = [];
+  const claims = new Map<string, Claim>();
+  let sequence = 0;
+  const claim = (host: Host, cluster: string, why: string) =>
+    claims.set(host.id, { cluster, why, sequence: ++sequence });
+  const ownerAt = (limit: number) => (host: Host) => {
+    const found = claims.get(host.id);
+    return found && found.sequence <= limit ? found.cluster : undefined;
+  };
+
+  const bpaByKey = groupBpa(model);
+  const sipKeys = new Set(model.sips.map((sip) => sipKey(sip)));
+  const liveClusters = new Set([...bpaByKey.keys(), ...sipKeys]);
+
+  // 1. The lock: allocations of clusters that still exist stay where they are.
+  const heldByLock = new Map<string, LockEntry[]>();
+  for (const entry of lock.entries) {
+    const host = inventory.byId(entry.host);
+    if (!host || !liveClusters.has(entry.cluster)) continue;
+    if (!claims.has(host.id))
+      claim(host, entry.cluster, `recorded for ${entry.cluster} in rendered/metalsynth.lock.yaml`);
+    heldByLock.set(entry.cluster, [...(heldByLock.get(entry.cluster) ?? []), entry]);
+  }
+  // 2. SIP labels in the inventory: what the live cluster says, for clusters the lock doesn't know yet.
+  for (const host of inventory.hosts) {
+    if (!host.sipOwner || claims.has(host.id)) continue;
+    const owner = `${host.sipOwner.namespace}/${host.sipOwner.name}`;
+    if (heldByLock.has(owner)) continue; // the lock is authoritative for clusters it records
+    claim(host, owner, `labelled for SIPCluster ${owner} (sip.airshipit.org labels in the inventory)`);
+  }
+
+  // 3. MAC entries: the host is named, so the claim is fixed; conflicts are reported here.
+  const macHosts = new Map<
+    string,
+    { host: Host; cluster: string; request: NodeRequest; provisioning: Provisioning }[]
+  >();
+  for (const [key, group] of bpaByKey) {
+    if (!group.provisioning) continue;
+    for (const request of [...group.provisioning.masters, ...group.provisioning.workers]) {
+      const host = request.mac === undefined ? undefined : inventory.byMac(request.mac);
+      if (!host) continue;
+      macHosts.set(host.id, [
+        ...(macHosts.get(host.id) ?? []),
+        { host, cluster: key, request, provisioning: group.provisioning },
+      ]);
+    }
+  }
+  const contested = new Set<string>();
+  for (const [hostId, users] of macHosts) {
+    const clusters = new Set(users.map((user) => user.cluster));
+    const existing = claims.get(hostId);
+    if (existing) {
+      for (const user of users.filter((candidate) => candidate.cluster !== existing.cluster)) {
+        contested.add(`${user.cluster}|${formatPath(user.request.path)}`);
+        issues.push(
+          reportRequest(user.provisioning)(
+            "host-claimed",
+            [...user.request.path, "mac-address"],
+            `host ${hostId} (${user.request.mac}) already belongs to ${existing.cluster}: ${existing.why}`,
+          ),
+        );
+      }
+      continue;
+    }
+    // Two clusters name the same host and no lock decides: the first cluster key keeps it, so the
+    // error lands on one side and is stable (docs/decisions/0004-contested-hosts.md).
+    const winner = [...clusters].sort(compareText)[0];
+    const first = users.find((user) => user.cluster === winner);
+    if (!first) continue;
+    const owner = `${first.provisioning.resource.kind} ${first.provisioning.resource.namespace}/${first.provisioning.resource.name}`;
+    claim(first.host, first.cluster, `requested by mac-address in ${owner}`);
+    for (const user of users.filter((candidate) => candidate.cluster !== first.cluster)) {
+      contested.add(`${user.cluster}|${formatPath(user.request.path)}`);
+      issues.push(
+        reportRequest(user.provisioning)(
+          "host-claimed",
+          [...user.request.path, "mac-address"],
+          `host ${hostId} (${user.request.mac}) is already requested by mac-address for cluster ${first.cluster} in ${owner}; a host belongs to at most one cluster`,
+        ),
+      );
+    }
+  }
+
+  // 4. Clusters in key order: SIP roles, then BPA entries, each against the claims so far.
+  const plans: ClusterPlan[] = [];
+  const nextLock: LockEntry[] = [];
+  const keys = [...liveClusters].sort(compareText);
+  for (const key of keys) {
+    const group = bpaByKey.get(key);
+    if (group?.provisioning) {
+      const bpa = planBpaCluster(
+        key,
+        { ...group, provisioning: group.provisioning },
+        {
+          inventory,
+          claims,
+          claim,
+          ownerAt,
+          contested,
+          lockEntries: heldByLock.get(key) ?? [],
+          issues,
+          sequence: () => sequence,
+        },
+      );
+      plans.push(bpa.plan);
+      nextLock.push(...bpa.lock);
+    } else if (group) {
+      plans.push({
+        kind: "bpa",
+        key,
+        namespace: group.namespace,
+        name: group.name,
+        ...optional(group),
+        masters: [],
+        workers: [],
+        decisions: [],
+      });
+    }
+    for (const sip of model.sips.filter((candidate) => sipKey(candidate) === key)) {
+      const planned = planSipCluster(sip, {
+        inventory,
+        claims,
+        claim,
+        ownerAt,
+        lockEntries: heldByLock.get(key) ?? [],
+        issues,
+        sequence: () => sequence,
+      });
+      plans.push(planned.plan);
+      nextLock.push(...planned.lock);
+    }
+  }
+  return { plan: { clusters: plans, lock: { entries: nextLock.sort(compareLockEntries) } }, issues };
+}
+
+interface BpaGroup {
+  readonly namespace: string;
+  readonly name: string;
+  provisioning?: Provisioning;
+  software?: SiteModel["softwares"][number];
+  glue?: SiteModel["glues"][number];
+}
+
+function optional(group: BpaGroup) {
+  return {
+    ...(group.provisioning ? { provisioning: group.provisioning } : {}),
+    ...(group.software ? { software: group.software } : {}),
+    ...(group.glue ? { glue: group.glue } : {}),
+  };
+}
+
+/** BPA CRs joined by (namespace, cluster label); duplicates are reported by the site checks. */
+function groupBpa(model: SiteModel): Map<string, BpaGroup> {
+  const groups = new Map<string, BpaGroup>();
+  const groupFor = (namespace: string, cluster: string): BpaGroup => {
+    const key = `${namespace}/${cluster}`;
+    let group = groups.get(key);
+    if (!group) groups.set(key, (group = { namespace, name: cluster }));
+    return group;
+  };
+  for (const provisioning of model.provisionings) {
+    if (provisioning.cluster && provisioning.supported)
+      groupFor(provisioning.resource.namespace, provisioning.cluster).provisioning ??= provisioning;
+  }
+  for (const software of model.softwares) {
+    if (software.cluster) groupFor(software.resource.namespace, software.cluster).software ??= software;
+  }
+  for (const glue of model.glues) {
+    if (glue.cluster) groupFor(glue.resource.namespace, glue.cluster).glue ??= glue;
+  }
+  return groups;
+}
+
+/** `namespace/name` of a SIPCluster: its cluster identity. */
+export function sipKey(sip: SipCluster): string {
+  return `${sip.resource.namespace}/${sip.resource.name}`;
+}
+
+function reportRequest(provisioning: Provisioning) {
+  return reporter(provisioning.resource, `${provisioning.resource.namespace}/${provisioning.cluster ?? ""}`);
+}
+
+interface PlanningContext {
+  readonly inventory: Inventory;
+  readonly claims: ReadonlyMap<string, Claim>;
+  claim(host: Host, cluster: string, why: string): void;
+  ownerAt(limit: number): (host: Host) => string | undefined;
+  readonly lockEntries: readonly LockEntry[];
+  readonly issues: Issue[];
+  sequence(): number;
+}
+
+/** Plans one BPA cluster's nodes in CR order (SPEC §3.1). */
+function planBpaCluster(
+  key: string,
+  group: BpaGroup & { provisioning: Provisioning },
+  context: PlanningContext & { readonly contested: ReadonlySet<string> },
+): { plan: BpaClusterPlan; lock: LockEntry[] } {
+  const { provisioning } = group;
+  const report = reportRequest(provisioning);
+  const masters: NodePlacement[] = [];
+  const workers: NodePlacement[] = [];
+  const decisions: Decision[] = [];
+  const lock: LockEntry[] = [];
+  const placedMasters = new Map<string, NodePlacement>();
+
+  for (const request of [...provisioning.masters, ...provisioning.workers]) {
+    const placements = request.role === "master" ? masters : workers;
+    const subject = `${request.role} ${request.label}`;
+    if (request.sameAsMaster) {
+      const master = placedMasters.get(request.label);
+      if (master) {
+        placements.push({
+          request,
+          host: master.host,
+          ...(master.ip === undefined ? {} : { ip: master.ip }),
+          reason: `same host as master ${request.label}`,
+        });
+        decisions.push({
+          subject,
+          path: request.path,
+          chosen: [{ host: master.host.id, reason: `same host as master ${request.label}` }],
+          rejected: () => [],
+        });
+        lock.push({
+          host: master.host.id,
+          cluster: key,
+          kind: "bpa",
+          role: request.role,
+          node: request.label,
+        });
+      }
+      continue;
+    }
+    if (request.mac !== undefined) {
+      const placement = placeByMac({ ...request, mac: request.mac }, key, context, report);
+      if (!placement) continue;
+      if (request.role === "master") placedMasters.set(request.label, placement);
+      placements.push(placement); // a host in both lists is master and worker (upstream semantics)
+      decisions.push({
+        subject,
+        path: request.path,
+        chosen: [{ host: placement.host.id, reason: placement.reason }],
+        rejected: () => [],
+      });
+      lock.push({
+        host: placement.host.id,
+        cluster: key,
+        kind: "bpa",
+        role: request.role,
+        node: request.label,
+      });
+      continue;
+    }
+    if (request.macMalformed) continue;
+    const placed = placeByResources(request, key, context, report);
+    decisions.push(placed.decision);
+    if (!placed.placement) continue;
+    placements.push(placed.placement);
+    if (request.role === "master") placedMasters.set(request.label, placed.placement);
+    lock.push({
+      host: placed.placement.host.id,
+      cluster: key,
+      kind: "bpa",
+      role: request.role,
+      node: request.label,
+    });
+  }
+  const plan: BpaClusterPlan = {
+    kind: "bpa",
+    key,
+    namespace: group.namespace,
+    name: group.name,
+    ...optional(group),
+    masters,
+    workers,
+    decisions,
+  };
+  return { plan, lock };
+}
+
+/** A MAC entry: that host, checked against the resources the entry asks for. */
+function placeByMac(
+  request: NodeRequest & { mac: string },
+  cluster: string,
+  context: PlanningContext & { readonly contested: ReadonlySet<string> },
+  report: ReturnType<typeof reporter>,
+): NodePlacement | undefined {
+  const { inventory, issues } = context;
+  const macPath = [...request.path, "mac-address"];
+  const host = inventory.byMac(request.mac);
+  if (!host) {
+    const closest = inventory.closestMac(request.mac);
+    const hint = closest
+      ? ` (closest: ${closest.mac} on ${closest.host.id})`
+      : " (the inventory has no hosts)";
+    issues.push(report("mac-unknown", macPath, `${request.mac} matches no BareMetalHost${hint}`));
+    return undefined;
+  }
+  if (context.contested.has(`${cluster}|${formatPath(request.path)}`)) return undefined;
+  checkResources(request, host, report, issues);
+  const ip = ipForMac(host, request.mac);
+  if (ip === undefined) {
+    const withIp = host.nics
+      .filter((nic) => nic.ipv4)
+      .map((nic) => `${nic.mac} (${nic.name || "unnamed"}, ${nic.ipv4})`);
+    const hint =
+      withIp.length > 0
+        ? `; NICs with an IPv4: ${withIp.join(", ")}`
+        : "; the host reports no IPv4 at all (inspection not done?)";
+    issues.push(
+      report("ip-missing", macPath, `NIC ${request.mac} of host ${host.id} has no usable IP address${hint}`),
+    );
+  }
+  notReady(request, host, report, issues);
+  return { request, host, ...(ip === undefined ? {} : { ip }), reason: `mac-address ${request.mac}` };
+}
+
+function checkResources(
+  request: NodeRequest,
+  host: Host,
+  report: ReturnType<typeof reporter>,
+  issues: Issue[],
+): void {
+  const path = request.path;
+  if (request.cpus !== undefined) {
+    if (host.cpus === undefined)
+      issues.push(
+        report(
+          "resources-unknown",
+          [...path, "cpu"],
+          `host ${host.id} has no hardware details; can't check cpu: ${request.cpus}`,
+        ),
+      );
+    else if (host.cpus < request.cpus)
+      issues.push(
+        report(
+          "cpu-insufficient",
+          [...path, "cpu"],
+          `host ${host.id} has ${host.cpus} CPUs, ${request.cpus} requested`,
+        ),
+      );
+  }
+  if (request.memoryBytes !== undefined) {
+    if (host.memoryBytes === undefined)
+      issues.push(
+        report(
+          "resources-unknown",
+          [...path, "memory"],
+          `host ${host.id} has no hardware details; can't check memory: ${formatBytes(request.memoryBytes)}`,
+        ),
+      );
+    else if (host.memoryBytes < request.memoryBytes)
+      issues.push(
+        report(
+          "memory-insufficient",
+          [...path, "memory"],
+          `host ${host.id} has ${formatBytes(host.memoryBytes)} memory, ${formatBytes(request.memoryBytes)} requested`,
+        ),
+      );
+  }
+  if (request.sriov && !host.sriov)
+    issues.push(
+      report(
+        "sriov-missing",
+        [...path, "sriov"],
+        `host ${host.id} is not labelled feature.metalsynth.io/sriov: "true"`,
+      ),
+    );
+  if (request.qat && !host.qat)
+    issues.push(
+      report(
+        "qat-missing",
+        [...path, "qat"],
+        `host ${host.id} is not labelled feature.metalsynth.io/qat: "true"`,
+      ),
+    );
+}
+
+function notReady(
+  request: NodeRequest,
+  host: Host,
+  report: ReturnType<typeof reporter>,
+  issues: Issue[],
+): void {
+  if (!host.osInstalled) {
+    const state = host.provisioningState ?? "unknown";
+    issues.push(
+      report(
+        "host-not-ready",
+        request.path,
+        `host ${host.id} is in provisioning state "${state}"; KUD needs an installed OS (provisioned or externally provisioned)`,
+      ),
+    );
+  }
+}
+
+/**
+ * The address of a host chosen by resources: the IPv4 of its boot NIC, else of the first NIC by name
+ * that has one (see docs/decisions/0003-resource-only-host-address.md).
+ */
+function hostAddress(host: Host): string | undefined {
+  const boot = host.bootMac === undefined ? undefined : ipForMac(host, host.bootMac);
+  if (boot?.includes(".")) return boot;
+  return (
+    [...host.nics]
+      .sort((a, b) => compareText(a.name, b.name) || compareText(a.mac, b.mac))
+      .find((nic) => nic.ipv4)?.ipv4 ?? boot
+  );
+}
+
+/** A resource-only entry: sticky from the lock if still valid, else best fit among free hosts. */
+function placeByResources(
+  request: NodeRequest,
+  cluster: string,
+  context: PlanningContext,
+  report: ReturnType<typeof reporter>,
+): { placement?: NodePlacement; decision: Decision } {
+  const { inventory, issues } = context;
+  const subject = `${request.role} ${request.label}`;
+  const limit = context.sequence();
+  const filters: HostFilter[] = [unclaimed(context.ownerAt(limit), cluster), ...resourceFilters(request)];
+  const rejected = (): Rejection[] =>
+    inventory.hosts.flatMap((host) => {
+      const reason = rejection(filters, host);
+      return reason === undefined ? [] : [{ host: host.id, reason }];
+    });
+  const take = (host: Host, reason: string) => {
+    context.claim(host, cluster, `chosen for ${subject} of ${cluster}`);
+    const ip = hostAddress(host);
+    if (ip === undefined)
+      issues.push(
+        report(
+          "ip-missing",
+          request.path,
+          `host ${host.id}, chosen for ${subject}, reports no IP address on any NIC`,
+        ),
+      );
+    notReady(request, host, report, issues);
+    const placement: NodePlacement = { request, host, ...(ip === undefined ? {} : { ip }), reason };
+    return {
+      placement,
+      decision: { subject, path: request.path, chosen: [{ host: host.id, reason }], rejected },
+    };
+  };
+
+  const locked = context.lockEntries.find(
+    (entry) => entry.kind === "bpa" && entry.role === request.role && entry.node === request.label,
+  );
+  const lockedHost = locked && inventory.byId(locked.host);
+  if (
+    lockedHost &&
+    rejection(filters.slice(1), lockedHost) === undefined &&
+    context.claims.get(lockedHost.id)?.cluster === cluster
+  ) {
+    return take(lockedHost, "kept from rendered/metalsynth.lock.yaml");
+  }
+
+  const needsKnownResources = request.cpus !== undefined || request.memoryBytes !== undefined;
+  const candidates = needsKnownResources
+    ? inventory.bySize(request.cpus ?? 0, request.memoryBytes ?? 0)
+    : [...inventory.bySize(0, 0), ...inventory.withUnknownResources()];
+  for (const host of candidates) {
+    if (rejection(filters, host) === undefined) {
+      const size =
+        host.cpus === undefined
+          ? "no hardware details"
+          : `${host.cpus} CPUs, ${formatBytes(host.memoryBytes ?? 0)}`;
+      return take(
+        host,
+        needsKnownResources ? `best fit: ${size}` : `first free host by name (no requirements): ${size}`,
+      );
+    }
+  }
+  const reasons = rejected();
+  issues.push(
+    report(
+      "no-fit",
+      request.path,
+      `no host for ${subject}: ${fitHistogram(
+        inventory.size,
+        0,
+        reasons.map((found) => found.reason),
+      )}`,
+    ),
+  );
+  return { decision: { subject, path: request.path, chosen: [], rejected } };
+}
+
+/** Plans one SIPCluster's roles (SPEC §3.2). */
+function planSipCluster(
+  sip: SipCluster,
+  context: PlanningContext,
+): { plan: SipClusterPlan; lock: LockEntry[] } {
+  const key = sipKey(sip);
+  const { inventory, issues } = context;
+  const report = reporter(sip.resource, key);
+  const members: SipMember[] = [];
+  const decisions: Decision[] = [];
+  const chosenIds = new Set<string>();
+  const interfaceIds = serviceInterfaces(sip);
+  const previous = previousMembers(sip, context);
+
+  for (const role of sip.roles.filter((candidate) => candidate.plannable)) {
+    const wanted = role.active + role.standby;
+    const limit = context.sequence();
+    const filters = sipFilters(role, key, interfaceIds, context.ownerAt(limit));
+    const topologyTaken = new Set<string>();
+    const roleMembers: { host: Host; reason: string; wasStandby: boolean }[] = [];
+    const fitsTopology = (host: Host) => {
+      const value = role.topologyKey === undefined ? undefined : host.labels[role.topologyKey];
+      return value === undefined || !topologyTaken.has(value);
+    };
+    const add = (host: Host, reason: string, wasStandby: boolean) => {
+      const value = role.topologyKey === undefined ? undefined : host.labels[role.topologyKey];
+      if (value !== undefined) topologyTaken.add(value);
+      chosenIds.add(host.id);
+      roleMembers.push({ host, reason, wasStandby });
+    };
+    // Keep what this role already has (active before standby, then by id), if it still qualifies.
+    const kept = previous
+      .filter((entry) => entry.role === role.role)
+      .sort((a, b) => Number(a.standby) - Number(b.standby) || compareText(a.host.id, b.host.id));
+    for (const entry of kept) {
+      if (rejection(filters, entry.host) === undefined && fitsTopology(entry.host))
+        add(entry.host, entry.why, entry.standby);
+    }
+    // Shrink: release standby hosts first, then the highest names.
+    roleMembers.sort(
+      (a, b) => Number(a.wasStandby) - Number(b.wasStandby) || compareText(a.host.id, b.host.id),
+    );
+    for (const dropped of roleMembers.splice(wanted)) chosenIds.delete(dropped.host.id);
+    // Fill from free hosts that match, in name order, one per topology value.
+    for (const host of inventory.matching(role.selector)) {
+      if (roleMembers.length >= wanted) break;
+      if (chosenIds.has(host.id) || rejection(filters, host) !== undefined || !fitsTopology(host)) continue;
+      add(host, `matches ${formatPath(role.path)}.labelSelector`, false);
+    }
+    const otherRoles = new Set(
+      [...chosenIds].filter((id) => !roleMembers.some((member) => member.host.id === id)),
+    );
+    const rejected = (): Rejection[] =>
+      sipRejections(
+        inventory.hosts,
+        role,
+        filters,
+        roleMembers.map((member) => member.host),
+        otherRoles,
+      );
+    if (roleMembers.length < wanted) {
+      const reasons = rejected().map((found) => found.reason);
+      issues.push(
+        report(
+          "no-fit",
+          role.path,
+          `role ${role.role} needs ${wanted} hosts (active ${role.active} + standby ${role.standby}), found ${roleMembers.length}: ${fitHistogram(inventory.size, roleMembers.length, reasons)}`,
+        ),
+      );
+    }
+    roleMembers.forEach((member, index) => {
+      context.claim(member.host, key, `chosen for role ${role.role} of SIPCluster ${key}`);
+      members.push({
+        host: member.host,
+        role: role.role,
+        standby: index >= role.active,
+        reason: member.reason,
+      });
+    });
+    decisions.push({
+      subject: role.role,
+      path: role.path,
+      chosen: roleMembers.map((member) => ({ host: member.host.id, reason: member.reason })),
+      rejected,
+    });
+  }
+  const memberIds = new Set(members.map((member) => member.host.id));
+  const released = previous.filter((entry) => !memberIds.has(entry.host.id)).map((entry) => entry.host);
+  const uniqueReleased = [...new Map(released.map((host) => [host.id, host])).values()].sort((a, b) =>
+    compareText(a.id, b.id),
+  );
+  const lock: LockEntry[] = members.map((member) => ({
+    host: member.host.id,
+    cluster: key,
+    kind: "sip",
+    role: member.role,
+    ...(member.standby ? { standby: true } : {}),
+  }));
+  return {
+    plan: {
+      kind: "sip",
+      key,
+      namespace: sip.resource.namespace,
+      name: sip.resource.name,
+      sip,
+      members,
+      released: uniqueReleased,
+      decisions,
+    },
+    lock,
+  };
+}
+
+/** Every `nodeInterfaceId` the cluster's services target: member hosts need an IP on each. */
+function serviceInterfaces(sip: SipCluster): string[] {
+  const services = [
+    ...(sip.services.loadBalancerControlPlane ?? []),
+    ...(sip.services.loadBalancerWorker ?? []),
+    ...(sip.services.jumpHost ?? []),
+  ];
+  return [...new Set(services.map((service) => service.nodeInterfaceId))].sort(compareText);
+}
+
+/** Hosts this SIPCluster had: from the lock when it records the cluster, else from inventory labels. */
+function previousMembers(
+  sip: SipCluster,
+  context: PlanningContext,
+): { host: Host; role: string; standby: boolean; why: string }[] {
+  const key = sipKey(sip);
+  const fromLock = context.lockEntries.filter((entry) => entry.kind === "sip");
+  if (fromLock.length > 0) {
+    return fromLock.flatMap((entry) => {
+      const host = context.inventory.byId(entry.host);
+      return host
+        ? [
+            {
+              host,
+              role: entry.role,
+              standby: entry.standby === true,
+              why: "kept from rendered/metalsynth.lock.yaml",
+            },
+          ]
+        : [];
+    });
+  }
+  return context.inventory.hosts.flatMap((host) =>
+    host.sipOwner && `${host.sipOwner.namespace}/${host.sipOwner.name}` === key
+      ? [
+          {
+            host,
+            role: host.sipOwner.nodeType,
+            standby: false,
+            why: "kept: already labelled for this SIPCluster",
+          },
+        ]
+      : [],
+  );
+}
+
+function sipFilters(
+  role: SipRole,
+  cluster: string,
+  interfaceIds: readonly string[],
+  ownerOf: (host: Host) => string | undefined,
+): HostFilter[] {
+  return [
+    {
+      name: "Selector",
+      check: (host) =>
+        matchesSelector(host.labels, role.selector) ? undefined : "not matching the labelSelector",
+    },
+    unclaimed(ownerOf, cluster),
+    ...interfaceIds.map((id): HostFilter => ({
+      name: "Interface",
+      check: (host) => (ipForInterface(host, id) === undefined ? `no IP on interface ${id}` : undefined),
+    })),
+  ];
+}
+
+function sipRejections(
+  hosts: readonly Host[],
+  role: SipRole,
+  filters: readonly HostFilter[],
+  members: readonly Host[],
+  otherRoles: ReadonlySet<string>,
+): Rejection[] {
+  const memberIds = new Set(members.map((host) => host.id));
+  const takenValues = new Set(
+    members.flatMap((host) =>
+      role.topologyKey && host.labels[role.topologyKey] !== undefined ? [host.labels[role.topologyKey]!] : [],
+    ),
+  );
+  return hosts.flatMap((host): Rejection[] => {
+    if (memberIds.has(host.id)) return [];
+    const reason = rejection(filters, host);
+    if (reason !== undefined) return [{ host: host.id, reason }];
+    if (otherRoles.has(host.id)) return [{ host: host.id, reason: "serves another role of this cluster" }];
+    const value = role.topologyKey === undefined ? undefined : host.labels[role.topologyKey];
+    if (value !== undefined && takenValues.has(value))
+      return [{ host: host.id, reason: `same ${role.topologyKey} as a chosen host` }];
+    return [{ host: host.id, reason: "not needed: the role is full" }];
+  });
+}

@@ -1,0 +1,59 @@
+import { structuralSchema } from "./openapi.ts";
+import { KINDS, type KindDefinition } from "./kinds.ts";
+
+/**
+ * The `apiextensions.k8s.io/v1` CustomResourceDefinition of a kind, generated from the same zod schema
+ * that validates input, so the API server and metalsynth can't disagree on shape.
+ */
+export function customResourceDefinition(definition: KindDefinition): Record<string, unknown> {
+  return {
+    apiVersion: "apiextensions.k8s.io/v1",
+    kind: "CustomResourceDefinition",
+    metadata: {
+      name: `${definition.plural}.${definition.group}`,
+      labels: { "app.kubernetes.io/managed-by": "metalsynth" },
+    },
+    spec: {
+      group: definition.group,
+      names: {
+        kind: definition.kind,
+        listKind: `${definition.kind}List`,
+        plural: definition.plural,
+        singular: definition.singular,
+        shortNames: [...definition.shortNames],
+      },
+      scope: "Namespaced",
+      versions: [
+        {
+          name: definition.version,
+          served: true,
+          storage: true,
+          subresources: { status: {} },
+          additionalPrinterColumns: [
+            ...definition.printerColumns,
+            { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
+          ],
+          schema: {
+            openAPIV3Schema: {
+              type: "object",
+              description: `${definition.kind} (${definition.upstream}), validated by metalsynth.`,
+              required: ["spec"],
+              properties: {
+                apiVersion: { type: "string" },
+                kind: { type: "string" },
+                metadata: { type: "object" },
+                spec: structuralSchema(definition.specSchema),
+                status: { type: "object", "x-kubernetes-preserve-unknown-fields": true },
+              },
+            },
+          },
+        },
+      ],
+    },
+  };
+}
+
+/** The four CRDs, in a fixed order. */
+export function customResourceDefinitions(): Record<string, unknown>[] {
+  return Object.values(KINDS).map(customResourceDefinition);
+}

@@ -1,0 +1,57 @@
+import type { FieldPath } from "./field-path.ts";
+
+/**
+ * Recognisers for secret material that must never sit in a CR or in rendered output (SPEC §2
+ * `secret-inline`, §8 "no secrets in Git"). Each names what it found, so the message can say
+ * "looks like a private key" instead of echoing the secret back.
+ */
+const SECRET_PATTERNS: readonly { readonly what: string; readonly pattern: RegExp }[] = [
+  { what: "a private key", pattern: /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----/ },
+  { what: "a password assignment", pattern: /\b(pass(word|wd)?|pwd)\s*[:=]\s*\S+/i },
+  { what: "a token assignment", pattern: /\b(token|secret|api[-_]?key)\s*[:=]\s*[A-Za-z0-9+/_.-]{8,}/i },
+  { what: "a JSON Web Token", pattern: /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/ },
+  { what: "an AWS access key", pattern: /\bAKIA[0-9A-Z]{16}\b/ },
+  { what: "a GitHub token", pattern: /\bgh[pousr]_[A-Za-z0-9]{30,}\b/ },
+];
+
+/** Map keys whose non-empty string value is a credential by name alone. */
+const SECRET_KEY = /^(pass(word|wd)?|pwd|token|secret|private[-_]?key|api[-_]?key)$/i;
+
+/** What secret material a text contains, if any. */
+export function secretMaterialIn(text: string): string | undefined {
+  return SECRET_PATTERNS.find(({ pattern }) => pattern.test(text))?.what;
+}
+
+/** A place in an object that holds secret material. */
+export interface SecretFinding {
+  readonly path: FieldPath;
+  readonly message: string;
+}
+
+/**
+ * Every string of an object (keys and values) that looks like a credential. The value itself is never
+ * quoted in the message: reporting a leaked password must not leak it again into CI logs.
+ */
+export function secretFindings(value: unknown, path: FieldPath = []): SecretFinding[] {
+  if (typeof value === "string") {
+    const what = secretMaterialIn(value);
+    return what
+      ? [{ path, message: `looks like ${what}; reference a Secret by name instead of writing it here` }]
+      : [];
+  }
+  if (Array.isArray(value)) return value.flatMap((item, index) => secretFindings(item, [...path, index]));
+  if (typeof value !== "object" || value === null) return [];
+  return Object.entries(value).flatMap(([key, child]) => {
+    // kubectl keeps a copy of the whole object here; scanning it would report every finding twice.
+    if (key === "kubectl.kubernetes.io/last-applied-configuration") return [];
+    if (SECRET_KEY.test(key) && typeof child === "string" && child !== "") {
+      return [
+        {
+          path: [...path, key],
+          message: `field "${key}" holds a credential; reference a Secret by name instead`,
+        },
+      ];
+    }
+    return secretFindings(child, [...path, key]);
+  });
+}

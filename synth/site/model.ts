@@ -1,0 +1,189 @@
+import { compareText, type Issue } from "../issue.ts";
+import type { SiteModel } from "../plan/model.ts";
+import { normalizeClusterGlue, normalizeProvisioning, normalizeSoftware } from "./bpa.ts";
+import { reporter, type AnyResource } from "./resources.ts";
+import { normalizeSipCluster, type RequestedPort } from "./sip.ts";
+
+/**
+ * Normalises schema-valid resources into the site model and runs the checks that look across CRs
+ * but not at the inventory: duplicate objects, one Provisioning/Software per cluster, Cluster glue
+ * references, NodePorts used twice.
+ */
+export function siteModel(resources: readonly AnyResource[]): { model: SiteModel; issues: Issue[] } {
+  const issues: Issue[] = [];
+  const seen = new Map<string, AnyResource>();
+  const unique: AnyResource[] = [];
+  for (const resource of resources) {
+    const earlier = seen.get(resource.key);
+    if (earlier) {
+      const where = earlier.document.position(earlier.basePath);
+      issues.push(
+        reporter(resource)(
+          "duplicate-object",
+          ["metadata", "name"],
+          `${resource.key} is already defined at ${where.file}:${where.line}`,
+        ),
+      );
+      continue;
+    }
+    seen.set(resource.key, resource);
+    unique.push(resource);
+  }
+
+  const model = {
+    provisionings: [] as ReturnType<typeof normalizeProvisioning>["provisioning"][],
+    softwares: [] as ReturnType<typeof normalizeSoftware>["software"][],
+    glues: [] as ReturnType<typeof normalizeClusterGlue>["glue"][],
+    sips: [] as ReturnType<typeof normalizeSipCluster>["sip"][],
+  };
+  for (const resource of unique) {
+    switch (resource.kind) {
+      case "Provisioning": {
+        const result = normalizeProvisioning(resource);
+        model.provisionings.push(result.provisioning);
+        issues.push(...result.issues);
+        break;
+      }
+      case "Software": {
+        const result = normalizeSoftware(resource);
+        model.softwares.push(result.software);
+        issues.push(...result.issues);
+        break;
+      }
+      case "Cluster": {
+        const result = normalizeClusterGlue(resource);
+        model.glues.push(result.glue);
+        issues.push(...result.issues);
+        break;
+      }
+      case "SIPCluster": {
+        const result = normalizeSipCluster(resource);
+        model.sips.push(result.sip);
+        issues.push(...result.issues);
+        break;
+      }
+    }
+  }
+
+  issues.push(
+    ...onePerCluster(model.provisionings),
+    ...onePerCluster(model.softwares),
+    ...onePerCluster(model.glues),
+  );
+  issues.push(...glueReferences(model), ...softwareWithoutProvisioning(model), ...nodePortClashes(model));
+  return { model, issues };
+}
+
+type ClusterMember = { readonly resource: AnyResource; readonly cluster?: string };
+
+/** A cluster has one Provisioning (one hosts.ini), one Software, one glue. */
+function onePerCluster(members: readonly ClusterMember[]): Issue[] {
+  const first = new Map<string, ClusterMember>();
+  const issues: Issue[] = [];
+  for (const member of members) {
+    if (!member.cluster) continue;
+    const key = `${member.resource.namespace}/${member.cluster}`;
+    const earlier = first.get(key);
+    if (!earlier) first.set(key, member);
+    else {
+      issues.push(
+        reporter(member.resource, key)(
+          "cluster-ref",
+          ["metadata", "labels", "cluster"],
+          `cluster ${key} already has ${earlier.resource.kind} ${earlier.resource.name}; a cluster has one ${member.resource.kind}`,
+        ),
+      );
+    }
+  }
+  return issues;
+}
+
+function glueReferences(model: SiteModel): Issue[] {
+  return model.glues.flatMap((glue) => {
+    const report = reporter(glue.resource, glue.cluster && `${glue.resource.namespace}/${glue.cluster}`);
+    const check = (
+      field: "provisioningCR" | "softwareCR",
+      candidates: readonly ClusterMember[],
+      kind: string,
+    ): Issue[] => {
+      const name = glue[field];
+      if (name === undefined) return [];
+      const target = candidates.find(
+        (candidate) =>
+          candidate.resource.namespace === glue.resource.namespace && candidate.resource.name === name,
+      );
+      if (!target) {
+        const known = candidates
+          .filter((candidate) => candidate.resource.namespace === glue.resource.namespace)
+          .map((candidate) => candidate.resource.name)
+          .sort(compareText);
+        return [
+          report(
+            "cluster-ref",
+            ["spec", field],
+            `no ${kind} "${name}" in namespace ${glue.resource.namespace}${known.length > 0 ? ` (found: ${known.join(", ")})` : ""}`,
+          ),
+        ];
+      }
+      if (glue.cluster && target.cluster !== glue.cluster) {
+        return [
+          report(
+            "cluster-ref",
+            ["spec", field],
+            `${kind} "${name}" belongs to cluster "${target.cluster ?? "?"}", not "${glue.cluster}"`,
+          ),
+        ];
+      }
+      return [];
+    };
+    return [
+      ...check("provisioningCR", model.provisionings, "Provisioning"),
+      ...check("softwareCR", model.softwares, "Software"),
+    ];
+  });
+}
+
+function softwareWithoutProvisioning(model: SiteModel): Issue[] {
+  const clusters = new Set(
+    model.provisionings.map((provisioning) => `${provisioning.resource.namespace}/${provisioning.cluster}`),
+  );
+  return model.softwares.flatMap((software) => {
+    const key = `${software.resource.namespace}/${software.cluster}`;
+    if (!software.cluster || clusters.has(key)) return [];
+    return [
+      reporter(software.resource, key)(
+        "cluster-ref",
+        ["metadata", "labels", "cluster"],
+        `no Provisioning for cluster ${key}: Software installs on a cluster's hosts, so the cluster must be provisioned here`,
+      ),
+    ];
+  });
+}
+
+/** Two services of the site on the same NodePort can't both be created. */
+function nodePortClashes(model: SiteModel): Issue[] {
+  const owners = new Map<number, { key: string; port: RequestedPort }>();
+  const issues: Issue[] = [];
+  for (const sip of [...model.sips].sort((a, b) => compareText(a.resource.key, b.resource.key))) {
+    const reported = new Set<string>();
+    for (const port of sip.ports) {
+      const owner = owners.get(port.port);
+      if (!owner) {
+        owners.set(port.port, { key: sip.resource.key, port });
+        continue;
+      }
+      const pathKey = `${port.path.join(".")}:${owner.key}`;
+      if (reported.has(pathKey)) continue; // a clashing range is reported once, not per port
+      reported.add(pathKey);
+      const where = owner.key === sip.resource.key ? "another service of this SIPCluster" : owner.key;
+      issues.push(
+        reporter(sip.resource, `${sip.resource.namespace}/${sip.resource.name}`)(
+          "node-port",
+          port.path,
+          `nodePort ${port.port} is already used by ${where} (${owner.port.path.join(".")})`,
+        ),
+      );
+    }
+  }
+  return issues;
+}

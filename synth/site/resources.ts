@@ -1,0 +1,247 @@
+import type { z } from "zod";
+import type { SourceDocument } from "../documents.ts";
+import { formatPath, type FieldPath } from "../field-path.ts";
+import { compareText, issue, type Issue, type RuleId } from "../issue.ts";
+import { editDistance } from "../mac.ts";
+import { KINDS, apiVersionOf, kindFor, type CrKind } from "../schema/kinds.ts";
+import { structuralSchema } from "../schema/openapi.ts";
+import type { ClusterSpec } from "../schema/cluster.ts";
+import type { ProvisioningSpec } from "../schema/provisioning.ts";
+import type { SipClusterSpec } from "../schema/sipcluster.ts";
+import type { SoftwareSpec } from "../schema/software.ts";
+import { secretFindings } from "../secrets.ts";
+
+/** The namespace of an object that names none, as `kubectl apply` would place it. */
+export const DEFAULT_NAMESPACE = "default";
+
+/** The typed object of each kind, after schema validation. */
+interface SpecByKind {
+  Provisioning: ProvisioningSpec;
+  Software: SoftwareSpec;
+  Cluster: ClusterSpec;
+  SIPCluster: SipClusterSpec;
+}
+
+/** A schema-valid CR with the way back to its source lines. */
+export interface Resource<K extends CrKind = CrKind> {
+  readonly kind: K;
+  readonly namespace: string;
+  readonly name: string;
+  /** `Kind/namespace/name`: identity for "the object under review replaces the known one". */
+  readonly key: string;
+  readonly object: SpecByKind[K];
+  readonly document: SourceDocument;
+  /** Where the object sits in its document (`["items", 3]` inside a `kind: List`). */
+  readonly basePath: FieldPath;
+}
+
+/** Any of the four kinds, discriminated by `kind`. */
+export type AnyResource = { [K in CrKind]: Resource<K> }[CrKind];
+
+/** The `Kind/namespace/name` key of an object. */
+export function resourceKey(kind: string, namespace: string, name: string): string {
+  return `${kind}/${namespace}/${name}`;
+}
+
+/**
+ * Builds issues about a resource: resolves the field path to a line and column and tags the issue
+ * with the object it is about.
+ */
+export function reporter(resource: Pick<Resource, "document" | "basePath" | "key">, cluster?: string) {
+  return (rule: RuleId, path: FieldPath, message: string): Issue =>
+    issue(rule, formatPath(path), message, {
+      source: resource.document.position([...resource.basePath, ...path]),
+      object: resource.key,
+      ...(cluster === undefined ? {} : { cluster }),
+    });
+}
+
+/**
+ * Classifies the documents of the site's `specs/`: unwraps `kind: List`, refuses unknown kinds (typo
+ * protection), validates each CR against its schema and scans it for inline secrets. Objects with
+ * schema errors are reported and left out, so later rules only ever see well-typed input.
+ */
+export function readResources(documents: readonly SourceDocument[]): {
+  resources: AnyResource[];
+  issues: Issue[];
+} {
+  const resources: AnyResource[] = [];
+  const issues: Issue[] = [];
+  for (const document of documents) {
+    const value = document.value;
+    if (isRecord(value) && value.kind === "List" && Array.isArray(value.items)) {
+      value.items.forEach((item, index) => read(document, item, ["items", index]));
+    } else {
+      read(document, value, []);
+    }
+  }
+  return { resources: resources.sort((a, b) => compareText(a.key, b.key)), issues };
+
+  function read(document: SourceDocument, value: unknown, basePath: FieldPath): void {
+    const metadata = isRecord(value) && isRecord(value.metadata) ? value.metadata : {};
+    const name = typeof metadata.name === "string" ? metadata.name : "";
+    const namespace = typeof metadata.namespace === "string" ? metadata.namespace : DEFAULT_NAMESPACE;
+    const kind = isRecord(value) ? value.kind : undefined;
+    const key = resourceKey(typeof kind === "string" ? kind : "?", namespace, name);
+    const report = reporter({ document, basePath, key });
+    if (!isRecord(value)) {
+      issues.push(report("schema", [], `expected a Kubernetes object, found ${describe(value)}`));
+      return;
+    }
+    const definition = kindFor(value.apiVersion, kind);
+    if (!definition) {
+      issues.push(
+        report(
+          "unknown-kind",
+          typeof kind === "string" ? ["kind"] : [],
+          unknownKindMessage(value.apiVersion, kind),
+        ),
+      );
+      return;
+    }
+    issues.push(
+      ...secretFindings(value).map((finding) => report("secret-inline", finding.path, finding.message)),
+    );
+    const parsed = definition.schema.safeParse(value);
+    if (!parsed.success) {
+      issues.push(
+        ...parsed.error.issues.flatMap((zodIssue) =>
+          schemaIssues(definition.schema, value, zodIssue, report),
+        ),
+      );
+      return;
+    }
+    // safeParse succeeded against this kind's schema, so the data has that kind's type.
+    resources.push({
+      kind: definition.kind,
+      namespace,
+      name,
+      key,
+      object: parsed.data,
+      document,
+      basePath,
+    } as AnyResource);
+  }
+}
+
+function unknownKindMessage(apiVersion: unknown, kind: unknown): string {
+  const known = Object.values(KINDS).map((definition) => `${apiVersionOf(definition)} ${definition.kind}`);
+  if (typeof kind === "string") {
+    const sameKind = Object.values(KINDS).find((definition) => definition.kind === kind);
+    if (sameKind) {
+      return `${kind} must have apiVersion ${apiVersionOf(sameKind)}, found ${describe(apiVersion)}`;
+    }
+    const close = Object.values(KINDS).find(
+      (definition) => editDistance(definition.kind.toLowerCase(), kind.toLowerCase()) <= 2,
+    );
+    if (close) return `unknown kind "${kind}" (did you mean ${close.kind}?)`;
+    return `unknown kind "${kind}" in specs/ (expected one of: ${known.join(", ")})`;
+  }
+  return `document has no kind (expected one of: ${known.join(", ")})`;
+}
+
+type Report = ReturnType<typeof reporter>;
+
+/** Translates a zod issue into metalsynth issues with our rule ids and readable messages. */
+export function schemaIssues(
+  schema: z.ZodType,
+  object: unknown,
+  zodIssue: z.core.$ZodIssue,
+  report: Report,
+): Issue[] {
+  const path: FieldPath = zodIssue.path.map((segment) =>
+    typeof segment === "number" ? segment : String(segment),
+  );
+  const found = valueAt(object, path);
+  switch (zodIssue.code) {
+    case "unrecognized_keys":
+      return zodIssue.keys.map((key) => {
+        const known = knownFields(schema, path);
+        const close = known.filter((name) => editDistance(name.toLowerCase(), key.toLowerCase()) <= 2);
+        const hint =
+          close.length > 0
+            ? ` (did you mean ${close.join(" or ")}?)`
+            : known.length > 0
+              ? ` (expected one of: ${known.join(", ")})`
+              : "";
+        return report("schema", [...path, key], `unknown field "${key}"${hint}`);
+      });
+    case "invalid_type":
+      return [
+        report(
+          "schema",
+          path,
+          found === undefined
+            ? `required field is missing (expected ${zodIssue.expected})`
+            : `expected ${zodIssue.expected}, found ${describe(found)}`,
+        ),
+      ];
+    case "invalid_value":
+      return [
+        report(
+          "schema",
+          path,
+          `expected ${zodIssue.values.map((value) => JSON.stringify(value)).join(" or ")}, found ${describe(found)}`,
+        ),
+      ];
+    case "invalid_union":
+      return [
+        report("schema", path, `${describe(found)} matches none of the allowed shapes (${unionHint(path)})`),
+      ];
+    case "too_small":
+    case "too_big":
+      return [
+        report("schema", path, `${describe(found)}: ${zodIssue.message.replace(/^Too (small|big): /, "")}`),
+      ];
+    default:
+      return [report("schema", path, zodIssue.message)];
+  }
+}
+
+function unionHint(path: FieldPath): string {
+  const field = path.find((segment) => segment === "masterSoftware" || segment === "workerSoftware");
+  if (field) return "a package name, or `<name>: {version: <debian version>}`";
+  return "see the CRD schema";
+}
+
+const structuralCache = new WeakMap<z.ZodType, unknown>();
+
+/** Field names the schema allows at `path`, for "did you mean" hints. */
+function knownFields(schema: z.ZodType, path: FieldPath): string[] {
+  let node = structuralCache.get(schema);
+  if (node === undefined) structuralCache.set(schema, (node = structuralSchema(schema)));
+  for (const segment of path) {
+    if (!isRecord(node)) return [];
+    if (typeof segment === "number") node = node.items;
+    else if (isRecord(node.properties) && segment in node.properties) node = node.properties[segment];
+    else node = node.additionalProperties;
+  }
+  return isRecord(node) && isRecord(node.properties) ? Object.keys(node.properties) : [];
+}
+
+/** The value at `path` in a plain object, `undefined` if absent. */
+export function valueAt(value: unknown, path: FieldPath): unknown {
+  let current = value;
+  for (const segment of path) {
+    if (Array.isArray(current) && typeof segment === "number") current = current[segment];
+    else if (isRecord(current) && typeof segment === "string") current = current[segment];
+    else return undefined;
+  }
+  return current;
+}
+
+/** A short description of a value for messages: `"abc"`, `42`, `a list`, `a map`. */
+export function describe(value: unknown): string {
+  if (value === null) return "null";
+  if (value === undefined) return "nothing";
+  if (Array.isArray(value)) return "a list";
+  if (typeof value === "object") return "a map";
+  if (typeof value === "string")
+    return JSON.stringify(value.length > 80 ? `${value.slice(0, 77)}...` : value);
+  return String(value);
+}
+
+/** Narrowing for plain objects from parsed YAML/JSON. */
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,102 @@
+import { readFileSync } from "node:fs";
+import { cp, mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { main, type Console } from "../bin/cli.ts";
+import { expandPaths } from "../gitops/files.ts";
+import { REPO } from "./harness.ts";
+
+/** Runs the CLI in-process with captured output. */
+async function run(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
+  let out = "";
+  let err = "";
+  const io: Console = { out: (text) => void (out += text), err: (text) => void (err += text) };
+  const code = await main(argv, io);
+  return { code, out, err };
+}
+
+const site = path.join(REPO, "examples", "site");
+const broken = path.join(REPO, "examples", "broken");
+
+describe("metalsynth validate", () => {
+  it("passes the bundled example site", async () => {
+    const result = await run("validate", "--site", site);
+    expect(result).toMatchObject({ code: 0, out: "" });
+    expect(result.err).toMatch(/no problems found/);
+  });
+
+  it("reports exactly one diagnostic per planted fault in examples/broken", async () => {
+    const result = await run("validate", "--site", broken, "--format", "json");
+    expect(result.code).toBe(1);
+    const diagnostics: { rule: string; file: string; line: number }[] = JSON.parse(result.out);
+    const { files } = await expandPaths([path.join(broken, "specs")]);
+    const planted = files.flatMap((file) =>
+      readFileSync(file, "utf8")
+        .split("\n")
+        .flatMap((line, index) => {
+          const match = /# planted: ([a-z-]+)/.exec(line);
+          return match ? [`${match[1]} ${path.relative(REPO, file)}:${index + 1}`] : [];
+        }),
+    );
+    expect(planted.length).toBeGreaterThanOrEqual(10);
+    expect(new Set(planted.map((entry) => entry.split(" ")[0])).size).toBeGreaterThanOrEqual(10);
+    const found = diagnostics.map((diagnostic) => `${diagnostic.rule} ${diagnostic.file}:${diagnostic.line}`);
+    expect(found.sort()).toEqual(planted.sort());
+  });
+
+  it("prints sorted text diagnostics in file:line:col: severity[rule] path: message form", async () => {
+    const result = await run("validate", "--site", broken);
+    const lines = result.out.trimEnd().split("\n");
+    expect(lines.length).toBeGreaterThan(10);
+    for (const line of lines)
+      expect(line).toMatch(/^examples\/broken\/specs\/[\w.-]+:\d+:\d+: (error|warning)\[[a-z-]+\] \S+: .+$/);
+    expect(lines).toContain(
+      "examples/broken/specs/macs.yaml:26:9: error[mac-unknown] spec.masters[0].master-1.mac-address: b8:ce:f6:79:e4:c0 matches no BareMetalHost (closest: b8:ce:f6:79:ea:c0 on metal3/r03-node-04)",
+    );
+    expect(result.err).toMatch(/\d+ errors, 0 warnings/);
+  });
+
+  it("accepts --specs globs and --inventory files", async () => {
+    const result = await run(
+      "validate",
+      "--specs",
+      path.join(path.relative(process.cwd(), broken), "specs", "mac*.yaml"),
+      "--inventory",
+      path.join(broken, "inventory"),
+      "--format",
+      "json",
+    );
+    expect(result.code).toBe(1);
+    const rules = JSON.parse(result.out).map((diagnostic: { rule: string }) => diagnostic.rule);
+    expect(rules.sort()).toEqual(["mac-duplicate", "mac-format", "mac-unknown"]);
+  });
+
+  it("exits 1 with a yaml-syntax diagnostic for a malformed spec file", async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), "metalsynth-cli-"));
+    await cp(path.join(site, "inventory"), path.join(dir, "inventory"), { recursive: true });
+    await writeFile(path.join(dir, "specs.yaml"), "apiVersion: [\n");
+    const result = await run(
+      "validate",
+      "--site",
+      dir,
+      "--specs",
+      path.join(dir, "specs.yaml"),
+      "--format",
+      "json",
+    );
+    expect(result.code).toBe(1);
+    expect(JSON.parse(result.out)).toMatchObject([{ rule: "yaml-syntax", line: 2, severity: "error" }]);
+  });
+
+  it.each([
+    [["validate", "--frobnicate"], /Unknown option '--frobnicate'/],
+    [["validate", "--format", "xml"], /--format must be text or json/],
+    [["validate", "--site", "/nonexistent/site"], /specs path not found/],
+    [["transmogrify"], /unknown command "transmogrify"/],
+  ])("exits 2 on usage errors: %j", async (argv, message) => {
+    const result = await run(...argv);
+    expect(result.code).toBe(2);
+    expect(result.err).toMatch(message);
+  });
+});

@@ -1,0 +1,499 @@
+import { beforeAll, describe, expect, it } from "vitest";
+import type { Inventory } from "../synth/inventory/inventory.ts";
+import { RULES } from "../synth/issue.ts";
+import { evaluateYaml, rulesAndPaths, rulesInventory } from "./harness.ts";
+
+let inventory: Inventory;
+beforeAll(async () => {
+  inventory = await rulesInventory();
+});
+
+/** A Provisioning in namespace edge-a with the given spec body (indented YAML under `spec:`). */
+function provisioning(spec: string, labels = "cluster: alpha", name = "alpha"): string {
+  return `apiVersion: bpa.akraino.org/v1alpha1
+kind: Provisioning
+metadata:
+  name: ${name}
+  namespace: edge-a
+  labels:
+    ${labels}
+spec:
+${spec}`;
+}
+
+const oneMaster = `  masters:
+    - master-1:
+        mac-address: 00:c6:14:04:61:b3
+`;
+
+function sip(body: string, name = "tenant"): string {
+  return `apiVersion: airship.airshipit.org/v1
+kind: SIPCluster
+metadata:
+  name: ${name}
+  namespace: edge
+spec:
+${body}`;
+}
+
+const sipNodes = `  nodes:
+    ControlPlane:
+      labelSelector:
+        matchLabels:
+          vino.airshipit.org/flavor: control-plane
+      topologyKey: vino.airshipit.org/rack
+      count:
+        active: 1
+        standby: 1
+`;
+
+const ED25519 = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl ops@site";
+
+describe("valid input passes every rule", () => {
+  it.each([
+    ["a master by MAC", provisioning(oneMaster)],
+    [
+      "MAC in upper case and dashes",
+      provisioning(`  masters:\n    - master-1:\n        mac-address: 00-C6-14-04-61-B3\n`),
+    ],
+    ["Cisco-dotted MAC", provisioning(`  masters:\n    - master-1:\n        mac-address: 00c6.1404.61b3\n`)],
+    [
+      "a master with resources it has",
+      provisioning(
+        `  masters:\n    - master-1:\n        mac-address: 00:c6:14:04:61:b3\n        cpu: 16\n        memory: 64Gi\n`,
+      ),
+    ],
+    [
+      "memory in bytes",
+      provisioning(
+        `  masters:\n    - master-1:\n        mac-address: 00:c6:14:04:61:b3\n        memory: 68719476736\n`,
+      ),
+    ],
+    [
+      "a host in both roles",
+      provisioning(`${oneMaster}  workers:\n    - master-1:\n        mac-address: 00:c6:14:04:61:b3\n`),
+    ],
+    ["a null worker entry", provisioning(`${oneMaster}  workers:\n    - master-1:\n`)],
+    [
+      "resource-only worker with SR-IOV",
+      provisioning(`${oneMaster}  workers:\n    - worker-1:\n        cpu: 32\n        sriov: true\n`),
+    ],
+    [
+      "plugins and pod subnet",
+      provisioning(`${oneMaster}  KUDPlugins: [multus, ovn4nfv]\n  PodSubnet: 10.244.64.0/18\n`),
+    ],
+    ["IPv6 pod subnet", provisioning(`${oneMaster}  PodSubnet: fd00:10:244::/56\n`)],
+    [
+      "software with pinned packages",
+      `${provisioning(oneMaster)}---
+apiVersion: bpa.akraino.org/v1alpha1
+kind: Software
+metadata: {name: alpha-sw, namespace: edge-a, labels: {cluster: alpha}}
+spec:
+  masterSoftware: [htop, {jq: {version: "1.5+dfsg-1ubuntu0.1"}}, {ethtool: {version: "1:5.16-1"}}]
+  workerSoftware: [curl]
+`,
+    ],
+    [
+      "cluster glue",
+      `${provisioning(oneMaster)}---
+apiVersion: bpa.akraino.org/v1alpha1
+kind: Cluster
+metadata: {name: alpha, namespace: edge-a, labels: {cluster: alpha}}
+spec: {provisioningCR: alpha}
+`,
+    ],
+    [
+      "a SIPCluster",
+      sip(
+        `${sipNodes}  services:\n    jumpHost:\n      - image: jump:1\n        nodeInterfaceId: oam-ipv4\n        nodePort: 30022\n        sshAuthorizedKeys: ["${ED25519}"]\n        nodeSSHPrivateKeys: tenant-ssh\n`,
+      ),
+    ],
+    [
+      "a kind: List wrapper",
+      `apiVersion: v1\nkind: List\nitems:\n  - ${provisioning(oneMaster).replace(/\n/g, "\n    ")}\n`,
+    ],
+  ])("%s", (_name, yaml) => {
+    expect(evaluateYaml(yaml, inventory).all).toEqual([]);
+  });
+});
+
+describe("each rule reports its id at the field path", () => {
+  it.each([
+    [
+      "schema",
+      provisioning(`${oneMaster}  mastrs: []\n`),
+      "spec.mastrs",
+      /unknown field "mastrs" \(did you mean masters\?\)/,
+    ],
+    [
+      "schema",
+      provisioning(
+        `  masters:\n    - master-1:\n        mac-address: 00:c6:14:04:61:b3\n        cpu: many\n`,
+      ),
+      "spec.masters[0].master-1.cpu",
+      /expected number, found "many"/,
+    ],
+    [
+      "schema",
+      provisioning(
+        `  masters:\n    - master-1: {mac-address: 00:c6:14:04:61:b3}\n      master-2: {mac-address: 00:c6:14:04:61:c0}\n`,
+      ),
+      "spec.masters[0]",
+      /exactly one key/,
+    ],
+    [
+      "schema",
+      provisioning(
+        `  masters:\n    - master-1:\n        mac-address: 00:c6:14:04:61:b3\n        sriov: true\n`,
+      ),
+      "spec.masters[0].master-1.sriov",
+      /unknown field "sriov"/,
+    ],
+    [
+      "cluster-label",
+      provisioning(oneMaster, "owner: c1"),
+      "metadata.labels",
+      /needs label "cluster: <name>"/,
+    ],
+    [
+      "cluster-label",
+      provisioning(oneMaster, "cluster: Cluster_A"),
+      "metadata.labels.cluster",
+      /did you mean "cluster-a"/,
+    ],
+    [
+      "no-masters",
+      provisioning(`  workers:\n    - worker-1:\n        cpu: 8\n`),
+      "spec",
+      /at least one entry/,
+    ],
+    [
+      "node-label",
+      provisioning(`  masters:\n    - Master_1:\n        mac-address: 00:c6:14:04:61:b3\n`),
+      "spec.masters[0].Master_1",
+      /not a DNS-1123 label/,
+    ],
+    [
+      "node-label-duplicate",
+      provisioning(`${oneMaster}    - master-1:\n        mac-address: 00:c6:14:04:61:c0\n`),
+      "spec.masters[1].master-1",
+      /already used by master "master-1"/,
+    ],
+    [
+      "node-label-duplicate",
+      provisioning(`${oneMaster}  workers:\n    - master-1:\n        mac-address: 00:c6:14:04:61:c0\n`),
+      "spec.workers[0].master-1",
+      /different host/,
+    ],
+    [
+      "node-ref",
+      provisioning(`${oneMaster}  workers:\n    - master-9:\n`),
+      "spec.workers[0].master-9",
+      /no such master/,
+    ],
+    [
+      "mac-format",
+      provisioning(`  masters:\n    - master-1:\n        mac-address: 00:c6:14:04:61\n`),
+      "spec.masters[0].master-1.mac-address",
+      /is not a MAC address/,
+    ],
+    [
+      "mac-format",
+      provisioning(`  masters:\n    - master-1:\n        mac-address: "00:c6-14:04:61:b3"\n`),
+      "spec.masters[0].master-1.mac-address",
+      /is not a MAC address/,
+    ],
+    [
+      "mac-duplicate",
+      provisioning(`${oneMaster}    - master-2:\n        mac-address: 00:C6:14:04:61:B3\n`),
+      "spec.masters[1].master-2.mac-address",
+      /already the MAC of master "master-1"/,
+    ],
+    [
+      "mac-unknown",
+      provisioning(`  masters:\n    - master-1:\n        mac-address: 00:c6:14:04:61:b2\n`),
+      "spec.masters[0].master-1.mac-address",
+      /matches no BareMetalHost \(closest: 00:c6:14:04:61:b3 on metal3\/node-01\)/,
+    ],
+    [
+      "ip-missing",
+      provisioning(`  masters:\n    - master-1:\n        mac-address: 00:c6:14:04:61:e0\n`),
+      "spec.masters[0].master-1.mac-address",
+      /no usable IP address; NICs with an IPv4: 00:c6:14:04:61:e1 \(eno2, 10.0.0.14\)/,
+    ],
+    [
+      "cpu-insufficient",
+      provisioning(`  masters:\n    - master-1:\n        mac-address: 00:c6:14:04:61:b3\n        cpu: 20\n`),
+      "spec.masters[0].master-1.cpu",
+      /has 16 CPUs, 20 requested/,
+    ],
+    [
+      "memory-insufficient",
+      provisioning(
+        `  masters:\n    - master-1:\n        mac-address: 00:c6:14:04:61:b3\n        memory: 96Gi\n`,
+      ),
+      "spec.masters[0].master-1.memory",
+      /has 64Gi memory, 96Gi requested/,
+    ],
+    [
+      "memory-format",
+      provisioning(
+        `  masters:\n    - master-1:\n        mac-address: 00:c6:14:04:61:b3\n        memory: 64\n`,
+      ),
+      "spec.masters[0].master-1.memory",
+      /ambiguous/,
+    ],
+    [
+      "sriov-missing",
+      provisioning(
+        `${oneMaster}  workers:\n    - worker-1:\n        mac-address: 00:c6:14:04:61:f0\n        qat: false\n        sriov: true\n    - worker-2:\n        mac-address: 00:c6:14:04:61:d0\n`,
+      ),
+      "spec.workers[0].worker-1.sriov",
+      /not labelled feature.metalsynth.io\/sriov/,
+    ],
+    [
+      "qat-missing",
+      provisioning(
+        `${oneMaster}  workers:\n    - worker-1:\n        mac-address: 00:c6:14:04:61:c0\n        qat: true\n`,
+      ),
+      "spec.workers[0].worker-1.qat",
+      /not labelled feature.metalsynth.io\/qat/,
+    ],
+    [
+      "host-claimed",
+      provisioning(`  masters:\n    - master-1:\n        mac-address: 00:c6:14:04:62:10\n`),
+      "spec.masters[0].master-1.mac-address",
+      /already belongs to edge\/other-sip/,
+    ],
+    [
+      "no-fit",
+      provisioning(`${oneMaster}  workers:\n    - worker-1:\n        cpu: 200\n`),
+      "spec.workers[0].worker-1",
+      /0\/12 hosts fit: 10 fewer than 200 CPUs, 1 claimed by other clusters, 1 no hardware details/,
+    ],
+    [
+      "plugin-name",
+      provisioning(`${oneMaster}  KUDPlugins: [Multus_CNI]\n`),
+      "spec.KUDPlugins[0]",
+      /not a KUD plugin name/,
+    ],
+    [
+      "pod-subnet",
+      provisioning(`${oneMaster}  PodSubnet: 10.244.0.0/33\n`),
+      "spec.PodSubnet",
+      /longer than 32 bits/,
+    ],
+    [
+      "pod-subnet",
+      provisioning(`${oneMaster}  PodSubnet: 10.244.1.0/16\n`),
+      "spec.PodSubnet",
+      /did you mean 10.244.0.0\/16/,
+    ],
+    [
+      "unsupported",
+      provisioning(oneMaster, "cluster: alpha\n    cluster-type: virtlet-vm"),
+      "metadata.labels.cluster-type",
+      /virtlet VM clusters are not supported/,
+    ],
+    [
+      "secret-inline",
+      provisioning(oneMaster).replace("  labels:", '  annotations:\n    note: "password=hunter2"\n  labels:'),
+      "metadata.annotations.note",
+      /password assignment/,
+    ],
+    [
+      "secret-inline",
+      provisioning(oneMaster).replace(
+        "  labels:",
+        "  annotations:\n    key: |\n      -----BEGIN OPENSSH PRIVATE KEY-----\n      abc\n  labels:",
+      ),
+      "metadata.annotations.key",
+      /private key/,
+    ],
+    [
+      "selector-invalid",
+      sip(
+        `  nodes:\n    Worker:\n      labelSelector:\n        matchExpressions:\n          - {key: flavor, operator: Near, values: [a]}\n      count: {active: 1}\n`,
+      ),
+      "spec.nodes.Worker.labelSelector.matchExpressions[0].operator",
+      /Near/,
+    ],
+    [
+      "topology-key",
+      sip(sipNodes.replace("topologyKey: vino.airshipit.org/rack", "topologyKey: rack key")),
+      "spec.nodes.ControlPlane.topologyKey",
+      /.+/,
+    ],
+    [
+      "node-port",
+      sip(
+        `${sipNodes}  services:\n    loadBalancerControlPlane:\n      - {nodeInterfaceId: oam-ipv4, nodePort: 8080}\n`,
+      ),
+      "spec.services.loadBalancerControlPlane[0].nodePort",
+      /outside the NodePort range/,
+    ],
+    [
+      "node-port",
+      sip(
+        `${sipNodes}  services:\n    loadBalancerWorker:\n      - {nodeInterfaceId: oam-ipv4, nodePortRange: {start: 30200, end: 30100}}\n`,
+      ),
+      "spec.services.loadBalancerWorker[0].nodePortRange",
+      /reversed/,
+    ],
+    [
+      "node-port",
+      sip(
+        `${sipNodes}  services:\n    loadBalancerWorker:\n      - {nodeInterfaceId: oam-ipv4, nodePortRange: {start: 30000, end: 30200}}\n`,
+      ),
+      "spec.services.loadBalancerWorker[0].nodePortRange",
+      /at most 100/,
+    ],
+    [
+      "node-port",
+      sip(
+        `${sipNodes}  services:\n    loadBalancerControlPlane:\n      - {nodeInterfaceId: oam-ipv4, nodePort: 30100}\n    loadBalancerWorker:\n      - {nodeInterfaceId: oam-ipv4, nodePortRange: {start: 30095, end: 30105}}\n`,
+      ),
+      "spec.services.loadBalancerWorker[0].nodePortRange",
+      /already used by another service/,
+    ],
+    [
+      "ssh-key",
+      sip(
+        `${sipNodes}  services:\n    jumpHost:\n      - {nodeInterfaceId: oam-ipv4, nodePort: 30022, nodeSSHPrivateKeys: k, sshAuthorizedKeys: [not-a-key]}\n`,
+      ),
+      "spec.services.jumpHost[0].sshAuthorizedKeys[0]",
+      /not an OpenSSH public key/,
+    ],
+    [
+      "ssh-key",
+      sip(
+        `${sipNodes}  services:\n    jumpHost:\n      - {nodeInterfaceId: oam-ipv4, nodePort: 30022, nodeSSHPrivateKeys: k, sshAuthorizedKeys: ["ssh-rsa ${ED25519.split(" ")[1]}"]}\n`,
+      ),
+      "spec.services.jumpHost[0].sshAuthorizedKeys[0]",
+      /does not contain a ssh-rsa key/,
+    ],
+    [
+      "no-fit",
+      sip(sipNodes.replace("standby: 1", "standby: 2")),
+      "spec.nodes.ControlPlane",
+      /needs 3 hosts \(active 1 \+ standby 2\), found 2: 2\/12 hosts fit: 9 not matching the labelSelector, 1 same vino.airshipit.org\/rack as a chosen host/,
+    ],
+    [
+      "no-fit",
+      sip(
+        `${sipNodes}  services:\n    loadBalancerControlPlane:\n      - {nodeInterfaceId: storage-ipv4, nodePort: 30443}\n`,
+      ),
+      "spec.nodes.ControlPlane",
+      /found 0: 0\/12 hosts fit: 9 not matching the labelSelector, 3 no IP on interface storage-ipv4/,
+    ],
+    [
+      "unknown-kind",
+      "apiVersion: bpa.akraino.org/v1alpha1\nkind: Provisoning\nmetadata: {name: x}\nspec: {}\n",
+      "kind",
+      /did you mean Provisioning/,
+    ],
+    [
+      "unknown-kind",
+      "apiVersion: bpa.akraino.org/v1\nkind: Provisioning\nmetadata: {name: x}\nspec: {}\n",
+      "kind",
+      /must have apiVersion bpa.akraino.org\/v1alpha1/,
+    ],
+    [
+      "duplicate-object",
+      `${provisioning(oneMaster)}---\n${provisioning(oneMaster)}`,
+      "metadata.name",
+      /already defined at specs\/test.yaml:1/,
+    ],
+    [
+      "cluster-ref",
+      `${provisioning(oneMaster)}---\napiVersion: bpa.akraino.org/v1alpha1\nkind: Cluster\nmetadata: {name: alpha, namespace: edge-a, labels: {cluster: alpha}}\nspec: {provisioningCR: alfa}\n`,
+      "spec.provisioningCR",
+      /no Provisioning "alfa" in namespace edge-a \(found: alpha\)/,
+    ],
+    [
+      "cluster-ref",
+      "apiVersion: bpa.akraino.org/v1alpha1\nkind: Software\nmetadata: {name: sw, namespace: edge-a, labels: {cluster: beta}}\nspec: {masterSoftware: [htop]}\n",
+      "metadata.labels.cluster",
+      /no Provisioning for cluster edge-a\/beta/,
+    ],
+    [
+      "package-name",
+      'apiVersion: bpa.akraino.org/v1alpha1\nkind: Software\nmetadata: {name: sw, namespace: edge-a, labels: {cluster: alpha}}\nspec: {masterSoftware: ["vim; rm -rf /"]}\n---\n' +
+        provisioning(oneMaster),
+      "spec.masterSoftware[0]",
+      /not a Debian package name/,
+    ],
+    [
+      "package-version",
+      'apiVersion: bpa.akraino.org/v1alpha1\nkind: Software\nmetadata: {name: sw, namespace: edge-a, labels: {cluster: alpha}}\nspec: {masterSoftware: [{jq: {version: "1.6 $(reboot)"}}]}\n---\n' +
+        provisioning(oneMaster),
+      "spec.masterSoftware[0].jq.version",
+      /not a Debian version/,
+    ],
+  ])("%s (case %#)", (rule, yaml, path, message) => {
+    const issues = evaluateYaml(yaml, inventory).all.filter((found) => found.severity === "error");
+    expect(rulesAndPaths(issues)).toEqual([`${rule} ${path}`]);
+    expect(issues[0]?.message).toMatch(message);
+    expect(issues[0]?.source?.file).toBe("specs/test.yaml");
+  });
+});
+
+describe("warnings", () => {
+  it.each([
+    [
+      "host-not-ready",
+      provisioning(`  masters:\n    - master-1:\n        mac-address: 00:c6:14:04:62:00\n`),
+      "spec.masters[0].master-1",
+      /provisioning state "ready"/,
+    ],
+    [
+      "resources-unknown",
+      provisioning(`  masters:\n    - master-1:\n        mac-address: 00:c6:14:04:61:f0\n        cpu: 4\n`),
+      "spec.masters[0].master-1.cpu",
+      /no hardware details/,
+    ],
+  ])("%s (case %#)", (rule, yaml, path, message) => {
+    const issues = evaluateYaml(yaml, inventory).all;
+    expect(rulesAndPaths(issues)).toEqual([`${rule} ${path}`]);
+    expect(issues[0]?.severity).toBe("warning");
+    expect(issues[0]?.message).toMatch(message);
+  });
+});
+
+describe("the catalogue", () => {
+  it("has the SPEC §2 rule ids with their severities", () => {
+    const warnings = Object.entries(RULES)
+      .filter(([, rule]) => rule.severity === "warning")
+      .map(([id]) => id);
+    expect(warnings.sort()).toEqual(["host-not-ready", "resources-unknown"]);
+    for (const id of [
+      "schema",
+      "cluster-label",
+      "no-masters",
+      "node-label-duplicate",
+      "mac-format",
+      "mac-duplicate",
+      "mac-unknown",
+      "ip-missing",
+      "host-claimed",
+      "cpu-insufficient",
+      "memory-insufficient",
+      "sriov-missing",
+      "qat-missing",
+      "no-fit",
+      "plugin-name",
+      "pod-subnet",
+      "package-name",
+      "package-version",
+      "selector-invalid",
+      "topology-key",
+      "node-port",
+      "ssh-key",
+      "secret-inline",
+      "unsupported",
+    ]) {
+      expect(RULES).toHaveProperty(id);
+    }
+  });
+});
