@@ -3,6 +3,7 @@ import { UsageError } from "../gitops/errors.ts";
 import { formatIssues, type OutputFormat } from "../gitops/report.ts";
 import { readSite } from "../gitops/site-reader.ts";
 import { evaluateSite } from "../synth/evaluate.ts";
+import { explainCluster, explanationText } from "../synth/explain.ts";
 import { hasErrors } from "../synth/issue.ts";
 
 /** Exit codes (SPEC §7). */
@@ -13,6 +14,9 @@ const USAGE = `usage: metalsynth <command> [options]
 commands:
   validate [--site DIR] [--specs PATH…] [--inventory PATH…] [--format text|json]
       check the site's CRs against the rules and the inventory; exit 1 on errors
+
+  explain <cluster> [--site DIR] [--format text|json]
+      show, per role, the chosen hosts and why every other host was rejected
 
 options:
   --site DIR        site directory (default .)
@@ -47,6 +51,8 @@ export async function main(argv: readonly string[], io: Console = processConsole
     switch (command) {
       case "validate":
         return await validate(rest, io);
+      case "explain":
+        return await explain(rest, io);
       case undefined:
       case "help":
       case "--help":
@@ -84,16 +90,43 @@ async function validate(argv: readonly string[], io: Console): Promise<number> {
     return EXIT.ok;
   }
   const format = outputFormat(values.format);
-  const input = await readSite({
-    ...(values.site === undefined ? {} : { site: values.site }),
-    ...(values.specs === undefined ? {} : { specs: values.specs }),
-    ...(values.inventory === undefined ? {} : { inventory: values.inventory }),
-  });
+  const input = await readSite(siteLocation(values));
   const evaluation = evaluateSite(input.documents, input.inventory, input.lock);
   const issues = [...input.issues, ...evaluation.issues];
   io.out(formatIssues(issues, format));
   if (format === "text") io.err(`${summary(issues)}\n`);
   return hasErrors(issues) ? EXIT.invalid : EXIT.ok;
+}
+
+async function explain(argv: readonly string[], io: Console): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: [...argv],
+    options: SITE_OPTIONS,
+    strict: true,
+    allowPositionals: true,
+  });
+  const format = outputFormat(values.format);
+  const [cluster, ...extra] = positionals;
+  if (cluster === undefined || extra.length > 0)
+    throw new UsageError("explain takes exactly one cluster name (name or namespace/name)");
+  const input = await readSite(siteLocation(values));
+  const evaluation = evaluateSite(input.documents, input.inventory, input.lock);
+  const explanations = explainCluster(evaluation.plan, cluster, input.inventory.size);
+  if (explanations.length === 0) {
+    const known = evaluation.plan.clusters.map((plan) => plan.key).join(", ");
+    io.err(`metalsynth: no cluster "${cluster}" in the site (clusters: ${known || "none"})\n`);
+    return EXIT.invalid;
+  }
+  io.out(format === "json" ? `${JSON.stringify(explanations, null, 2)}\n` : explanationText(explanations));
+  return EXIT.ok;
+}
+
+function siteLocation(values: { site?: string; specs?: string[]; inventory?: string[] }) {
+  return {
+    ...(values.site === undefined ? {} : { site: values.site }),
+    ...(values.specs === undefined ? {} : { specs: values.specs }),
+    ...(values.inventory === undefined ? {} : { inventory: values.inventory }),
+  };
 }
 
 function summary(issues: readonly { severity: string }[]): string {

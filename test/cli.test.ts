@@ -100,3 +100,28 @@ describe("metalsynth validate", () => {
     expect(result.err).toMatch(message);
   });
 });
+
+describe("metalsynth explain", () => {
+  it("explains a BPA cluster chosen by resources, in text and JSON", async () => {
+    const text = await run("explain", "cluster-west", "--site", site);
+    expect(text.code).toBe(0);
+    expect(text.out).toMatch(
+      /^Provisioning edge-a\/cluster-west\n {2}master master-1 {2}\(spec\.masters\[0\]\.master-1\)\n {4}chosen: {3}metal3\/\S+ {2}best fit: 16 CPUs, 64Gi\n/,
+    );
+    const json = await run("explain", "edge-a/cluster-west", "--site", site, "--format", "json");
+    const [explanation] = JSON.parse(json.out);
+    expect(explanation.decisions.map((decision: { subject: string }) => decision.subject)).toEqual([
+      "master master-1",
+      "master master-2",
+      "master master-3",
+      "worker worker-1",
+      "worker worker-2",
+    ]);
+  });
+
+  it("exits 1 for an unknown cluster, naming the known ones", async () => {
+    const result = await run("explain", "nope", "--site", site);
+    expect(result.code).toBe(1);
+    expect(result.err).toMatch(/no cluster "nope" in the site \(clusters: edge-a\/cluster-east/);
+  });
+});

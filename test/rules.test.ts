@@ -270,7 +270,7 @@ describe("each rule reports its id at the field path", () => {
       "no-fit",
       provisioning(`${oneMaster}  workers:\n    - worker-1:\n        cpu: 200\n`),
       "spec.workers[0].worker-1",
-      /0\/12 hosts fit: 10 fewer than 200 CPUs, 1 claimed by other clusters, 1 no hardware details/,
+      /0\/12 hosts fit: 9 fewer than 200 CPUs, 1 claimed by other clusters, 1 no hardware details, 1 serves another node of this cluster/,
     ],
     [
       "plugin-name",

@@ -8,17 +8,48 @@ const GiB = 2 ** 30;
 
 describe("Inventory", () => {
   const hosts = [
-    makeHost({ name: "node-b", rack: "r1", cpus: 16, memoryBytes: 64 * GiB, nics: [{ name: "eno1", mac: "00:00:00:00:00:0b" }] }),
-    makeHost({ name: "node-a", rack: "r1", cpus: 16, memoryBytes: 64 * GiB, nics: [{ name: "eno1", mac: "00:00:00:00:00:0a" }] }),
-    makeHost({ name: "node-c", rack: "r2", cpus: 8, memoryBytes: 128 * GiB, nics: [{ name: "eno1", mac: "00:00:00:00:00:0c" }] }),
-    makeHost({ name: "node-d", rack: "r2", cpus: 32, memoryBytes: 32 * GiB, nics: [{ name: "eno1", mac: "00:00:00:00:00:0d" }] }),
+    makeHost({
+      name: "node-b",
+      rack: "r1",
+      cpus: 16,
+      memoryBytes: 64 * GiB,
+      nics: [{ name: "eno1", mac: "00:00:00:00:00:0b" }],
+    }),
+    makeHost({
+      name: "node-a",
+      rack: "r1",
+      cpus: 16,
+      memoryBytes: 64 * GiB,
+      nics: [{ name: "eno1", mac: "00:00:00:00:00:0a" }],
+    }),
+    makeHost({
+      name: "node-c",
+      rack: "r2",
+      cpus: 8,
+      memoryBytes: 128 * GiB,
+      nics: [{ name: "eno1", mac: "00:00:00:00:00:0c" }],
+    }),
+    makeHost({
+      name: "node-d",
+      rack: "r2",
+      cpus: 32,
+      memoryBytes: 32 * GiB,
+      nics: [{ name: "eno1", mac: "00:00:00:00:00:0d" }],
+    }),
     makeHost({ name: "node-e", rack: "r3", cpus: undefined, memoryBytes: undefined }),
     makeHost({ name: "node-f", cpus: 64, memoryBytes: undefined, labels: { tier: "gold" } }),
   ];
   const inventory = new Inventory(hosts);
 
   it("sorts hosts by id and answers by id", () => {
-    expect(inventory.hosts.map((host) => host.name)).toEqual(["node-a", "node-b", "node-c", "node-d", "node-e", "node-f"]);
+    expect(inventory.hosts.map((host) => host.name)).toEqual([
+      "node-a",
+      "node-b",
+      "node-c",
+      "node-d",
+      "node-e",
+      "node-f",
+    ]);
     expect(inventory.size).toBe(6);
     expect(inventory.byId("metal3/node-c")?.name).toBe("node-c");
     expect(inventory.byId("metal3/missing")).toBeUndefined();
@@ -60,14 +91,29 @@ describe("Inventory", () => {
 
   it.each<[string, LabelSelector, string[]]>([
     ["matchLabels", { matchLabels: { "vino.airshipit.org/rack": "r2" } }, ["node-c", "node-d"]],
-    ["In", { matchExpressions: [{ key: "vino.airshipit.org/rack", operator: "In", values: ["r3", "r1"] }] }, ["node-a", "node-b", "node-e"]],
+    [
+      "In",
+      { matchExpressions: [{ key: "vino.airshipit.org/rack", operator: "In", values: ["r3", "r1"] }] },
+      ["node-a", "node-b", "node-e"],
+    ],
     ["Exists", { matchExpressions: [{ key: "tier", operator: "Exists" }] }, ["node-f"]],
-    ["NotIn alone scans", { matchExpressions: [{ key: "vino.airshipit.org/rack", operator: "NotIn", values: ["r1"] }] }, ["node-c", "node-d", "node-e", "node-f"]],
-    ["DoesNotExist alone scans", { matchExpressions: [{ key: "vino.airshipit.org/rack", operator: "DoesNotExist" }] }, ["node-f"]],
+    [
+      "NotIn alone scans",
+      { matchExpressions: [{ key: "vino.airshipit.org/rack", operator: "NotIn", values: ["r1"] }] },
+      ["node-c", "node-d", "node-e", "node-f"],
+    ],
+    [
+      "DoesNotExist alone scans",
+      { matchExpressions: [{ key: "vino.airshipit.org/rack", operator: "DoesNotExist" }] },
+      ["node-f"],
+    ],
     ["empty selector", {}, ["node-a", "node-b", "node-c", "node-d", "node-e", "node-f"]],
     [
       "matchLabels and NotIn",
-      { matchLabels: { "vino.airshipit.org/rack": "r1" }, matchExpressions: [{ key: "vino.airshipit.org/rack", operator: "NotIn", values: ["r1"] }] },
+      {
+        matchLabels: { "vino.airshipit.org/rack": "r1" },
+        matchExpressions: [{ key: "vino.airshipit.org/rack", operator: "NotIn", values: ["r1"] }],
+      },
       [],
     ],
     ["unknown value", { matchLabels: { "vino.airshipit.org/rack": "r9" } }, []],
@@ -79,7 +125,10 @@ describe("Inventory", () => {
     const value = fc.constantFrom("a", "b", "c", "");
     const key = fc.constantFrom("k1", "k2", "k3");
     const hostsArb = fc.uniqueArray(
-      fc.record({ name: fc.stringMatching(/^[a-z]{1,6}$/), labels: fc.dictionary(key, value, { maxKeys: 3 }) }),
+      fc.record({
+        name: fc.stringMatching(/^[a-z]{1,6}$/),
+        labels: fc.dictionary(key, value, { maxKeys: 3 }),
+      }),
       { selector: (host) => host.name, maxLength: 25 },
     );
     const requirement = fc.oneof(
@@ -87,7 +136,10 @@ describe("Inventory", () => {
       fc.record({ key, operator: fc.constantFrom("Exists", "DoesNotExist") }),
     );
     const selectorArb = fc.record(
-      { matchLabels: fc.dictionary(key, value, { maxKeys: 2 }), matchExpressions: fc.array(requirement, { maxLength: 3 }) },
+      {
+        matchLabels: fc.dictionary(key, value, { maxKeys: 2 }),
+        matchExpressions: fc.array(requirement, { maxLength: 3 }),
+      },
       { requiredKeys: [] },
     );
     fc.assert(

@@ -247,6 +247,8 @@ function planBpaCluster(
   const decisions: Decision[] = [];
   const lock: LockEntry[] = [];
   const placedMasters = new Map<string, NodePlacement>();
+  // Hosts this cluster already uses: a resource-only entry must not land on another entry's host.
+  const used = new Set<string>();
 
   for (const request of [...provisioning.masters, ...provisioning.workers]) {
     const placements = request.role === "master" ? masters : workers;
@@ -281,6 +283,7 @@ function planBpaCluster(
       if (!placement) continue;
       if (request.role === "master") placedMasters.set(request.label, placement);
       placements.push(placement); // a host in both lists is master and worker (upstream semantics)
+      used.add(placement.host.id);
       decisions.push({
         subject,
         path: request.path,
@@ -297,10 +300,11 @@ function planBpaCluster(
       continue;
     }
     if (request.macMalformed) continue;
-    const placed = placeByResources(request, key, context, report);
+    const placed = placeByResources(request, key, used, context, report);
     decisions.push(placed.decision);
     if (!placed.placement) continue;
     placements.push(placed.placement);
+    used.add(placed.placement.host.id);
     if (request.role === "master") placedMasters.set(request.label, placed.placement);
     lock.push({
       host: placed.placement.host.id,
@@ -457,19 +461,29 @@ function hostAddress(host: Host): string | undefined {
 function placeByResources(
   request: NodeRequest,
   cluster: string,
+  used: ReadonlySet<string>,
   context: PlanningContext,
   report: ReturnType<typeof reporter>,
 ): { placement?: NodePlacement; decision: Decision } {
   const { inventory, issues } = context;
   const subject = `${request.role} ${request.label}`;
   const limit = context.sequence();
-  const filters: HostFilter[] = [unclaimed(context.ownerAt(limit), cluster), ...resourceFilters(request)];
-  const rejected = (): Rejection[] =>
+  const usedBefore = new Set(used);
+  const filters: HostFilter[] = [
+    unclaimed(context.ownerAt(limit), cluster),
+    {
+      name: "Unused",
+      check: (host) => (usedBefore.has(host.id) ? "serves another node of this cluster" : undefined),
+    },
+    ...resourceFilters(request),
+  ];
+  // Every host not chosen gets a reason, including those that fit but lost the best-fit comparison.
+  const rejectedBesides = (chosen: Host | undefined, lost: string) => (): Rejection[] =>
     inventory.hosts.flatMap((host) => {
-      const reason = rejection(filters, host);
-      return reason === undefined ? [] : [{ host: host.id, reason }];
+      if (host.id === chosen?.id) return [];
+      return [{ host: host.id, reason: rejection(filters, host) ?? lost }];
     });
-  const take = (host: Host, reason: string) => {
+  const take = (host: Host, reason: string, lost: string) => {
     context.claim(host, cluster, `chosen for ${subject} of ${cluster}`);
     const ip = hostAddress(host);
     if (ip === undefined)
@@ -484,7 +498,12 @@ function placeByResources(
     const placement: NodePlacement = { request, host, ...(ip === undefined ? {} : { ip }), reason };
     return {
       placement,
-      decision: { subject, path: request.path, chosen: [{ host: host.id, reason }], rejected },
+      decision: {
+        subject,
+        path: request.path,
+        chosen: [{ host: host.id, reason }],
+        rejected: rejectedBesides(host, lost),
+      },
     };
   };
 
@@ -497,7 +516,7 @@ function placeByResources(
     rejection(filters.slice(1), lockedHost) === undefined &&
     context.claims.get(lockedHost.id)?.cluster === cluster
   ) {
-    return take(lockedHost, "kept from rendered/metalsynth.lock.yaml");
+    return take(lockedHost, "kept from rendered/metalsynth.lock.yaml", "fits, but the locked host is kept");
   }
 
   const needsKnownResources = request.cpus !== undefined || request.memoryBytes !== undefined;
@@ -510,12 +529,16 @@ function placeByResources(
         host.cpus === undefined
           ? "no hardware details"
           : `${host.cpus} CPUs, ${formatBytes(host.memoryBytes ?? 0)}`;
-      return take(
-        host,
-        needsKnownResources ? `best fit: ${size}` : `first free host by name (no requirements): ${size}`,
-      );
+      return needsKnownResources
+        ? take(host, `best fit: ${size}`, "fits, but a smaller host was chosen")
+        : take(
+            host,
+            `first free host by name (no requirements): ${size}`,
+            "fits, but an earlier host was chosen",
+          );
     }
   }
+  const rejected = rejectedBesides(undefined, "fits");
   const reasons = rejected();
   issues.push(
     report(

@@ -1,0 +1,71 @@
+import { formatPath } from "./field-path.ts";
+import { compareText } from "./issue.ts";
+import type { ClusterPlan, SitePlan } from "./plan/model.ts";
+import { fitHistogram } from "./plan/filters.ts";
+
+/** One decision, explained: the chosen hosts and every rejected host with its reason. */
+export interface ExplainedDecision {
+  readonly subject: string;
+  readonly path: string;
+  readonly chosen: readonly { readonly host: string; readonly reason: string }[];
+  readonly rejected: readonly { readonly host: string; readonly reason: string }[];
+  /** The same histogram `no-fit` prints, over the rejected hosts. */
+  readonly summary: string;
+}
+
+/** `metalsynth explain` for one cluster (SPEC §3.3). */
+export interface Explanation {
+  readonly cluster: string;
+  readonly kind: "Provisioning" | "SIPCluster";
+  readonly decisions: readonly ExplainedDecision[];
+}
+
+/**
+ * The clusters of a plan matching `name` (`cluster` or `namespace/cluster`): one BPA and one SIP
+ * plan may share an identity, so both are explained.
+ */
+export function explainCluster(plan: SitePlan, name: string, hostCount: number): Explanation[] {
+  return plan.clusters
+    .filter((cluster) => cluster.key === name || cluster.name === name)
+    .map((cluster) => explain(cluster, hostCount));
+}
+
+function explain(cluster: ClusterPlan, hostCount: number): Explanation {
+  return {
+    cluster: cluster.key,
+    kind: cluster.kind === "bpa" ? "Provisioning" : "SIPCluster",
+    decisions: cluster.decisions.map((decision) => {
+      const rejected = [...decision.rejected()].sort((a, b) => compareText(a.host, b.host));
+      return {
+        subject: decision.subject,
+        path: formatPath(decision.path),
+        chosen: decision.chosen,
+        rejected,
+        summary: fitHistogram(
+          hostCount,
+          decision.chosen.length,
+          rejected.map((found) => found.reason),
+        ),
+      };
+    }),
+  };
+}
+
+/** Human-readable explanation: chosen hosts, the histogram, then each rejected host. */
+export function explanationText(explanations: readonly Explanation[]): string {
+  const lines: string[] = [];
+  for (const explanation of explanations) {
+    lines.push(`${explanation.kind} ${explanation.cluster}`);
+    for (const decision of explanation.decisions) {
+      lines.push(`  ${decision.subject}  (${decision.path})`);
+      if (decision.chosen.length === 0) lines.push("    chosen:   none");
+      for (const chosen of decision.chosen) lines.push(`    chosen:   ${chosen.host}  ${chosen.reason}`);
+      if (decision.rejected.length > 0) {
+        lines.push(`    ${decision.summary}`);
+        for (const rejected of decision.rejected)
+          lines.push(`    rejected: ${rejected.host}  ${rejected.reason}`);
+      }
+    }
+  }
+  return `${lines.join("\n")}\n`;
+}

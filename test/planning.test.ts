@@ -1,0 +1,112 @@
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import fc from "fast-check";
+import { beforeAll, describe, expect, it } from "vitest";
+import { expandPaths } from "../gitops/files.ts";
+import { readInventory } from "../gitops/inventory-reader.ts";
+import { parseDocuments, type SourceDocument } from "../synth/documents.ts";
+import { evaluateSite } from "../synth/evaluate.ts";
+import { explainCluster } from "../synth/explain.ts";
+import { Inventory } from "../synth/inventory/inventory.ts";
+import { EMPTY_LOCK } from "../synth/plan/lock.ts";
+import type { SitePlan } from "../synth/plan/model.ts";
+import { REPO } from "./harness.ts";
+
+const site = path.join(REPO, "examples", "site");
+let documents: SourceDocument[];
+let inventory: Inventory;
+
+beforeAll(async () => {
+  const { files } = await expandPaths([path.join(site, "specs")]);
+  documents = files.flatMap(
+    (file) => parseDocuments(path.relative(REPO, file), readFileSync(file, "utf8")).documents,
+  );
+  inventory = (await readInventory([path.join(site, "inventory")], { relativeTo: REPO })).inventory;
+});
+
+/** Who got which host: the part of a plan that must never depend on input order. */
+function assignments(plan: SitePlan): string[] {
+  return plan.clusters.flatMap((cluster) =>
+    cluster.kind === "bpa"
+      ? [...cluster.masters, ...cluster.workers].map(
+          (node) => `${cluster.key} ${node.request.role} ${node.request.label} ${node.host.id} ${node.ip}`,
+        )
+      : cluster.members.map((member) => `${cluster.key} ${member.role} ${member.standby} ${member.host.id}`),
+  );
+}
+
+describe("planning the example site", () => {
+  it("gives every node of a cluster its own host (unless it is the same node in both roles)", () => {
+    const { plan, issues } = evaluateSite(documents, inventory, EMPTY_LOCK);
+    expect(issues).toEqual([]);
+    const owners = new Map<string, string>();
+    for (const cluster of plan.clusters) {
+      const hosts =
+        cluster.kind === "bpa"
+          ? [...cluster.masters, ...cluster.workers].map((node) => `${node.request.label}|${node.host.id}`)
+          : cluster.members.map((member) => `${member.role}|${member.host.id}`);
+      const byHost = new Map<string, string>();
+      for (const entry of hosts) {
+        const [label, host] = entry.split("|") as [string, string];
+        expect(byHost.get(host) ?? label, `${host} serves two nodes of ${cluster.key}`).toBe(label);
+        byHost.set(host, label);
+        expect(owners.get(host) ?? cluster.key, `${host} is in two clusters`).toBe(cluster.key);
+        owners.set(host, cluster.key);
+      }
+    }
+  });
+
+  it("explain accounts for every host in every decision", () => {
+    const { plan } = evaluateSite(documents, inventory, EMPTY_LOCK);
+    for (const cluster of plan.clusters) {
+      for (const explanation of explainCluster(plan, cluster.key, inventory.size)) {
+        for (const decision of explanation.decisions) {
+          const hosts = [...decision.chosen, ...decision.rejected].map((entry) => entry.host).sort();
+          if (
+            decision.chosen.some(
+              (chosen) => chosen.reason.startsWith("mac-address") || chosen.reason.startsWith("same host"),
+            )
+          )
+            continue;
+          expect(hosts).toEqual(inventory.hosts.map((host) => host.id));
+        }
+      }
+    }
+  });
+
+  it("is independent of document and inventory order (property)", () => {
+    const reference = assignments(evaluateSite(documents, inventory, EMPTY_LOCK).plan);
+    fc.assert(
+      fc.property(
+        fc.shuffledSubarray(documents, { minLength: documents.length }),
+        fc.shuffledSubarray([...inventory.hosts], { minLength: inventory.size }),
+        (shuffledDocuments, shuffledHosts) => {
+          const plan = evaluateSite(shuffledDocuments, new Inventory(shuffledHosts), EMPTY_LOCK).plan;
+          expect(assignments(plan)).toEqual(reference);
+        },
+      ),
+      { numRuns: 50 },
+    );
+  });
+
+  it("keeps allocations from the lock when a new snapshot would choose differently", () => {
+    const first = evaluateSite(documents, inventory, EMPTY_LOCK).plan;
+    const westMaster = first.clusters.find((cluster) => cluster.key === "edge-a/cluster-west");
+    expect(westMaster?.kind).toBe("bpa");
+    if (westMaster?.kind !== "bpa") return;
+    const chosen = westMaster.masters[0]!.host;
+    // A smaller host appears in the new snapshot: without the lock it would win the best fit.
+    const smaller = {
+      ...chosen,
+      id: "metal3/a-new-node",
+      name: "a-new-node",
+      macs: ["02:00:00:00:00:01"],
+      nics: [{ name: "eno1", mac: "02:00:00:00:00:01", ipv4: "10.0.0.250" }],
+      bootMac: "02:00:00:00:00:01",
+      labels: {},
+    };
+    const grown = new Inventory([...inventory.hosts, smaller]);
+    expect(assignments(evaluateSite(documents, grown, EMPTY_LOCK).plan)).not.toEqual(assignments(first));
+    expect(assignments(evaluateSite(documents, grown, first.lock).plan)).toEqual(assignments(first));
+  });
+});
