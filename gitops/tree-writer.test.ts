@@ -1,0 +1,366 @@
+import { mkdir, mkdtemp, readdir, rename, rm, stat, symlink, utimes, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { UsageError } from "./errors.ts";
+import { readTree, writeTree } from "./tree-writer.ts";
+
+const LOCK = "metalsynth.lock.yaml";
+/** A date no write in these tests can produce, so "kept its mtime" cannot pass by coincidence. */
+const LONG_AGO = new Date("2001-02-03T04:05:06Z");
+
+let parent: string;
+let out: string;
+
+beforeEach(async () => {
+  parent = await mkdtemp(path.join(os.tmpdir(), "tree-writer-"));
+  out = path.join(parent, "rendered");
+});
+
+afterEach(async () => {
+  await rm(parent, { recursive: true, force: true });
+});
+
+/** A small rendered tree; `overrides` replaces (string) or drops (undefined) entries. */
+function makeTree(overrides: Record<string, string | undefined> = {}): Map<string, string> {
+  const base: Record<string, string | undefined> = {
+    [LOCK]: "clusters: {}\n",
+    "argocd/applicationset.yaml": "kind: ApplicationSet\n",
+    "clusters/site-a/cluster-a/kustomization.yaml": "resources:\n  - kud-installer.yaml\n",
+    "clusters/site-a/cluster-a/kud-installer.yaml": "kind: Job\n",
+    "clusters/site-a/cluster-b/kustomization.yaml": "resources: []\n",
+    "flux/site-a-cluster-a.yaml": "kind: Kustomization\n",
+  };
+  const merged = { ...base, ...overrides };
+  const entries = Object.entries(merged).filter((entry): entry is [string, string] => entry[1] !== undefined);
+  return new Map(entries);
+}
+
+/** Inode and mtime of every file, to tell "the same file" from "a file with the same bytes". */
+async function identities(dir: string): Promise<Map<string, string>> {
+  const result = new Map<string, string>();
+  for (const file of (await readTree(dir)).keys()) {
+    const info = await stat(path.join(dir, file));
+    result.set(file, `${info.ino}@${info.mtimeMs}`);
+  }
+  return result;
+}
+
+/** Ages every file, so a later rewrite shows up as a new mtime. */
+async function age(dir: string): Promise<void> {
+  for (const file of (await readTree(dir)).keys()) await utimes(path.join(dir, file), LONG_AGO, LONG_AGO);
+}
+
+async function mtimeOf(file: string): Promise<number> {
+  return (await stat(path.join(out, file))).mtimeMs;
+}
+
+/** What sits next to `out`: only `rendered` itself once a write has finished or failed cleanly. */
+async function siblings(): Promise<string[]> {
+  return (await readdir(parent)).sort();
+}
+
+describe("writeTree", () => {
+  it("creates the tree on the first write", async () => {
+    const files = makeTree();
+
+    const change = await writeTree(out, files);
+
+    expect(await readTree(out)).toEqual(files);
+    expect(change).toEqual({ added: [...files.keys()].sort(), changed: [], removed: [], unchanged: 0 });
+    expect(await siblings()).toEqual(["rendered"]);
+  });
+
+  it("creates missing parent directories", async () => {
+    const deep = path.join(parent, "a", "b", "rendered");
+
+    await writeTree(deep, makeTree());
+
+    expect(await readTree(deep)).toEqual(makeTree());
+  });
+
+  it("does not touch the tree when nothing changed", async () => {
+    await writeTree(out, makeTree());
+    await age(out);
+    const directory = (await stat(out)).ino;
+    const before = await identities(out);
+
+    const change = await writeTree(out, makeTree());
+
+    expect(change).toEqual({ added: [], changed: [], removed: [], unchanged: makeTree().size });
+    expect((await stat(out)).ino).toBe(directory);
+    expect(await identities(out)).toEqual(before);
+    expect(await mtimeOf(LOCK)).toBe(LONG_AGO.getTime());
+    expect(await siblings()).toEqual(["rendered"]);
+  });
+
+  it("rewrites only the file that changed; the others stay the same files", async () => {
+    await writeTree(out, makeTree());
+    await age(out);
+    const before = await identities(out);
+    const files = makeTree({ "clusters/site-a/cluster-a/kud-installer.yaml": "kind: Job\nspec: {}\n" });
+
+    const change = await writeTree(out, files);
+
+    expect(change).toEqual({
+      added: [],
+      changed: ["clusters/site-a/cluster-a/kud-installer.yaml"],
+      removed: [],
+      unchanged: files.size - 1,
+    });
+    expect(await readTree(out)).toEqual(files);
+    const after = await identities(out);
+    for (const file of files.keys()) {
+      if (file === "clusters/site-a/cluster-a/kud-installer.yaml")
+        expect(after.get(file)).not.toBe(before.get(file));
+      else expect(after.get(file), file).toBe(before.get(file));
+    }
+    expect(await siblings()).toEqual(["rendered"]);
+  });
+
+  it("adds new files and directories next to kept ones", async () => {
+    await writeTree(out, makeTree());
+    const files = makeTree({ "clusters/site-b/cluster-c/jumphost.yaml": "kind: Deployment\n" });
+
+    const change = await writeTree(out, files);
+
+    expect(change).toEqual({
+      added: ["clusters/site-b/cluster-c/jumphost.yaml"],
+      changed: [],
+      removed: [],
+      unchanged: files.size - 1,
+    });
+    expect(await readTree(out)).toEqual(files);
+  });
+
+  it("removes files that are no longer in the tree, and directories they leave empty", async () => {
+    await writeTree(out, makeTree());
+    const files = makeTree({ "clusters/site-a/cluster-b/kustomization.yaml": undefined });
+
+    const change = await writeTree(out, files);
+
+    expect(change).toEqual({
+      added: [],
+      changed: [],
+      removed: ["clusters/site-a/cluster-b/kustomization.yaml"],
+      unchanged: files.size,
+    });
+    expect(await readTree(out)).toEqual(files);
+    expect(await readdir(path.join(out, "clusters/site-a"))).toEqual(["cluster-a"]);
+  });
+
+  it("removes stray empty directories and special files even when no tracked file changed", async () => {
+    await writeTree(out, makeTree());
+    await mkdir(path.join(out, "clusters/empty/dir"), { recursive: true });
+    await symlink(LOCK, path.join(out, "link.yaml"));
+
+    const change = await writeTree(out, makeTree());
+
+    expect(change).toEqual({ added: [], changed: [], removed: ["link.yaml"], unchanged: makeTree().size });
+    expect(await readdir(path.join(out, "clusters"))).toEqual(["site-a"]);
+    expect(await readdir(out)).not.toContain("link.yaml");
+  });
+
+  it("keeps paths sorted in nested trees, whatever order the map has", async () => {
+    const files = new Map([
+      ["z/y/x/w.yaml", "w\n"],
+      [LOCK, "lock\n"],
+      ["a/b.yaml", "b\n"],
+      ["a/a/a.yaml", "a\n"],
+    ]);
+
+    const change = await writeTree(out, files);
+
+    expect(change.added).toEqual(["a/a/a.yaml", "a/b.yaml", LOCK, "z/y/x/w.yaml"]);
+    expect([...(await readTree(out)).keys()]).toEqual(["a/a/a.yaml", "a/b.yaml", LOCK, "z/y/x/w.yaml"]);
+  });
+
+  it("writes an empty map as an empty directory", async () => {
+    await writeTree(out, makeTree());
+
+    const change = await writeTree(out, new Map());
+
+    expect(change.removed).toHaveLength(makeTree().size);
+    expect(await readdir(out)).toEqual([]);
+  });
+
+  it("writes content as UTF-8 bytes", async () => {
+    await writeTree(out, makeTree({ "notes.yaml": "name: größe ✓\n" }));
+
+    expect((await readTree(out)).get("notes.yaml")).toBe("name: größe ✓\n");
+    expect((await stat(path.join(out, "notes.yaml"))).size).toBe(Buffer.byteLength("name: größe ✓\n"));
+  });
+
+  it("writes through a symbolic link to the real directory, keeping the link", async () => {
+    const real = path.join(parent, "real-rendered");
+    await writeTree(real, makeTree());
+    await symlink(real, out);
+
+    await writeTree(out, makeTree({ [LOCK]: "clusters: {a: 1}\n" }));
+
+    expect((await readTree(real)).get(LOCK)).toBe("clusters: {a: 1}\n");
+    expect((await stat(out)).isDirectory()).toBe(true);
+    expect(await siblings()).toEqual(["real-rendered", "rendered"]);
+  });
+});
+
+describe("writeTree when interrupted", () => {
+  const next = makeTree({
+    "clusters/site-a/cluster-a/kud-installer.yaml": "kind: Job\nspec: {changed: true}\n",
+    "clusters/site-a/cluster-b/kustomization.yaml": undefined,
+    "clusters/site-b/cluster-c/kustomization.yaml": "resources: []\n",
+  });
+  const size = next.size;
+
+  it.each([
+    ["before any file", 0],
+    ["after one file", 1],
+    ["half way", Math.floor(size / 2)],
+    ["after all but one file", size - 1],
+    ["between the two renames", size],
+  ])("leaves the previous tree byte-identical when failing %s", async (_label, failAfter) => {
+    await writeTree(out, makeTree());
+    await age(out);
+    const before = await identities(out);
+
+    await expect(writeTree(out, next, { failAfter })).rejects.toThrow(/injected failure/);
+
+    expect(await readTree(out)).toEqual(makeTree());
+    expect(await identities(out)).toEqual(before);
+    expect(await siblings()).toEqual(["rendered"]);
+  });
+
+  it.each([0, 1, size])(
+    "leaves nothing behind when the first write fails after %i file(s)",
+    async (failAfter) => {
+      await expect(writeTree(out, next, { failAfter })).rejects.toThrow(/injected failure/);
+
+      expect(await siblings()).toEqual([]);
+    },
+  );
+
+  it("succeeds on the next run after an interrupted one", async () => {
+    await writeTree(out, makeTree());
+    await expect(writeTree(out, next, { failAfter: 2 })).rejects.toThrow();
+
+    const change = await writeTree(out, next);
+
+    expect(change.changed).toEqual(["clusters/site-a/cluster-a/kud-installer.yaml"]);
+    expect(await readTree(out)).toEqual(next);
+  });
+
+  it("removes temporary and old trees left by a crashed run, and nothing else", async () => {
+    await writeTree(out, makeTree());
+    for (const debris of [".rendered.tmp-99999-0/clusters", ".rendered.old-99999-1/flux"]) {
+      await mkdir(path.join(parent, debris), { recursive: true });
+      await writeFile(path.join(parent, debris, "half.yaml"), "kind: Half");
+    }
+    await mkdir(path.join(parent, ".renderedx.tmp-1"));
+    await writeFile(path.join(parent, ".rendered-notes"), "mine");
+
+    await writeTree(out, makeTree());
+
+    expect(await siblings()).toEqual([".rendered-notes", ".renderedx.tmp-1", "rendered"]);
+  });
+
+  it("restores the previous tree when a crash came between the two renames", async () => {
+    await writeTree(out, makeTree());
+    // What a process killed between "out → old" and "temp → out" leaves behind.
+    await rename(out, path.join(parent, ".rendered.old-99999-3"));
+    await mkdir(path.join(parent, ".rendered.tmp-99999-3"));
+
+    const change = await writeTree(out, next);
+
+    expect(change).toEqual({
+      added: ["clusters/site-b/cluster-c/kustomization.yaml"],
+      changed: ["clusters/site-a/cluster-a/kud-installer.yaml"],
+      removed: ["clusters/site-a/cluster-b/kustomization.yaml"],
+      unchanged: size - 2,
+    });
+    expect(await readTree(out)).toEqual(next);
+    expect(await siblings()).toEqual(["rendered"]);
+  });
+});
+
+describe("writeTree refuses", () => {
+  it("an out path that is a file", async () => {
+    await writeFile(out, "not a directory");
+
+    await expect(writeTree(out, makeTree())).rejects.toThrow(UsageError);
+    await expect(writeTree(out, makeTree())).rejects.toThrow(/exists and is not a directory/);
+    expect(await siblings()).toEqual(["rendered"]);
+  });
+
+  it.each([
+    ["a file", { "README.md": "my notes" }],
+    ["nested files", { "src/main.ts": "code", "package.json": "{}" }],
+  ])("a non-empty directory without a lock file (%s), leaving it as it was", async (_label, content) => {
+    for (const [file, text] of Object.entries(content)) {
+      await mkdir(path.dirname(path.join(out, file)), { recursive: true });
+      await writeFile(path.join(out, file), text);
+    }
+
+    await expect(writeTree(out, makeTree())).rejects.toThrow(UsageError);
+    await expect(writeTree(out, makeTree())).rejects.toThrow(/not empty and has no metalsynth\.lock\.yaml/);
+    expect(Object.fromEntries(await readTree(out))).toEqual(content);
+    expect(await siblings()).toEqual(["rendered"]);
+  });
+
+  it("a directory holding only an empty subdirectory", async () => {
+    await mkdir(path.join(out, "keep"), { recursive: true });
+
+    await expect(writeTree(out, makeTree())).rejects.toThrow(/refusing to replace it/);
+  });
+
+  it("a lock file that is not at the root", async () => {
+    await mkdir(path.join(out, "sub"), { recursive: true });
+    await writeFile(path.join(out, "sub", LOCK), "");
+    await writeFile(path.join(out, "data.txt"), "precious");
+
+    await expect(writeTree(out, makeTree())).rejects.toThrow(/refusing/);
+  });
+
+  it("nothing when the directory exists but is empty", async () => {
+    await mkdir(out);
+
+    const change = await writeTree(out, makeTree());
+
+    expect(change.added).toHaveLength(makeTree().size);
+  });
+
+  it.each([
+    "/etc/passwd",
+    "../escape.yaml",
+    "a//b.yaml",
+    "a/./b.yaml",
+    "a/../b.yaml",
+    "a\\b.yaml",
+    "",
+    "dir/",
+  ])("the path %j", async (bad) => {
+    await expect(writeTree(out, makeTree({ [bad]: "x" }))).rejects.toThrow(/not a relative POSIX path/);
+    expect(await siblings()).toEqual([]);
+  });
+
+  it("a path that is both a file and a directory", async () => {
+    await expect(writeTree(out, makeTree({ clusters: "x" }))).rejects.toThrow(/both a file and a directory/);
+  });
+
+  it("a tree without a lock file, which the next run could not recognise", async () => {
+    await expect(writeTree(out, makeTree({ [LOCK]: undefined }))).rejects.toThrow(
+      /has no metalsynth\.lock\.yaml/,
+    );
+  });
+});
+
+describe("readTree", () => {
+  it("is empty when the directory does not exist", async () => {
+    expect(await readTree(out)).toEqual(new Map());
+  });
+
+  it("throws when the path is not a directory", async () => {
+    await writeFile(out, "x");
+
+    await expect(readTree(out)).rejects.toThrow(/not a directory/);
+  });
+});

@@ -1,0 +1,378 @@
+import {
+  copyFile,
+  link,
+  lstat,
+  mkdir,
+  readdir,
+  readFile,
+  realpath,
+  rename,
+  rm,
+  stat,
+  utimes,
+  writeFile,
+} from "node:fs/promises";
+import type { Dirent } from "node:fs";
+import path from "node:path";
+import { UsageError } from "./errors.ts";
+import { LOCK_FILE } from "./site-reader.ts";
+
+/** How a written tree differs from the one it replaced. Every list is sorted. */
+export interface TreeChange {
+  /** Paths that did not exist before. */
+  readonly added: string[];
+  /** Paths whose bytes differ (or that were not a regular file before). */
+  readonly changed: string[];
+  /** Paths that existed before and are not in the new tree. */
+  readonly removed: string[];
+  /** How many files were kept as they were (same inode, same mtime). */
+  readonly unchanged: number;
+}
+
+/** Options of {@link writeTree}. */
+export interface WriteTreeOptions {
+  /**
+   * Test-only failure injection (the filesystem edge STYLE.md allows): throw once this many files
+   * have been placed in the temporary tree, as if the process died there. With `0` the run fails
+   * right after the temporary directory is created; with exactly the number of files in the tree it
+   * fails later, between moving the old tree aside and moving the new one in, which exercises the
+   * restore path. Larger values never fire.
+   * @default undefined (never fails on purpose)
+   */
+  readonly failAfter?: number;
+}
+
+/** Suffix counter so two writes from one process never pick the same temporary name. */
+let sequence = 0;
+
+/**
+ * Replaces the directory `out` so it holds exactly `files` (relative POSIX paths → UTF-8 content),
+ * atomically (SPEC §6.2, §8 "nothing lost"): the new tree is built in a hidden sibling directory and
+ * swapped in with two renames, so an interrupted run leaves the previous tree as it was.
+ *
+ * Unchanged files are hard-linked from the previous tree (copied with their timestamps where the file
+ * system has no hard links), so Git and editors see only the files that really changed; when nothing
+ * changed, `out` is not touched at all.
+ *
+ * The tree is owned by metalsynth: files in `out` that are not in `files` are removed. To keep that
+ * from wiping an unrelated directory, `out` must be missing, empty, or hold `metalsynth.lock.yaml`,
+ * and a non-empty `files` must contain `metalsynth.lock.yaml` too, so the next run recognises the tree.
+ *
+ * One writer per `out` at a time: stale temporary directories left by a crashed run are removed on
+ * start, which would also remove those of a concurrent run.
+ *
+ * @throws UsageError when `out` is not a directory or is a non-empty directory metalsynth did not
+ *   write (a mistyped `--out`: exit 2).
+ * @throws Error when a path in `files` is not a plain relative POSIX path or the lock file is missing
+ *   (a bug in the caller), and for any file system error, after cleaning up.
+ */
+export async function writeTree(
+  out: string,
+  files: ReadonlyMap<string, string>,
+  options: WriteTreeOptions = {},
+): Promise<TreeChange> {
+  const wanted = checkPaths(files);
+  const target = await resolveOut(out);
+  const parent = path.dirname(target);
+  const base = path.basename(target);
+  await mkdir(parent, { recursive: true });
+  await recoverInterruptedSwap(parent, base, target);
+
+  const previous = await scanTree(target);
+  if (previous) refuseForeign(target, previous);
+  const wantedBytes = new Map(wanted.map((file) => [file, Buffer.from(files.get(file) ?? "", "utf8")]));
+  const change = compare(previous, wantedBytes);
+  if (previous && isEmptyChange(change) && !hasLeftovers(previous, wanted)) return change;
+
+  const temporary = path.join(parent, `.${base}.tmp-${process.pid}-${sequence}`);
+  const aside = path.join(parent, `.${base}.old-${process.pid}-${sequence}`);
+  sequence += 1;
+  const failAfter = options.failAfter;
+  const failIfInjected = (placed: number): void => {
+    if (placed === failAfter) throw new Error(`writeTree: injected failure after ${placed} file(s)`);
+  };
+
+  try {
+    await mkdir(temporary);
+    let placed = 0;
+    if (wanted.length > 0) failIfInjected(placed);
+    // Only the deepest directories need creating: recursive mkdir makes their parents, and tolerates
+    // a parent that a concurrent sibling made first.
+    await forEachConcurrently(leafDirectories(wanted), (dir) =>
+      mkdir(path.join(temporary, ...dir.split("/")), { recursive: true }),
+    );
+    await forEachConcurrently(wanted, async (file) => {
+      const destination = path.join(temporary, ...file.split("/"));
+      const bytes = wantedBytes.get(file) ?? Buffer.alloc(0);
+      if (previous?.files.get(file)?.equals(bytes))
+        await keep(path.join(target, ...file.split("/")), destination);
+      else await writeFile(destination, bytes);
+      placed += 1;
+      if (placed < wanted.length) failIfInjected(placed);
+    });
+
+    if (previous) {
+      await rename(target, aside);
+      try {
+        failIfInjected(wanted.length);
+        await rename(temporary, target);
+      } catch (error) {
+        await rename(aside, target).catch((restoreError: unknown) => {
+          throw new Error(
+            `writing ${target} failed (${String(error)}) and so did putting the previous tree back; ` +
+              `it is at ${aside}, and the next run moves it back`,
+            { cause: restoreError },
+          );
+        });
+        throw error;
+      }
+    } else {
+      failIfInjected(wanted.length);
+      await rename(temporary, target);
+    }
+  } catch (error) {
+    await rm(temporary, { recursive: true, force: true });
+    throw error;
+  }
+
+  // The new tree is in place; an old tree that cannot be removed now is only clutter, and the next
+  // run's stale-directory cleanup removes it, so this must not turn a successful write into a failure.
+  await rm(aside, { recursive: true, force: true }).catch(() => undefined);
+  return change;
+}
+
+/**
+ * Every regular file below `out`, keyed by relative POSIX path in sorted order; an empty map when
+ * `out` does not exist. Symbolic links and other special files are not followed or listed.
+ *
+ * @throws UsageError when `out` exists and is not a directory.
+ */
+export async function readTree(out: string): Promise<Map<string, string>> {
+  const target = await resolveOut(out);
+  const scanned = await scanTree(target);
+  const tree = new Map<string, string>();
+  for (const [file, bytes] of scanned?.files ?? []) tree.set(file, bytes.toString("utf8"));
+  return tree;
+}
+
+/** What is in an existing output directory. */
+interface ScannedTree {
+  /** Regular files, in sorted path order. */
+  readonly files: Map<string, Buffer>;
+  /** Symbolic links, sockets, FIFOs: never part of a tree metalsynth writes. */
+  readonly specials: Set<string>;
+  /** Directories, for spotting ones the new tree no longer needs. */
+  readonly directories: Set<string>;
+}
+
+/** `out` with symbolic links resolved (so the swap replaces the real directory); refuses non-directories. */
+async function resolveOut(out: string): Promise<string> {
+  const info = await stat(out).catch((error: unknown) => {
+    if (isErrorCode(error, "ENOENT")) return undefined;
+    throw error;
+  });
+  if (!info) return path.resolve(out);
+  if (!info.isDirectory()) {
+    throw new UsageError(
+      `${out} exists and is not a directory; metalsynth writes its output tree there, pass another --out`,
+    );
+  }
+  return realpath(out);
+}
+
+async function scanTree(target: string): Promise<ScannedTree | undefined> {
+  let entries: Dirent[];
+  try {
+    entries = await readdir(target, { recursive: true, withFileTypes: true });
+  } catch (error) {
+    if (isErrorCode(error, "ENOENT")) return undefined;
+    throw error;
+  }
+  const files = new Map<string, Buffer>();
+  const specials = new Set<string>();
+  const directories = new Set<string>();
+  const relative = (entry: Dirent): string =>
+    path.relative(target, path.join(entry.parentPath, entry.name)).split(path.sep).join("/");
+  const regular = entries
+    .filter((entry) => entry.isFile())
+    .map(relative)
+    .sort();
+  for (const entry of entries) {
+    if (entry.isDirectory()) directories.add(relative(entry));
+    else if (!entry.isFile()) specials.add(relative(entry));
+  }
+  const contents = new Map<string, Buffer>();
+  await forEachConcurrently(regular, async (file) => {
+    contents.set(file, await readFile(path.join(target, ...file.split("/"))));
+  });
+  // Filled in completion order above; rebuilt so iteration follows the sorted paths.
+  for (const file of regular) files.set(file, contents.get(file) ?? Buffer.alloc(0));
+  return { files, specials, directories };
+}
+
+/** Guards an unrelated directory (a mistyped `--out`) against being replaced wholesale. */
+function refuseForeign(target: string, previous: ScannedTree): void {
+  const empty = previous.files.size + previous.specials.size + previous.directories.size === 0;
+  if (empty || previous.files.has(LOCK_FILE)) return;
+  throw new UsageError(
+    `${target} is not empty and has no ${LOCK_FILE}, so metalsynth did not write it; refusing to ` +
+      `replace it. Pass another --out, or empty the directory if it really is metalsynth's output`,
+  );
+}
+
+/** Validates the keys of `files` and returns them sorted. */
+function checkPaths(files: ReadonlyMap<string, string>): string[] {
+  const sorted = [...files.keys()].sort();
+  for (const file of sorted) {
+    const segments = file.split("/");
+    const bad = segments.some((segment) => segment === "" || segment === "." || segment === "..");
+    if (bad || /[\\\0]/.test(file)) {
+      throw new Error(`writeTree: ${JSON.stringify(file)} is not a relative POSIX path inside the tree`);
+    }
+  }
+  const all = new Set(sorted);
+  for (const file of sorted) {
+    const segments = file.split("/");
+    for (let depth = 1; depth < segments.length; depth++) {
+      const ancestor = segments.slice(0, depth).join("/");
+      if (all.has(ancestor))
+        throw new Error(`writeTree: ${ancestor} is both a file and a directory of ${file}`);
+    }
+  }
+  if (sorted.length > 0 && !all.has(LOCK_FILE)) {
+    throw new Error(
+      `writeTree: the tree has no ${LOCK_FILE}, so the next run could not recognise it as ours`,
+    );
+  }
+  return sorted;
+}
+
+function compare(previous: ScannedTree | undefined, wanted: ReadonlyMap<string, Buffer>): TreeChange {
+  const added: string[] = [];
+  const changed: string[] = [];
+  let unchanged = 0;
+  for (const [file, bytes] of wanted) {
+    const before = previous?.files.get(file);
+    if (before?.equals(bytes)) unchanged += 1;
+    else if (before || previous?.specials.has(file)) changed.push(file);
+    else added.push(file);
+  }
+  const removed = [...(previous?.files.keys() ?? []), ...(previous?.specials ?? [])]
+    .filter((file) => !wanted.has(file))
+    .sort();
+  return { added, changed, removed, unchanged };
+}
+
+/**
+ * Whether the old tree has directories the new one does not need (empty ones, or ones emptied by
+ * removals): invisible to Git, but "exactly `files`" means they go, which takes a swap.
+ */
+function hasLeftovers(previous: ScannedTree, wanted: readonly string[]): boolean {
+  const needed = new Set(parentDirectories(wanted).flatMap(withAncestors));
+  return [...previous.directories].some((dir) => !needed.has(dir));
+}
+
+function isEmptyChange(change: TreeChange): boolean {
+  return change.added.length + change.changed.length + change.removed.length === 0;
+}
+
+/** The distinct parent directories of `files`, sorted. */
+function parentDirectories(files: readonly string[]): string[] {
+  const dirs = new Set<string>();
+  for (const file of files) {
+    const slash = file.lastIndexOf("/");
+    if (slash > 0) dirs.add(file.slice(0, slash));
+  }
+  return [...dirs].sort();
+}
+
+/** Parent directories that are not themselves a parent of another one. */
+function leafDirectories(files: readonly string[]): string[] {
+  const dirs = parentDirectories(files);
+  const inner = new Set(dirs.flatMap((dir) => withAncestors(dir).slice(0, -1)));
+  return dirs.filter((dir) => !inner.has(dir));
+}
+
+function withAncestors(dir: string): string[] {
+  const segments = dir.split("/");
+  return segments.map((_, index) => segments.slice(0, index + 1).join("/"));
+}
+
+/**
+ * Puts the previous version of an unchanged file into the new tree as the same file: a hard link keeps
+ * inode, bytes and mtime, so `git status` does not even need to re-read it. Some file systems
+ * (FAT, some network mounts) have no hard links; a copy with the old timestamps does nearly as well.
+ */
+async function keep(source: string, destination: string): Promise<void> {
+  try {
+    await link(source, destination);
+  } catch (error) {
+    if (!isErrorCode(error, "EPERM", "ENOTSUP", "EOPNOTSUPP", "EXDEV", "EMLINK")) throw error;
+    await copyFile(source, destination);
+    const info = await lstat(source);
+    await utimes(destination, info.atime, info.mtime);
+  }
+}
+
+/**
+ * Cleans up after a run that died: a process killed between the two renames leaves no `out` and the
+ * previous tree at `.<base>.old-*`, which is moved back so the comparison (and anyone looking) sees
+ * it; every other `.<base>.tmp-*` or `.<base>.old-*` sibling is debris and is removed.
+ */
+async function recoverInterruptedSwap(parent: string, base: string, target: string): Promise<void> {
+  const names = await readdir(parent);
+  const temporaries = names.filter((name) => name.startsWith(`.${base}.tmp-`));
+  const asides = names.filter((name) => name.startsWith(`.${base}.old-`));
+  const outExists = names.includes(base);
+  if (!outExists && asides.length > 0) {
+    // Several leftovers mean several crashes; the most recently moved one is the latest tree.
+    const moved = await Promise.all(
+      asides.map(async (name) => ({ name, ctime: (await lstat(path.join(parent, name))).ctimeMs })),
+    );
+    moved.sort((a, b) => b.ctime - a.ctime || a.name.localeCompare(b.name));
+    const latest = moved[0];
+    if (latest) {
+      await rename(path.join(parent, latest.name), target);
+      asides.splice(asides.indexOf(latest.name), 1);
+    }
+  }
+  for (const name of [...temporaries, ...asides]) {
+    await rm(path.join(parent, name), { recursive: true, force: true });
+  }
+}
+
+/**
+ * How many file operations run at once: enough to keep libuv's thread pool busy (a rendered tree has
+ * thousands of small files; one at a time costs seconds), few enough to stay far below open-file limits.
+ */
+const CONCURRENCY = 32;
+
+/**
+ * Runs `action` over `items` with bounded concurrency. On failure it stops starting new work but
+ * waits for what is already running before rejecting with the first error, so the caller's cleanup
+ * never races a write into the directory it is removing.
+ */
+async function forEachConcurrently<T>(
+  items: readonly T[],
+  action: (item: T) => Promise<unknown>,
+): Promise<void> {
+  let next = 0;
+  let failure: { error: unknown } | undefined;
+  const worker = async (): Promise<void> => {
+    while (failure === undefined && next < items.length) {
+      const item = items[next] as T;
+      next += 1;
+      try {
+        await action(item);
+      } catch (error) {
+        failure ??= { error };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(CONCURRENCY, items.length) }, worker));
+  if (failure) throw failure.error;
+}
+
+function isErrorCode(error: unknown, ...codes: string[]): boolean {
+  return error instanceof Error && "code" in error && codes.includes(String(error.code));
+}
