@@ -1,7 +1,9 @@
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { UsageError } from "../gitops/errors.ts";
 import { formatIssues, type OutputFormat } from "../gitops/report.ts";
+import { renderSite } from "../gitops/render.ts";
 import { readSite } from "../gitops/site-reader.ts";
+import { writeTree } from "../gitops/tree-writer.ts";
 import { evaluateSite } from "../synth/evaluate.ts";
 import { explainCluster, explanationText } from "../synth/explain.ts";
 import { hasErrors } from "../synth/issue.ts";
@@ -15,6 +17,8 @@ commands:
   validate [--site DIR] [--specs PATH…] [--inventory PATH…] [--format text|json]
       check the site's CRs against the rules and the inventory; exit 1 on errors
 
+  synth [--site DIR] [--specs PATH…] [--inventory PATH…] [--out DIR] [--format text|json]
+      validate, plan and write the rendered/ tree (atomically; untouched when the input has errors)
   explain <cluster> [--site DIR] [--format text|json]
       show, per role, the chosen hosts and why every other host was rejected
 
@@ -22,6 +26,7 @@ options:
   --site DIR        site directory (default .)
   --specs PATH      spec files, directories or globs (default <site>/specs); repeatable
   --inventory PATH  inventory files or directories (default <site>/inventory); repeatable
+  --out DIR         output directory of synth (default <site>/rendered)
   --format FORMAT   text (default) or json
 `;
 
@@ -30,6 +35,7 @@ const SITE_OPTIONS = {
   specs: { type: "string", multiple: true },
   inventory: { type: "string", multiple: true },
   format: { type: "string" },
+  out: { type: "string" },
   help: { type: "boolean", short: "h" },
 } as const satisfies ParseArgsConfig["options"];
 
@@ -53,6 +59,8 @@ export async function main(argv: readonly string[], io: Console = processConsole
         return await validate(rest, io);
       case "explain":
         return await explain(rest, io);
+      case "synth":
+        return await synth(rest, io);
       case undefined:
       case "help":
       case "--help":
@@ -96,6 +104,39 @@ async function validate(argv: readonly string[], io: Console): Promise<number> {
   io.out(formatIssues(issues, format));
   if (format === "text") io.err(`${summary(issues)}\n`);
   return hasErrors(issues) ? EXIT.invalid : EXIT.ok;
+}
+
+async function synth(argv: readonly string[], io: Console): Promise<number> {
+  const { values } = parseArgs({ args: [...argv], options: SITE_OPTIONS, strict: true });
+  const format = outputFormat(values.format);
+  const input = await readSite({
+    ...siteLocation(values),
+    ...(values.out === undefined ? {} : { out: values.out }),
+  });
+  const evaluation = evaluateSite(input.documents, input.inventory, input.lock);
+  const issues = [...input.issues, ...evaluation.issues];
+  if (hasErrors(issues)) {
+    io.out(formatIssues(issues, format));
+    io.err(`${summary(issues)}; ${input.out} left unchanged\n`);
+    return EXIT.invalid;
+  }
+  const rendered = renderSite(evaluation.plan, input.settings);
+  const change = await writeTree(input.out, rendered.files);
+  if (format === "json") {
+    io.out(
+      `${JSON.stringify({ out: input.out, clusters: rendered.clusters, change, diagnostics: issues }, null, 2)}\n`,
+    );
+    return EXIT.ok;
+  }
+  if (issues.length > 0) io.err(formatIssues(issues, "text"));
+  for (const cluster of rendered.clusters) {
+    io.out(
+      `${cluster.cluster}: ${cluster.masters.length} master(s) [${cluster.masters.join(", ")}], ${cluster.workers.length} worker(s) [${cluster.workers.join(", ")}], ${cluster.objects} objects in ${cluster.directory}\n`,
+    );
+  }
+  const counts = `${change.added.length} added, ${change.changed.length} changed, ${change.removed.length} removed, ${change.unchanged} unchanged`;
+  io.out(`wrote ${input.out}: ${counts}\n`);
+  return EXIT.ok;
 }
 
 async function explain(argv: readonly string[], io: Console): Promise<number> {

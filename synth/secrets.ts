@@ -7,8 +7,11 @@ import type { FieldPath } from "./field-path.ts";
  */
 const SECRET_PATTERNS: readonly { readonly what: string; readonly pattern: RegExp }[] = [
   { what: "a private key", pattern: /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----/ },
-  { what: "a password assignment", pattern: /\b(pass(word|wd)?|pwd)\s*[:=]\s*\S+/i },
-  { what: "a token assignment", pattern: /\b(token|secret|api[-_]?key)\s*[:=]\s*[A-Za-z0-9+/_.-]{8,}/i },
+  { what: "a password assignment", pattern: /\b(pass(word|wd)?|pwd)[ \t]*[:=][ \t]*[^\s"'{}]+/i },
+  {
+    what: "a token assignment",
+    pattern: /\b(token|secret|api[-_]?key)[ \t]*[:=][ \t]*[A-Za-z0-9+/_.-]{8,}/i,
+  },
   { what: "a JSON Web Token", pattern: /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/ },
   { what: "an AWS access key", pattern: /\bAKIA[0-9A-Z]{16}\b/ },
   { what: "a GitHub token", pattern: /\bgh[pousr]_[A-Za-z0-9]{30,}\b/ },

@@ -1,0 +1,33 @@
+import { Chart } from "cdk8s";
+import { k8s } from "cdk8s-plus-27";
+import type { Construct } from "constructs";
+import { kudRoles } from "../synth/hosts-ini.ts";
+import type { BpaClusterPlan } from "../synth/plan/model.ts";
+import { SYNC_WAVES, clusterChartProps, nodeAddresses, waveAnnotations } from "./metadata.ts";
+
+/** Props of {@link ClusterConfigMapChart}. */
+export interface ClusterConfigMapChartProps {
+  /** The cluster's plan. */
+  readonly cluster: BpaClusterPlan;
+}
+
+/**
+ * The cluster's address book `<cluster>-configmap` (SPEC §4.1), as upstream BPA published it for
+ * other tools: `MASTER_<label>` / `WORKER_<label>` → IP. A host in both roles has both keys, and a
+ * cluster without workers lists its masters as workers too, as upstream did. Upstream wrote it only
+ * after the installer succeeded; here it is plain desired state, synced with the installer's wave.
+ */
+export class ClusterConfigMapChart extends Chart {
+  constructor(scope: Construct, id: string, props: ClusterConfigMapChartProps) {
+    const { cluster } = props;
+    super(scope, id, clusterChartProps(cluster));
+    const roles = kudRoles(nodeAddresses(cluster.masters), nodeAddresses(cluster.workers));
+    const data: Record<string, string> = {};
+    for (const node of roles.masters) data[`MASTER_${node.label}`] = node.ip;
+    for (const node of roles.workers) data[`WORKER_${node.label}`] = node.ip;
+    new k8s.KubeConfigMap(this, "configmap", {
+      metadata: { name: `${cluster.name}-configmap`, annotations: waveAnnotations(SYNC_WAVES.installer) },
+      data,
+    });
+  }
+}

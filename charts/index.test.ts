@@ -1,0 +1,75 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { toYamlStream } from "../synth/yaml-output.ts";
+import { bpaClusterObjects } from "./index.ts";
+import {
+  asKubeObject,
+  bpaPlan,
+  settings,
+  validateKubernetesObject,
+  type KubeObject,
+} from "./test-support.ts";
+
+const WITH_SOFTWARE = { masterSoftware: ["htop"], workerSoftware: ["curl=7.81.0-1ubuntu1.15"] };
+
+function kubeObjects(files: Map<string, unknown[]>): KubeObject[] {
+  return [...files.values()].flat().map((value) => {
+    const object = asKubeObject(value);
+    validateKubernetesObject(object);
+    return object;
+  });
+}
+
+describe("bpaClusterObjects", () => {
+  afterEach(() => {
+    delete process.env.CDK8S_DISABLE_SORT;
+  });
+
+  it("renders one file per component, in name order", () => {
+    expect([...bpaClusterObjects(bpaPlan(), settings()).keys()]).toEqual([
+      "cluster-configmap.yaml",
+      "kud-installer.yaml",
+    ]);
+    expect([...bpaClusterObjects(bpaPlan(WITH_SOFTWARE), settings()).keys()]).toEqual([
+      "cluster-configmap.yaml",
+      "kud-installer.yaml",
+      "software.yaml",
+    ]);
+  });
+
+  it("renders nothing for a cluster without a Provisioning: its software has no hosts", () => {
+    const softwareOnly = { ...bpaPlan(WITH_SOFTWARE), provisioning: undefined };
+    expect(bpaClusterObjects(softwareOnly, settings()).size).toBe(0);
+  });
+
+  it("gives every object a valid schema, the CR's namespace, the common labels and a sync wave", () => {
+    const objects = kubeObjects(
+      bpaClusterObjects(bpaPlan({ ...WITH_SOFTWARE, namespace: "edge-b" }), settings()),
+    );
+    expect(objects.length).toBeGreaterThan(0);
+    for (const object of objects) {
+      expect(object.metadata.namespace).toBe("edge-b");
+      expect(object.metadata.labels).toMatchObject({
+        "app.kubernetes.io/managed-by": "metalsynth",
+        "metalsynth.io/cluster": "cluster-east",
+      });
+      expect(object.metadata.annotations?.["argocd.argoproj.io/sync-wave"]).toMatch(/^[12]$/);
+    }
+  });
+
+  it("is byte-identical across runs and independent of CDK8S_* environment variables", () => {
+    const yaml = () =>
+      [...bpaClusterObjects(bpaPlan(WITH_SOFTWARE), settings()).entries()]
+        .map(([file, objects]) => `# ${file}\n${toYamlStream(objects)}`)
+        .join("");
+    const first = yaml();
+    expect(yaml()).toBe(first);
+    process.env.CDK8S_DISABLE_SORT = "1";
+    expect(yaml()).toBe(first);
+  });
+
+  it("references the SSH key Secret and never contains key material", () => {
+    const text = JSON.stringify([...bpaClusterObjects(bpaPlan(WITH_SOFTWARE), settings()).values()]);
+    expect(text).toContain('"secretName":"ssh-key-secret"');
+    expect(text).not.toMatch(/PRIVATE KEY|ssh-rsa|password/i);
+  });
+});

@@ -1,0 +1,278 @@
+import { Chart } from "cdk8s";
+import { k8s } from "cdk8s-plus-27";
+import type { Construct } from "constructs";
+import { hash8 } from "../synth/content-hash.ts";
+import { hostsIni } from "../synth/hosts-ini.ts";
+import type { BpaClusterPlan } from "../synth/plan/model.ts";
+import type { SiteSettings } from "../synth/schema/settings.ts";
+import { toYaml } from "../synth/yaml-output.ts";
+import {
+  SSH_KEY_ITEM,
+  SYNC_WAVES,
+  clusterChartProps,
+  clusterLabels,
+  jobName,
+  nodeAddresses,
+  waveAnnotations,
+} from "./metadata.ts";
+
+/** Props of {@link KudInstallerChart}. */
+export interface KudInstallerChartProps {
+  /** The cluster's plan; its Provisioning supplies the KUD plugins and the pod subnet. */
+  readonly cluster: BpaClusterPlan;
+  /** Images, the SSH key Secret and the Job knobs. */
+  readonly settings: SiteSettings;
+}
+
+/** Where KUD's installer looks for a cluster's hosts.ini and writes its artifacts (upstream layout). */
+export const MULTI_CLUSTER_DIR = "/opt/kud/multi-cluster";
+/** Field manager of the server-side apply that stores the kubeconfig. */
+export const KUBECONFIG_FIELD_MANAGER = "metalsynth-kud";
+
+/** The kubectl step's working directory: its kustomization plus the installer's artifacts below it. */
+const KUBECONFIG_DIR = "/kubeconfig";
+/** Where kubectl finds its in-cluster credentials (client-go's fixed path). */
+const SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount";
+
+/**
+ * The KUD installer of a BPA cluster (SPEC §4.1): hosts.ini in a ConfigMap, the installer Job, and the
+ * least-privilege identity its second step uses to store the cluster's kubeconfig as a Secret.
+ *
+ * The Job's pod runs two steps in order without any shell: the installer is an init container (the
+ * kubelet starts the main container only after it exits 0, and a failure fails the pod), and the main
+ * container is `kubectl apply --server-side -k` over a kustomization whose `secretGenerator` reads
+ * `artifacts/admin.conf`. That gives create-or-update in one argv: `kubectl create secret` fails when
+ * the Secret exists (every re-install), and `create --dry-run -o yaml | kubectl apply -f -` needs a
+ * pipe, i.e. `sh -c`. The two steps share the multi-cluster directory through an emptyDir (upstream
+ * used a hostPath, which ties the artifacts to whichever node ran the pod).
+ */
+export class KudInstallerChart extends Chart {
+  /** `kud-<cluster>-<hash8>`: changes whenever anything the Job runs with changes. */
+  readonly jobName: string;
+
+  constructor(scope: Construct, id: string, props: KudInstallerChartProps) {
+    const { cluster, settings } = props;
+    super(scope, id, clusterChartProps(cluster));
+    const { provisioning } = cluster;
+    if (!provisioning) throw new Error(`cluster ${cluster.key} has no Provisioning: nothing to install`);
+
+    const name = cluster.name;
+    const clusterDir = `${MULTI_CLUSTER_DIR}/${name}`;
+    const hostsConfigMap = `${name}-hosts-ini`;
+    const kustomizationConfigMap = `${name}-kubeconfig-kustomization`;
+    const kubeconfigSecret = `${name}-kubeconfig`;
+    const identity = `kud-${name}`;
+    const annotations = waveAnnotations(SYNC_WAVES.installer);
+
+    const hostsConfigMapData = {
+      "hosts.ini": hostsIni(nodeAddresses(cluster.masters), nodeAddresses(cluster.workers)),
+    };
+    const kustomizationData = {
+      "kustomization.yaml": kubeconfigKustomization(cluster.namespace, name, kubeconfigSecret),
+    };
+
+    const installer: k8s.Container = {
+      name: "kud-installer",
+      image: settings.images.kudInstaller,
+      imagePullPolicy: settings.job.imagePullPolicy,
+      // The image's working directory holds KUD's `installer`, as upstream's `./installer` relied on.
+      command: ["./installer"],
+      args: [
+        "--cluster",
+        name,
+        ...(provisioning.plugins.length > 0 ? ["--plugins", ...provisioning.plugins] : []),
+        ...(provisioning.podSubnet === undefined ? [] : ["--network", provisioning.podSubnet]),
+      ],
+      // KUD runs kubespray as root inside the container: it reads /root/.ssh/id_rsa and writes its
+      // inventory, logs and artifacts under /opt/kud and /root, so neither non-root nor a read-only
+      // root filesystem fits. It needs no privileges on the node running the pod (upstream ran it
+      // privileged): all its work happens over SSH on the cluster's hosts, and hostNetwork is only
+      // there to reach them. `privileged` stays a site setting for installers that do need it.
+      securityContext: {
+        runAsUser: 0,
+        runAsNonRoot: false,
+        privileged: settings.job.privileged,
+        // The API server rejects allowPrivilegeEscalation: false together with privileged: true.
+        ...(settings.job.privileged ? {} : { allowPrivilegeEscalation: false }),
+        readOnlyRootFilesystem: false,
+      },
+      resources: {
+        requests: { cpu: k8s.Quantity.fromString("500m"), memory: k8s.Quantity.fromString("1Gi") },
+      },
+      volumeMounts: [
+        { name: "multi-cluster", mountPath: MULTI_CLUSTER_DIR },
+        { name: "hosts-ini", mountPath: `${clusterDir}/hosts.ini`, subPath: "hosts.ini", readOnly: true },
+        // Only the key file: /root/.ssh stays writable for known_hosts. Mode 0400 replaces upstream's
+        // `cp -r /.ssh /root/; chmod -R 600` shell prologue.
+        { name: "ssh-key", mountPath: `/root/.ssh/${SSH_KEY_ITEM}`, subPath: SSH_KEY_ITEM, readOnly: true },
+      ],
+    };
+
+    const storeKubeconfig: k8s.Container = {
+      name: "store-kubeconfig",
+      image: settings.images.kubectl,
+      imagePullPolicy: settings.job.imagePullPolicy,
+      command: ["kubectl"],
+      args: [
+        "apply",
+        // Server-side apply: create-or-update, no last-applied annotation duplicating the kubeconfig,
+        // and a create through apply is authorised with the Secret's name (see the Role).
+        "--server-side",
+        `--field-manager=${KUBECONFIG_FIELD_MANAGER}`,
+        "--force-conflicts",
+        "--cache-dir=/tmp/kube-cache",
+        `--kustomize=${KUBECONFIG_DIR}`,
+      ],
+      // Root without capabilities: admin.conf is written by the root installer and may be owner-only,
+      // so only uid 0 can read it; with every capability dropped, uid 0 gets no further.
+      securityContext: {
+        runAsUser: 0,
+        runAsNonRoot: false,
+        allowPrivilegeEscalation: false,
+        readOnlyRootFilesystem: true,
+        capabilities: { drop: ["ALL"] },
+      },
+      resources: {
+        requests: { cpu: k8s.Quantity.fromString("50m"), memory: k8s.Quantity.fromString("64Mi") },
+      },
+      volumeMounts: [
+        {
+          name: "kubeconfig-kustomization",
+          mountPath: `${KUBECONFIG_DIR}/kustomization.yaml`,
+          subPath: "kustomization.yaml",
+          readOnly: true,
+        },
+        {
+          name: "multi-cluster",
+          mountPath: `${KUBECONFIG_DIR}/artifacts`,
+          subPath: `${name}/artifacts`,
+          readOnly: true,
+        },
+        { name: "tmp", mountPath: "/tmp" },
+        { name: "kube-api-access", mountPath: SERVICE_ACCOUNT_DIR, readOnly: true },
+      ],
+    };
+
+    const jobSpec: k8s.JobSpec = {
+      // No ttlSecondsAfterFinished: Argo CD / Flux would re-create a garbage-collected Job from Git
+      // and run the installer again.
+      backoffLimit: settings.job.backoffLimit,
+      template: {
+        metadata: { labels: clusterLabels(name) },
+        spec: {
+          serviceAccountName: identity,
+          // The installer never talks to the API server, so the token is projected into the kubectl
+          // step only (the same three files the kubelet would mount, for client-go's in-cluster config).
+          automountServiceAccountToken: false,
+          hostNetwork: settings.job.hostNetwork,
+          restartPolicy: "Never",
+          securityContext: { seccompProfile: { type: "RuntimeDefault" } },
+          initContainers: [installer],
+          containers: [storeKubeconfig],
+          volumes: [
+            { name: "multi-cluster", emptyDir: {} },
+            { name: "hosts-ini", configMap: { name: hostsConfigMap } },
+            {
+              name: "ssh-key",
+              // A reference only: the key never leaves the cluster, and a missing `id_rsa` fails the pod
+              // visibly instead of running the installer without credentials.
+              secret: {
+                secretName: settings.sshKeySecret,
+                defaultMode: 0o400,
+                items: [{ key: SSH_KEY_ITEM, path: SSH_KEY_ITEM }],
+              },
+            },
+            { name: "kubeconfig-kustomization", configMap: { name: kustomizationConfigMap } },
+            { name: "tmp", emptyDir: {} },
+            {
+              name: "kube-api-access",
+              projected: {
+                sources: [
+                  { serviceAccountToken: { path: "token", expirationSeconds: 3600 } },
+                  { configMap: { name: "kube-root-ca.crt", items: [{ key: "ca.crt", path: "ca.crt" }] } },
+                  {
+                    downwardApi: {
+                      items: [
+                        {
+                          path: "namespace",
+                          fieldRef: { apiVersion: "v1", fieldPath: "metadata.namespace" },
+                        },
+                      ],
+                    },
+                  },
+                ],
+              },
+            },
+          ],
+        },
+      },
+    };
+
+    // Everything the Job runs with: its own spec (cluster, plugins, subnet, images, knobs, Secret name)
+    // and the content of the ConfigMaps it mounts, which are updated in place under fixed names.
+    this.jobName = jobName(
+      "kud",
+      name,
+      hash8({
+        namespace: cluster.namespace,
+        job: k8s.KubeJob.manifest({ spec: jobSpec }),
+        configMaps: { [hostsConfigMap]: hostsConfigMapData, [kustomizationConfigMap]: kustomizationData },
+      }),
+    );
+
+    new k8s.KubeConfigMap(this, "hosts-ini", {
+      metadata: { name: hostsConfigMap, annotations },
+      data: hostsConfigMapData,
+    });
+    new k8s.KubeConfigMap(this, "kubeconfig-kustomization", {
+      metadata: { name: kustomizationConfigMap, annotations },
+      data: kustomizationData,
+    });
+    new k8s.KubeServiceAccount(this, "service-account", {
+      metadata: { name: identity, annotations },
+      automountServiceAccountToken: false,
+    });
+    new k8s.KubeRole(this, "role", {
+      metadata: { name: identity, annotations },
+      rules: [
+        {
+          apiGroups: [""],
+          resources: ["secrets"],
+          resourceNames: [kubeconfigSecret],
+          // RBAC cannot restrict a POST `create` by name (the name is not in the URL), so a plain
+          // `kubectl create` needs create on every Secret of the namespace, enough to mint tokens of
+          // any ServiceAccount there. Server-side apply creates through PATCH on the Secret's own URL,
+          // which the API server authorises as `create` with the name, so this rule covers it.
+          verbs: ["create", "get", "patch", "update"],
+        },
+      ],
+    });
+    new k8s.KubeRoleBinding(this, "role-binding", {
+      metadata: { name: identity, annotations },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: identity },
+      subjects: [{ kind: "ServiceAccount", name: identity, namespace: cluster.namespace }],
+    });
+    new k8s.KubeJob(this, "job", { metadata: { name: this.jobName, annotations }, spec: jobSpec });
+  }
+}
+
+/**
+ * The kustomization the kubectl step applies: a Secret `<cluster>-kubeconfig` whose key `value` holds
+ * admin.conf (the Cluster API convention), with the fixed name (no content-hash suffix) that
+ * consumers look up.
+ */
+function kubeconfigKustomization(namespace: string, cluster: string, secretName: string): string {
+  return toYaml({
+    apiVersion: "kustomize.config.k8s.io/v1beta1",
+    kind: "Kustomization",
+    namespace,
+    secretGenerator: [
+      {
+        name: secretName,
+        type: "Opaque",
+        files: ["value=artifacts/admin.conf"],
+        options: { disableNameSuffixHash: true, labels: clusterLabels(cluster) },
+      },
+    ],
+  });
+}

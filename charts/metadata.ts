@@ -1,0 +1,74 @@
+import type { ChartProps } from "cdk8s";
+import type { InventoryNode } from "../synth/hosts-ini.ts";
+import type { NodePlacement } from "../synth/plan/model.ts";
+
+/** Label on every object metalsynth renders: tooling can tell generated objects from hand-made ones. */
+export const MANAGED_BY_LABEL = "app.kubernetes.io/managed-by";
+/** Label naming the cluster an object belongs to. */
+export const CLUSTER_LABEL = "metalsynth.io/cluster";
+/** The SSH private key's key in the `settings.sshKeySecret` Secret (upstream BPA's `ssh-key-secret`). */
+export const SSH_KEY_ITEM = "id_rsa";
+/** Argo CD's ordering annotation (SPEC §4). */
+export const SYNC_WAVE_ANNOTATION = "argocd.argoproj.io/sync-wave";
+
+/**
+ * Argo CD sync waves per component (SPEC §4): BMH labels first, then the SIP services, then the KUD
+ * installer (with the ConfigMaps it and its consumers read), then the software installer.
+ */
+export const SYNC_WAVES = { bmhLabels: "-1", services: "0", installer: "1", software: "2" } as const;
+
+/** One of {@link SYNC_WAVES}. */
+export type SyncWave = (typeof SYNC_WAVES)[keyof typeof SYNC_WAVES];
+
+/** The labels every object of `cluster` carries. */
+export function clusterLabels(cluster: string): Record<string, string> {
+  return { [MANAGED_BY_LABEL]: "metalsynth", [CLUSTER_LABEL]: cluster };
+}
+
+/** The annotations every object of a component carries. */
+export function waveAnnotations(wave: SyncWave): Record<string, string> {
+  return { [SYNC_WAVE_ANNOTATION]: wave };
+}
+
+/**
+ * Props of a chart holding one cluster's component: the CR's namespace on every object (never
+ * `default` unless the CR is there: upstream BPA hard-coded it, a bug), the common labels, and no
+ * construct-path hashes in names, since every object gets an explicit, reviewable name.
+ */
+export function clusterChartProps(cluster: {
+  readonly namespace: string;
+  readonly name: string;
+}): ChartProps {
+  return {
+    namespace: cluster.namespace,
+    labels: clusterLabels(cluster.name),
+    disableResourceNameHashes: true,
+  };
+}
+
+/** Longest name usable as a label value, which the Job controller copies a Job's name into. */
+const MAX_JOB_NAME = 63;
+
+/**
+ * `<prefix>-<cluster>-<hash>` for a Job. The Job controller puts the name into pod labels, which hold
+ * at most 63 characters, so a long cluster name is shortened; the content hash keeps it unique.
+ */
+export function jobName(prefix: string, cluster: string, hash: string): string {
+  const room = MAX_JOB_NAME - prefix.length - hash.length - 2;
+  return `${prefix}-${cluster.slice(0, room).replace(/-+$/, "")}-${hash}`;
+}
+
+/**
+ * The label and address of each placed node. Synth renders only plans without errors, so a missing
+ * address here is a bug (an `ip-missing` error that did not stop synth), not an input problem.
+ */
+export function nodeAddresses(placements: readonly NodePlacement[]): InventoryNode[] {
+  return placements.map((placement) => {
+    if (placement.ip === undefined) {
+      throw new Error(
+        `node ${placement.request.label} (${placement.host.id}) has no address: synth must not render a plan with ip-missing errors`,
+      );
+    }
+    return { label: placement.request.label, ip: placement.ip };
+  });
+}

@@ -1,0 +1,207 @@
+/**
+ * Fixtures for the chart tests (imported by `*.test.ts` only): real BPA cluster plans, made by running
+ * spec YAML through the same rules and planner as synth, so the charts are tested on plans synth
+ * would really render.
+ */
+import { App, type Chart } from "cdk8s";
+import { ConfigMap, ServiceAccount } from "kubernetes-models/v1";
+import { Job } from "kubernetes-models/batch/v1";
+import { Role, RoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1";
+import { makeInventory, makeHost } from "../test/builders/inventory.ts";
+import { parseDocuments } from "../synth/documents.ts";
+import { evaluateSite } from "../synth/evaluate.ts";
+import { EMPTY_LOCK } from "../synth/plan/lock.ts";
+import type { BpaClusterPlan } from "../synth/plan/model.ts";
+import { DEFAULT_SETTINGS, type SiteSettings } from "../synth/schema/settings.ts";
+import { objectsOf } from "./index.ts";
+
+/** A host of the fixture inventory: its BMH name, the MAC the specs use and that NIC's address. */
+export interface FixtureHost {
+  readonly name: string;
+  readonly mac: string;
+  readonly ip: string;
+}
+
+/** Three masters and two workers, addressed on 10.10.110.0/24. */
+export const FIXTURE_HOSTS: readonly FixtureHost[] = [
+  { name: "node-01", mac: "00:c6:14:04:61:01", ip: "10.10.110.21" },
+  { name: "node-02", mac: "00:c6:14:04:61:02", ip: "10.10.110.22" },
+  { name: "node-03", mac: "00:c6:14:04:61:03", ip: "10.10.110.23" },
+  { name: "node-04", mac: "00:c6:14:04:61:04", ip: "10.10.110.31" },
+  { name: "node-05", mac: "00:c6:14:04:61:05", ip: "10.10.110.32" },
+];
+
+/** Overrides of {@link bpaPlan}. */
+export interface BpaPlanOptions {
+  /** @default "cluster-east" */
+  readonly cluster?: string;
+  /** @default "edge-a" */
+  readonly namespace?: string;
+  /** Node label → fixture host name. @default master-1..3 on node-01..03 */
+  readonly masters?: Readonly<Record<string, string>>;
+  /** Node label → fixture host name, or `null` for "same host as that master". @default worker-1, worker-2 on node-04, node-05 */
+  readonly workers?: Readonly<Record<string, string | null>>;
+  /** @default ["multus", "ovn4nfv"] */
+  readonly plugins?: readonly string[];
+  /** @default "10.244.64.0/18"; `null` omits it */
+  readonly podSubnet?: string | null;
+  /** Master packages (`name` or `name=version`); `undefined` for no Software CR. */
+  readonly masterSoftware?: readonly string[];
+  /** Worker packages (`name` or `name=version`). @default [] */
+  readonly workerSoftware?: readonly string[];
+  /** Address overrides by fixture host name. */
+  readonly ips?: Readonly<Record<string, string>>;
+}
+
+/** A real cluster plan: spec YAML built from the options, planned against the fixture hosts. */
+export function bpaPlan(options: BpaPlanOptions = {}): BpaClusterPlan {
+  const cluster = options.cluster ?? "cluster-east";
+  const namespace = options.namespace ?? "edge-a";
+  const masters = options.masters ?? { "master-1": "node-01", "master-2": "node-02", "master-3": "node-03" };
+  const workers = options.workers ?? { "worker-1": "node-04", "worker-2": "node-05" };
+  const plugins = options.plugins ?? ["multus", "ovn4nfv"];
+  const podSubnet = options.podSubnet === undefined ? "10.244.64.0/18" : options.podSubnet;
+  const hostByName = new Map(FIXTURE_HOSTS.map((host) => [host.name, host]));
+  const macOf = (name: string): string => {
+    const host = hostByName.get(name);
+    if (!host) throw new Error(`no fixture host ${name}`);
+    return host.mac;
+  };
+  const entry = (label: string, host: string | null) =>
+    host === null ? `    - ${label}:\n` : `    - ${label}:\n        mac-address: ${macOf(host)}\n`;
+  const provisioning = [
+    "apiVersion: bpa.akraino.org/v1alpha1",
+    "kind: Provisioning",
+    `metadata:\n  name: ${cluster}\n  namespace: ${namespace}\n  labels:\n    cluster: ${cluster}`,
+    "spec:",
+    `  masters:\n${Object.entries(masters)
+      .map(([label, host]) => entry(label, host))
+      .join("")}`.trimEnd(),
+    ...(Object.keys(workers).length > 0
+      ? [
+          `  workers:\n${Object.entries(workers)
+            .map(([label, host]) => entry(label, host))
+            .join("")}`.trimEnd(),
+        ]
+      : []),
+    ...(plugins.length > 0
+      ? [`  KUDPlugins:\n${plugins.map((plugin) => `    - ${plugin}`).join("\n")}`]
+      : []),
+    ...(podSubnet === null ? [] : [`  PodSubnet: ${podSubnet}`]),
+  ].join("\n");
+  const software =
+    options.masterSoftware === undefined
+      ? []
+      : [
+          [
+            "apiVersion: bpa.akraino.org/v1alpha1",
+            "kind: Software",
+            `metadata:\n  name: ${cluster}-software\n  namespace: ${namespace}\n  labels:\n    cluster: ${cluster}`,
+            "spec:",
+            `  masterSoftware:${softwareItems(options.masterSoftware)}`,
+            `  workerSoftware:${softwareItems(options.workerSoftware ?? [])}`,
+          ].join("\n"),
+        ];
+  const yaml = [provisioning, ...software].join("\n---\n");
+  const inventory = makeInventory(
+    FIXTURE_HOSTS.map((host) =>
+      makeHost({
+        name: host.name,
+        nics: [{ name: "ens1f0", mac: host.mac, ipv4: options.ips?.[host.name] ?? host.ip }],
+      }),
+    ),
+  );
+  const parsed = parseDocuments("specs/test.yaml", yaml);
+  const evaluation = evaluateSite(parsed.documents, inventory, EMPTY_LOCK);
+  const problems = [...parsed.issues, ...evaluation.issues];
+  if (problems.length > 0)
+    throw new Error(`fixture has issues:\n${yaml}\n${JSON.stringify(problems, null, 2)}`);
+  const plan = evaluation.plan.clusters.find((candidate) => candidate.key === `${namespace}/${cluster}`);
+  if (plan?.kind !== "bpa") throw new Error(`no BPA plan for ${namespace}/${cluster}`);
+  return plan;
+}
+
+function softwareItems(packages: readonly string[]): string {
+  if (packages.length === 0) return " []";
+  return packages
+    .map((item) => {
+      const [name, version] = item.split("=");
+      return version === undefined ? `\n    - ${name}` : `\n    - ${name}:\n        version: "${version}"`;
+    })
+    .join("");
+}
+
+/** The default site settings. */
+export function settings(overrides: { job?: Partial<SiteSettings["job"]> } = {}): SiteSettings {
+  return { ...DEFAULT_SETTINGS, job: { ...DEFAULT_SETTINGS.job, ...overrides.job } };
+}
+
+/** A fresh App for a chart under test, independent of CDK8S_* environment variables. */
+export function testApp(): App {
+  return new App({ recordConstructMetadata: false });
+}
+
+/** A chart's objects as `objectsOf` renders them, typed loosely for assertions. */
+export function synthObjects(chart: Chart): KubeObject[] {
+  return objectsOf(chart).map(asKubeObject);
+}
+
+/** `value` as a {@link KubeObject}, or an error naming what it is instead. */
+export function asKubeObject(value: unknown): KubeObject {
+  if (!isKubeObject(value)) throw new Error(`not a Kubernetes object: ${JSON.stringify(value)}`);
+  return value;
+}
+
+/** The fields every chart test reads; the rest stays unknown until a test narrows it. */
+export interface KubeObject {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly metadata: {
+    readonly name: string;
+    readonly namespace?: string;
+    readonly labels?: Record<string, string>;
+    readonly annotations?: Record<string, string>;
+  };
+  readonly [field: string]: unknown;
+}
+
+function isKubeObject(value: unknown): value is KubeObject {
+  if (typeof value !== "object" || value === null) return false;
+  const metadata: unknown = Reflect.get(value, "metadata");
+  return (
+    typeof Reflect.get(value, "apiVersion") === "string" &&
+    typeof Reflect.get(value, "kind") === "string" &&
+    typeof metadata === "object" &&
+    metadata !== null &&
+    typeof Reflect.get(metadata, "name") === "string"
+  );
+}
+
+/** An empty model of each kind the charts render; validation fills it with the object under test. */
+const MODELS: Readonly<Record<string, () => { validate(): void }>> = {
+  "v1/ConfigMap": () => new ConfigMap(),
+  "v1/ServiceAccount": () => new ServiceAccount(),
+  "rbac.authorization.k8s.io/v1/Role": () => new Role(),
+  "rbac.authorization.k8s.io/v1/RoleBinding": () => new RoleBinding(),
+  "batch/v1/Job": () => new Job(),
+};
+
+/**
+ * Validates an object against the Kubernetes OpenAPI schema of its kind (kubernetes-models), throwing
+ * with the schema errors. Unknown kinds throw too, so a new kind can't slip past unvalidated. The
+ * schemas allow unknown fields, so a misspelt optional field is caught by the exact-output tests only.
+ */
+export function validateKubernetesObject(object: KubeObject): void {
+  const key = `${object.apiVersion}/${object.kind}`;
+  const model = MODELS[key];
+  if (!model) throw new Error(`no schema for ${key}`);
+  Object.assign(model(), object).validate();
+}
+
+/** Every container (init containers first) of a Job object, as plain records. */
+export function containersOf(job: KubeObject): Record<string, unknown>[] {
+  const spec = new Job(job).spec?.template.spec;
+  return [...(spec?.initContainers ?? []), ...(spec?.containers ?? [])].map((container) => ({
+    ...container,
+  }));
+}

@@ -1,0 +1,91 @@
+import { execFileSync } from "node:child_process";
+import { cp, mkdtemp, readdir, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { main, type Console } from "../bin/cli.ts";
+import { readTree } from "../gitops/tree-writer.ts";
+import { secretMaterialIn } from "../synth/secrets.ts";
+import { REPO } from "./harness.ts";
+
+async function run(...argv: string[]) {
+  let out = "";
+  let err = "";
+  const io: Console = { out: (text) => void (out += text), err: (text) => void (err += text) };
+  return { code: await main(argv, io), out: () => out, err: () => err };
+}
+
+async function exampleCopy(): Promise<string> {
+  const dir = await mkdtemp(path.join(tmpdir(), "metalsynth-synth-"));
+  await cp(path.join(REPO, "examples", "site"), dir, { recursive: true });
+  return dir;
+}
+
+const hasKubectl = (() => {
+  try {
+    execFileSync("kubectl", ["version", "--client"], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+describe("metalsynth synth", () => {
+  it("writes the rendered tree, and a second run changes nothing", async () => {
+    const site = await exampleCopy();
+    const first = await run("synth", "--site", site);
+    expect(first.code).toBe(0);
+    expect(first.out()).toMatch(/^edge-a\/cluster-east: 3 master\(s\)/m);
+    const tree = await readTree(path.join(site, "rendered"));
+    expect([...tree.keys()]).toEqual([
+      "clusters/edge-a/cluster-east/cluster-configmap.yaml",
+      "clusters/edge-a/cluster-east/kud-installer.yaml",
+      "clusters/edge-a/cluster-east/kustomization.yaml",
+      "clusters/edge-a/cluster-east/software.yaml",
+      "clusters/edge-a/cluster-west/cluster-configmap.yaml",
+      "clusters/edge-a/cluster-west/kud-installer.yaml",
+      "clusters/edge-a/cluster-west/kustomization.yaml",
+      "metalsynth.lock.yaml",
+    ]);
+    const second = await run("synth", "--site", site);
+    expect(second.out()).toMatch(/0 added, 0 changed, 0 removed, 8 unchanged/);
+    expect(await readTree(path.join(site, "rendered"))).toEqual(tree);
+  });
+
+  it("renders the same bytes from another directory (no absolute paths, no environment)", async () => {
+    const [a, b] = [await exampleCopy(), await exampleCopy()];
+    await run("synth", "--site", a);
+    await run("synth", "--site", b);
+    expect(await readTree(path.join(a, "rendered"))).toEqual(await readTree(path.join(b, "rendered")));
+    for (const content of (await readTree(path.join(a, "rendered"))).values()) {
+      expect(content).not.toContain(a);
+      expect(secretMaterialIn(content)).toBeUndefined();
+    }
+  });
+
+  it("leaves rendered/ untouched and exits 1 when the input has errors", async () => {
+    const site = await exampleCopy();
+    await run("synth", "--site", site);
+    const before = await readTree(path.join(site, "rendered"));
+    await writeFile(
+      path.join(site, "specs", "typo.yaml"),
+      "apiVersion: bpa.akraino.org/v1alpha1\nkind: Provisioning\nmetadata: {name: x, namespace: edge-a, labels: {cluster: x}}\nspec: {mastrs: []}\n",
+    );
+    const result = await run("synth", "--site", site);
+    expect(result.code).toBe(1);
+    expect(result.out()).toMatch(/error\[schema\] spec\.mastrs/);
+    expect(await readTree(path.join(site, "rendered"))).toEqual(before);
+  });
+
+  it.skipIf(!hasKubectl)("every cluster directory builds with kubectl kustomize", async () => {
+    const site = await exampleCopy();
+    await run("synth", "--site", site);
+    const clusters = path.join(site, "rendered", "clusters", "edge-a");
+    for (const cluster of await readdir(clusters)) {
+      const output = execFileSync("kubectl", ["kustomize", path.join(clusters, cluster)], {
+        encoding: "utf8",
+      });
+      expect(output).toContain(`metalsynth.io/cluster: ${cluster}`);
+    }
+  });
+});
