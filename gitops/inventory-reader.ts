@@ -14,6 +14,7 @@ import type { Issue } from "../synth/issue.ts";
 import type { Inventory } from "../synth/inventory/inventory.ts";
 import { InventoryBuilder } from "../synth/inventory/load.ts";
 import { jsonInventoryStream, yamlInventoryStream } from "../synth/inventory/stream.ts";
+import { UsageError } from "./errors.ts";
 
 /** Options of {@link readInventory}. */
 export interface ReadInventoryOptions {
@@ -30,15 +31,20 @@ export interface ReadInventoryOptions {
   readonly streamFromBytes?: number;
 }
 
-/** A path given to {@link readInventory} that can't be read at all: a usage error for the CLI. */
-export class InventoryPathError extends Error {
-  /** @param file the path as given. */
+/**
+ * A path given to {@link readInventory} that can't be read at all. A {@link UsageError}, so the CLI
+ * exits 2 (how metalsynth was called), not 1 (what the site contains).
+ */
+export class InventoryPathError extends UsageError {
+  /**
+   * @param file the path as given
+   * @param reason why it can't be read
+   */
   constructor(
     readonly file: string,
     reason: string,
   ) {
     super(`inventory path ${file}: ${reason}`);
-    this.name = "InventoryPathError";
   }
 }
 
@@ -59,7 +65,13 @@ export async function readInventory(
   const streamFrom = options.streamFromBytes ?? STREAM_FROM_BYTES;
   const builder = new InventoryBuilder();
   for (const file of await listFiles(paths, relativeTo)) {
-    await readOne(file.absolute, file.display, builder, streamFrom);
+    try {
+      await readOne(file.absolute, file.display, builder, streamFrom);
+    } catch (error) {
+      // A file that vanished or can't be opened is about the call; anything else is a bug.
+      if (isSystemError(error)) throw new InventoryPathError(file.display, reasonOf(error));
+      throw error;
+    }
   }
   return builder.build();
 }
@@ -166,8 +178,12 @@ async function looksLikeJson(absolute: string): Promise<boolean> {
   }
 }
 
+function isSystemError(error: unknown): error is Error & { code: string } {
+  return error instanceof Error && "code" in error && typeof error.code === "string";
+}
+
 function reasonOf(error: unknown): string {
-  if (error instanceof Error && "code" in error && error.code === "ENOENT")
-    return "no such file or directory";
+  if (isSystemError(error) && error.code === "ENOENT") return "no such file or directory";
+  if (isSystemError(error) && error.code === "EACCES") return "permission denied";
   return error instanceof Error ? error.message : String(error);
 }

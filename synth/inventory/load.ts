@@ -140,6 +140,7 @@ export class InventoryBuilder {
     }
 
     const hosts = new Map<string, Host>();
+    const bootMacs = new Map<string, string>();
     const firstSource = new Map<string, SourcePosition>();
     for (const { value: draft, source } of sortBySource(this.#hosts, (entry) => entry.id)) {
       const first = firstSource.get(draft.id);
@@ -152,6 +153,7 @@ export class InventoryBuilder {
         continue;
       }
       firstSource.set(draft.id, source);
+      if (draft.bootMac !== undefined) bootMacs.set(draft.id, draft.bootMac);
       const networkData = draft.networkData;
       // Upstream SIP sample Secrets carry no namespace while the BMHs reference one: accept that.
       const secret =
@@ -169,9 +171,8 @@ export class InventoryBuilder {
           macOwner.set(mac, host);
           continue;
         }
-        const where = host.nics.some((nic) => nic.mac === mac)
-          ? ["status", "hardware", "nics"]
-          : ["spec", "bootMACAddress"];
+        const where =
+          bootMacs.get(host.id) === mac ? ["spec", "bootMACAddress"] : ["status", "hardware", "nics"];
         const message = `MAC ${mac} belongs to both ${owner.id} and ${host.id}; MAC lookups use ${owner.id} (lowest id)`;
         issues.push(
           issue("inventory-invalid", formatPath(where), message, host.source ? { source: host.source } : {}),

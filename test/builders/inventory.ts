@@ -108,6 +108,21 @@ export function makeBmh(options: BmhOptions = {}): RawObject {
   };
 }
 
+/** A copy of a raw object without `kind` and `apiVersion`, as typed lists from the API server print items. */
+export function kindless(object: RawObject): RawObject {
+  const copy = { ...object };
+  delete copy["kind"];
+  delete copy["apiVersion"];
+  return copy;
+}
+
+/** A host's facts without where they were read from, to compare hosts read from different files. */
+export function factsOf(host: Host): Omit<Host, "source"> {
+  const facts: Omit<Host, "source"> & { source?: unknown } = { ...host };
+  delete facts.source;
+  return facts;
+}
+
 /** Overrides for {@link makeHost}: any Host field, plus the rack label. `id` follows namespace/name. */
 export interface HostOptions extends Partial<Omit<Host, "id">> {
   /** Sets `vino.airshipit.org/rack`. */

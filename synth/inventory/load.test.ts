@@ -1,0 +1,467 @@
+import { readFileSync } from "node:fs";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { stringify } from "yaml";
+import { factsOf, makeBmh, networkDataSecret } from "../../test/builders/inventory.ts";
+import { parseDocuments } from "../documents.ts";
+import type { SourcePosition } from "../issue.ts";
+import { ipForInterface, ipForMac } from "./host.ts";
+import { buildInventory, type InventoryObject } from "./load.ts";
+
+const FIXTURES = new URL("../../test/fixtures/inventory/", import.meta.url);
+const MiB = 2 ** 20;
+
+/** The objects of a YAML/JSON text, with positions, as the reader hands them over. */
+function objectsOf(file: string, text: string): InventoryObject[] {
+  const parsed = parseDocuments(file, text);
+  expect(parsed.issues).toEqual([]);
+  return parsed.documents.map((document) => ({
+    value: document.value,
+    source: document.position([]),
+    position: document.position,
+  }));
+}
+
+function fixture(name: string): InventoryObject[] {
+  return objectsOf(name, readFileSync(new URL(name, FIXTURES), "utf8"));
+}
+
+/** Raw objects with a distinct source each (document order within one file). */
+function raw(...values: unknown[]): InventoryObject[] {
+  return values.map((value, index) => ({ value, source: at("snapshot.yaml", index + 1) }));
+}
+
+function at(file: string, line: number): SourcePosition {
+  return { file, line, column: 1 };
+}
+
+describe("buildInventory: upstream samples", () => {
+  it("reads the Metal3 full-status dump: hardware, dual-stack NICs merged, link-local ignored", () => {
+    const { inventory, issues } = buildInventory(fixture("metal3/bmh-node-0-full-status.yaml"));
+    expect(issues).toEqual([]);
+    expect(inventory.size).toBe(1);
+    const host = inventory.byId("metal3/node-0");
+    expect(host).toEqual({
+      id: "metal3/node-0",
+      namespace: "metal3",
+      name: "node-0",
+      labels: {},
+      macs: ["00:ee:d0:b8:47:7d", "00:ee:d0:b8:47:7f"],
+      nics: [
+        { name: "enp1s0", mac: "00:ee:d0:b8:47:7d", ipv4: "172.22.0.20" },
+        { name: "enp2s0", mac: "00:ee:d0:b8:47:7f", ipv4: "192.168.111.20" },
+      ],
+      cpus: 2,
+      memoryBytes: 4096 * MiB,
+      sriov: false,
+      qat: false,
+      provisioningState: "ready",
+      osInstalled: false,
+      networks: {},
+      bmc: { address: "ipmi://192.168.111.1:6230", credentialsName: "node-0-bmc-secret" },
+      source: { file: "metal3/bmh-node-0-full-status.yaml", line: 1, column: 1 },
+    });
+    expect(inventory.byMac("00:ee:d0:b8:47:7f")).toBe(host);
+    expect(host && ipForMac(host, "00:ee:d0:b8:47:7d")).toBe("172.22.0.20");
+  });
+
+  it("reads the SIP samples: six hosts, networkData from base64 Secrets without namespace, BMC addresses", () => {
+    const { inventory, issues } = buildInventory([
+      ...fixture("airship-sip/bmh.yaml"),
+      ...fixture("airship-sip/bmh_secrets.yaml"),
+    ]);
+    expect(issues).toEqual([]);
+    expect(inventory.hosts.map((host) => host.id)).toEqual([
+      "default/rdm9r006o001",
+      "default/rdm9r006o002",
+      "default/rdm9r007o001",
+      "default/rdm9r007o002",
+      "default/rdm9r008o002",
+      "default/rdm9r009o002",
+    ]);
+    const first = inventory.byId("default/rdm9r006o001");
+    // Decoded from the sample's base64 networkData by hand: networks[1] is oam-ipv4 32.68.51.139.
+    expect(first?.networks["oam-ipv4"]).toBe("32.68.51.139");
+    expect(first?.networks["oam-ipv6"]).toBe("2001:1890:1001:293d::139");
+    expect(first?.networks["pxe-ipv4"]).toBe("172.30.0.11");
+    expect(first && ipForInterface(first, "oam-ipv4")).toBe("32.68.51.139");
+    expect(inventory.byId("default/rdm9r006o002")?.networks["oam-ipv4"]).toBe("32.68.51.140");
+    expect(first?.bmc).toEqual({
+      address: "redfish+https://32.68.51.12/redfish/v1/Systems/System.Embedded.1",
+      credentialsName: "rdm9r006o001-bmc-credentials",
+    });
+    expect(first?.labels["vino.airshipit.org/rack"]).toBe("r006");
+    // No bootMACAddress and no status in the samples: no MACs, unknown resources.
+    expect(first?.macs).toEqual([]);
+    expect(first?.cpus).toBeUndefined();
+    expect(inventory.withUnknownResources()).toHaveLength(6);
+  });
+
+  it("never keeps BMC credentials: the passwords appear nowhere in the result", () => {
+    const result = buildInventory([
+      ...fixture("airship-sip/bmh.yaml"),
+      ...fixture("airship-sip/bmh_secrets.yaml"),
+    ]);
+    const everything = JSON.stringify({ hosts: result.inventory.hosts, issues: result.issues });
+    for (const secret of ["TF5jJi9NT0NPdSU0", "L^c&/MOCOu%4", "cm9vdA==", "password", "username"]) {
+      expect(everything).not.toContain(secret);
+    }
+  });
+});
+
+describe("buildInventory: accepted shapes", () => {
+  it("reads a kubectl List: MAC formats, dual-stack IPv6, feature labels, states", () => {
+    const { inventory, issues } = buildInventory(fixture("formats/kubectl-list.yaml"));
+    expect(issues).toEqual([]);
+    const [one, two] = inventory.hosts;
+    expect(one).toMatchObject({
+      id: "site-a/worker-1",
+      macs: ["aa:bb:cc:00:00:01"],
+      nics: [{ name: "eno1", mac: "aa:bb:cc:00:00:01", ipv4: "10.10.0.11", ipv6: "2001:db8::11" }],
+      cpus: 32,
+      memoryBytes: 128 * 1024 * MiB,
+      sriov: true,
+      qat: false,
+      provisioningState: "externally provisioned",
+      osInstalled: true,
+      source: { file: "formats/kubectl-list.yaml", line: 3, column: 3 },
+    });
+    expect(two).toMatchObject({
+      id: "site-a/worker-2",
+      macs: ["aa:bb:cc:00:00:02"],
+      nics: [],
+      sriov: false,
+      qat: true,
+    });
+    expect(two?.cpus).toBeUndefined();
+    expect(two?.memoryBytes).toBeUndefined();
+  });
+
+  it("reads a BareMetalHostList whose items omit kind and apiVersion (raw API output)", () => {
+    const { inventory, issues } = buildInventory(fixture("formats/bmh-list.json"));
+    expect(issues).toEqual([]);
+    expect(inventory.byId("site-a/worker-3")).toMatchObject({ cpus: 64, macs: ["aa:bb:cc:00:00:03"] });
+  });
+
+  it("reads JSON and YAML of the same List to the same hosts", () => {
+    const list = {
+      apiVersion: "v1",
+      kind: "List",
+      items: [makeBmh({ name: "a" }), makeBmh({ name: "b", rack: "r1" })],
+    };
+    const fromJson = buildInventory(objectsOf("l.json", JSON.stringify(list, null, 2))).inventory.hosts;
+    const fromYaml = buildInventory(objectsOf("l.yaml", stringify(list))).inventory.hosts;
+    expect(fromJson.map(factsOf)).toEqual(fromYaml.map(factsOf));
+    expect(fromJson).toHaveLength(2);
+  });
+
+  it("fills a BMH without status.hardware from its HardwareData; plain-YAML stringData networkData", () => {
+    const { inventory, issues } = buildInventory(fixture("formats/hardwaredata.yaml"));
+    expect(issues).toEqual([]);
+    expect(inventory.byId("site-a/worker-4")).toMatchObject({
+      cpus: 8,
+      memoryBytes: 32768 * MiB,
+      macs: ["aa:bb:cc:00:00:04", "aa:bb:cc:00:00:05"],
+      nics: [
+        { name: "eno1", mac: "aa:bb:cc:00:00:04", ipv4: "10.10.0.14" },
+        { name: "eno2", mac: "aa:bb:cc:00:00:05" },
+      ],
+      // The DHCP network has no ip_address and is skipped.
+      networks: { "oam-ipv4": "192.0.2.14" },
+    });
+  });
+
+  it("keeps a BMH's own status.hardware over a HardwareData", () => {
+    const hardwareData = {
+      apiVersion: "metal3.io/v1alpha1",
+      kind: "HardwareData",
+      metadata: { name: "node-0", namespace: "metal3" },
+      spec: { hardware: { cpu: { count: 99 }, ramMebibytes: 1 } },
+    };
+    const { inventory } = buildInventory(raw(makeBmh({ cpus: 4 }), hardwareData));
+    expect(inventory.byId("metal3/node-0")?.cpus).toBe(4);
+  });
+
+  it("reads base64 JSON networkData and YAML stringData alike", () => {
+    const { inventory, issues } = buildInventory(
+      raw(
+        makeBmh({ name: "a", networkData: { name: "a-nd" } }),
+        makeBmh({ name: "b", networkData: { name: "b-nd", namespace: "metal3" } }),
+        networkDataSecret("a-nd", "metal3", 1, true),
+        networkDataSecret("b-nd", "metal3", 2, false),
+      ),
+    );
+    expect(issues).toEqual([]);
+    expect(inventory.byId("metal3/a")?.networks["oam-ipv4"]).toBe("32.68.0.1");
+    expect(inventory.byId("metal3/b")?.networks["oam-ipv4"]).toBe("32.68.0.2");
+  });
+
+  it("prefers the networkData Secret in the referenced namespace over one without namespace", () => {
+    const { inventory } = buildInventory(
+      raw(
+        makeBmh({ name: "a", namespace: "x", networkData: { name: "nd" } }),
+        makeBmh({ name: "b", namespace: "y", networkData: { name: "nd" } }),
+        networkDataSecret("nd", undefined, 1, true),
+        networkDataSecret("nd", "x", 2, true),
+      ),
+    );
+    expect(inventory.byId("x/a")?.networks["oam-ipv4"]).toBe("32.68.0.2");
+    expect(inventory.byId("y/b")?.networks["oam-ipv4"]).toBe("32.68.0.1");
+  });
+
+  it.each<[string, string, string]>([
+    ["colon, upper case", "AA:BB:CC:DD:EE:FF", "aa:bb:cc:dd:ee:ff"],
+    ["dashes", "AA-BB-CC-DD-EE-01", "aa:bb:cc:dd:ee:01"],
+    ["Cisco dotted", "aabb.ccdd.ee02", "aa:bb:cc:dd:ee:02"],
+  ])("normalises MACs written with %s", (_name, written, normalised) => {
+    const { inventory, issues } = buildInventory(
+      raw(makeBmh({ bootMac: written, nics: [{ name: "eno1", mac: written }] })),
+    );
+    expect(issues).toEqual([]);
+    expect(inventory.byMac(normalised)?.macs).toEqual([normalised]);
+  });
+
+  it("gives objects without metadata.namespace the namespace default", () => {
+    const { inventory } = buildInventory(raw(makeBmh({ namespace: null })));
+    expect(inventory.byId("default/node-0")?.namespace).toBe("default");
+  });
+
+  it("reads SIP ownership only when all three labels are there", () => {
+    const sip = {
+      "sip.airshipit.org/cluster-namespace": "tenant",
+      "sip.airshipit.org/cluster-name": "c1",
+      "sip.airshipit.org/node-type": "ControlPlane",
+    };
+    const { inventory } = buildInventory(
+      raw(
+        makeBmh({ name: "owned", labels: sip }),
+        makeBmh({ name: "half", labels: { "sip.airshipit.org/cluster-name": "c1" } }),
+      ),
+    );
+    expect(inventory.byId("metal3/owned")?.sipOwner).toEqual({
+      namespace: "tenant",
+      name: "c1",
+      nodeType: "ControlPlane",
+    });
+    expect(inventory.byId("metal3/half")?.sipOwner).toBeUndefined();
+  });
+
+  it("treats missing or zero hardware counts as unknown, never 0", () => {
+    const { inventory, issues } = buildInventory(
+      raw(
+        makeBmh({ name: "a", cpus: null, ramMebibytes: null }),
+        makeBmh({ name: "b", cpus: 0, ramMebibytes: 0 }),
+      ),
+    );
+    expect(issues).toEqual([]);
+    for (const host of inventory.hosts) {
+      expect(host.cpus).toBeUndefined();
+      expect(host.memoryBytes).toBeUndefined();
+    }
+  });
+
+  it("ignores other kinds silently, including Secrets that are not networkData", () => {
+    const { inventory, issues } = buildInventory(
+      raw(
+        { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "x" }, data: { a: "b" } },
+        { apiVersion: "v1", kind: "Secret", metadata: { name: "bmc" }, data: { password: "c2VjcmV0" } },
+        { apiVersion: "other.io/v1", kind: "BareMetalHost", metadata: { name: "not-metal3" } },
+        { apiVersion: "v1", kind: "List", items: [{ metadata: { name: "kindless" } }] },
+        "a scalar",
+        null,
+        [1, 2],
+      ),
+    );
+    expect(issues).toEqual([]);
+    expect(inventory.size).toBe(0);
+  });
+});
+
+describe("buildInventory: inventory-invalid", () => {
+  it.each<[string, unknown[], string, RegExp, number]>([
+    [
+      "a BMH without a name",
+      [makeBmh({ name: "" })],
+      "metadata.name",
+      /BareMetalHost without metadata.name/,
+      0,
+    ],
+    [
+      "a malformed boot MAC (host kept)",
+      [makeBmh({ bootMac: "00:11:22:33:44", nics: [{ name: "eno1", mac: "00:11:22:33:44:55" }] })],
+      "spec.bootMACAddress",
+      /metal3\/node-0: "00:11:22:33:44" is not a MAC address/,
+      1,
+    ],
+    [
+      "a malformed NIC MAC (host kept)",
+      [
+        makeBmh({
+          nics: [
+            { name: "eno1", mac: "00:11:22:33:44:55" },
+            { name: "eno2", mac: "zz:11:22:33:44:55" },
+          ],
+        }),
+      ],
+      "status.hardware.nics[1].mac",
+      /"zz:11:22:33:44:55" is not a MAC address/,
+      1,
+    ],
+    [
+      "a label value that is not a string",
+      [{ ...makeBmh(), metadata: { name: "node-0", labels: { "feature.metalsynth.io/sriov": true } } }],
+      'metadata.labels["feature.metalsynth.io/sriov"]',
+      /must be a string; quote it \("true"\)/,
+      1,
+    ],
+    [
+      "a CPU count that is not a number",
+      [{ ...makeBmh(), status: { hardware: { cpu: { count: "two" } } } }],
+      "status.hardware.cpu.count",
+      /"two" is not a positive whole number/,
+      1,
+    ],
+    [
+      "networkData that is not base64",
+      [{ apiVersion: "v1", kind: "Secret", metadata: { name: "nd" }, data: { networkData: "not base64!" } }],
+      "data.networkData",
+      /Secret default\/nd: data.networkData is not base64/,
+      0,
+    ],
+    [
+      "networkData that is not JSON or YAML",
+      [
+        {
+          apiVersion: "v1",
+          kind: "Secret",
+          metadata: { name: "nd" },
+          stringData: { networkData: "{ networks: [" },
+        },
+      ],
+      "stringData.networkData",
+      /networkData is not JSON or YAML/,
+      0,
+    ],
+    [
+      "networkData without networks",
+      [
+        {
+          apiVersion: "v1",
+          kind: "Secret",
+          metadata: { name: "nd" },
+          stringData: { networkData: "links: []" },
+        },
+      ],
+      "stringData.networkData",
+      /has no "networks" list/,
+      0,
+    ],
+    [
+      "the same BMH twice",
+      [makeBmh({ cpus: 1 }), makeBmh({ cpus: 2 })],
+      "metadata.name",
+      /metal3\/node-0 is defined twice \(first at snapshot.yaml:1\); this one is ignored/,
+      1,
+    ],
+    [
+      "the same MAC on two hosts",
+      [
+        makeBmh({ name: "b", bootMac: "00:00:00:00:00:01" }),
+        makeBmh({ name: "a", bootMac: "00:00:00:00:00:01" }),
+      ],
+      "spec.bootMACAddress",
+      /MAC 00:00:00:00:00:01 belongs to both metal3\/a and metal3\/b; MAC lookups use metal3\/a \(lowest id\)/,
+      2,
+    ],
+  ])("reports %s", (_name, values, path, message, hosts) => {
+    const { inventory, issues } = buildInventory(raw(...values));
+    expect(issues).toHaveLength(1);
+    expect(issues[0]).toMatchObject({ rule: "inventory-invalid", severity: "error", path });
+    expect(issues[0]?.message).toMatch(message);
+    expect(issues[0]?.source?.file).toBe("snapshot.yaml");
+    expect(inventory.size).toBe(hosts);
+  });
+
+  it("drops only the bad MAC and keeps the host", () => {
+    const { inventory } = buildInventory(
+      raw(makeBmh({ bootMac: "bad", nics: [{ name: "eno1", mac: "00:11:22:33:44:55" }] })),
+    );
+    expect(inventory.byId("metal3/node-0")?.macs).toEqual(["00:11:22:33:44:55"]);
+  });
+
+  it("points at the offending line when the reader knows positions", () => {
+    const text = [
+      "apiVersion: v1",
+      "kind: List",
+      "items:",
+      "- apiVersion: metal3.io/v1alpha1",
+      "  kind: BareMetalHost",
+      "  metadata:",
+      "    name: node-1",
+      "  spec:",
+      "    bootMACAddress: 00-11-22-33-44-5",
+    ].join("\n");
+    const { issues } = buildInventory(objectsOf("inv.yaml", text));
+    expect(issues).toEqual([
+      expect.objectContaining({
+        rule: "inventory-invalid",
+        path: "spec.bootMACAddress",
+        source: { file: "inv.yaml", line: 9, column: 5 },
+      }),
+    ]);
+  });
+
+  it("keeps the first BMH in file/line order, whatever order the objects arrive in", () => {
+    const early = { value: makeBmh({ cpus: 1 }), source: at("a.yaml", 10) };
+    const late = { value: makeBmh({ cpus: 2 }), source: at("a.yaml", 20) };
+    const otherFile = { value: makeBmh({ cpus: 3 }), source: at("b.yaml", 1) };
+    for (const order of [
+      [early, late, otherFile],
+      [otherFile, late, early],
+    ]) {
+      const { inventory, issues } = buildInventory(order);
+      expect(inventory.byId("metal3/node-0")?.cpus).toBe(1);
+      expect(issues.map((found) => found.source)).toEqual([at("a.yaml", 20), at("b.yaml", 1)]);
+    }
+  });
+
+  it("reports a repeated networkData Secret and uses the first", () => {
+    const { inventory, issues } = buildInventory(
+      raw(
+        makeBmh({ networkData: { name: "nd" } }),
+        networkDataSecret("nd", "metal3", 1, true),
+        networkDataSecret("nd", "metal3", 2, true),
+      ),
+    );
+    expect(issues).toEqual([expect.objectContaining({ rule: "inventory-invalid", path: "metadata.name" })]);
+    expect(inventory.byId("metal3/node-0")?.networks["oam-ipv4"]).toBe("32.68.0.1");
+  });
+});
+
+describe("buildInventory: determinism", () => {
+  it("gives the same hosts and issues for any input order (property)", () => {
+    const objects = raw(
+      makeBmh({ name: "a", bootMac: "00:00:00:00:00:01", networkData: { name: "nd" } }),
+      makeBmh({ name: "b", bootMac: "00:00:00:00:00:01" }),
+      makeBmh({ name: "a", cpus: 99 }),
+      makeBmh({ name: "c", bootMac: "nonsense", hardware: false }),
+      {
+        apiVersion: "metal3.io/v1alpha1",
+        kind: "HardwareData",
+        metadata: { name: "c", namespace: "metal3" },
+        spec: { hardware: { cpu: { count: 7 } } },
+      },
+      networkDataSecret("nd", undefined, 1, false),
+      networkDataSecret("nd", undefined, 2, true),
+    );
+    const expected = buildInventory(objects);
+    expect(expected.issues.length).toBeGreaterThan(0);
+    fc.assert(
+      fc.property(fc.shuffledSubarray(objects, { minLength: objects.length }), (shuffled) => {
+        const result = buildInventory(shuffled);
+        expect(result.inventory.hosts).toEqual(expected.inventory.hosts);
+        expect(result.issues).toEqual(expected.issues);
+      }),
+    );
+  });
+});
