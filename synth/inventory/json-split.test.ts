@@ -103,11 +103,11 @@ describe("JsonSplitter", () => {
   });
 
   it("delivers an object without items whole, and several top-level values one by one", () => {
-    expect(split('{"kind": "BareMetalHost"}\n{"kind": "Secret"}')).toEqual([
+    expect(split('{"kind": "BareMetalHost"}\n"a scalar" 42\n{"kind": "Secret"}')).toEqual([
       { rootString: ["kind", "BareMetalHost"] },
       { root: { text: '{"kind": "BareMetalHost"}', line: 1, column: 1 }, hadItems: false },
       { rootString: ["kind", "Secret"] },
-      { root: { text: '{"kind": "Secret"}', line: 2, column: 1 }, hadItems: false },
+      { root: { text: '{"kind": "Secret"}', line: 3, column: 1 }, hadItems: false },
     ]);
   });
 
@@ -132,6 +132,7 @@ describe("JsonSplitter", () => {
       2,
     ],
     ["binary content", '{"a": "\u0000"}', "file is binary, not YAML or JSON text", 1, 8],
+    ["a comma between top-level values", '{"a": 1},\n{"b": 2}', "unexpected ','", 1, 9],
   ])("reports %s with its position", (_name, text, message, line, column) => {
     const events = split(text);
     expect(events.at(-1)).toEqual({

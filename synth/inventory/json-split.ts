@@ -208,7 +208,16 @@ export class JsonSplitter {
 
   #significant(bytes: Uint8Array, index: number, byte: number): void {
     const depth = this.#stack.length;
-    if (depth === 0) this.#startRoot(index, byte);
+    if (depth === 0) {
+      if (byte === OPEN_BRACE || byte === OPEN_BRACKET) {
+        this.#startRoot(index, byte);
+      } else if (byte === CLOSE_BRACE || byte === CLOSE_BRACKET || byte === COMMA || byte === COLON) {
+        this.#fail(`unexpected '${String.fromCharCode(byte)}'`);
+        return;
+      }
+      // Anything else starts a scalar top-level value: not an inventory object, skipped like the
+      // loader skips a document that is just `42`.
+    }
     if (this.#inItems && depth === 2) {
       if (this.#afterItem) {
         if (byte === COMMA) {
@@ -232,7 +241,6 @@ export class JsonSplitter {
     switch (byte) {
       case QUOTE:
         this.#inString = true;
-        if (depth === 0) this.#root.pause(bytes, index); // a string at the top level is not an object
         if (depth === 1 && this.#rootIsObject && (this.#keyExpected || isRootStringKey(this.#lastKey))) {
           this.#capturing = this.#keyExpected ? "key" : "value";
           this.#stringCapture.begin(index);
@@ -278,14 +286,10 @@ export class JsonSplitter {
       case COLON:
         if (depth === 1 && this.#rootIsObject) this.#keyExpected = false;
         return;
-      default:
-        // A scalar character. A scalar top-level value is not an inventory object: it is skipped.
-        if (depth === 0) this.#root.pause(bytes, index);
     }
   }
 
   #startRoot(index: number, byte: number): void {
-    if (this.#root.active) return;
     this.#root.begin(index);
     this.#rootLine = this.#line;
     this.#rootColumn = this.#column;

@@ -53,21 +53,8 @@ export function readNetworkData(
     return undefined;
   }
 
-  // JSON is YAML, so one parser reads both forms upstream uses.
-  const document = parseDocument(text, { prettyErrors: false, logLevel: "silent", uniqueKeys: false });
-  let value: unknown;
-  const firstError = document.errors[0];
-  if (firstError === undefined) {
-    try {
-      value = document.toJS({ maxAliasCount: 100 });
-    } catch (error) {
-      report(path, `Secret ${owner}: networkData can't be expanded: ${firstLine(String(error))}`);
-      return undefined;
-    }
-  } else {
-    report(path, `Secret ${owner}: networkData is not JSON or YAML: ${firstLine(firstError.message)}`);
-    return undefined;
-  }
+  const value = parseNetworkData(text, (message) => report(path, `Secret ${owner}: ${message}`));
+  if (value === undefined) return undefined;
   const networks = field(value, "networks");
   if (!Array.isArray(networks)) {
     report(path, `Secret ${owner}: networkData has no "networks" list (OpenStack network_data format)`);
@@ -83,6 +70,30 @@ export function readNetworkData(
   }
   // fromEntries defines own properties, so an id such as "__proto__" can't touch the prototype.
   return Object.fromEntries(byId);
+}
+
+/**
+ * Parses network_data text, JSON first: SIP writes JSON, and `JSON.parse` is an order of magnitude
+ * faster than the YAML parser on a region's thousands of Secrets. YAML (a superset) reads the rest.
+ */
+function parseNetworkData(text: string, report: (message: string) => void): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    // not JSON: try YAML below
+  }
+  const document = parseDocument(text, { prettyErrors: false, logLevel: "silent", uniqueKeys: false });
+  const firstError = document.errors[0];
+  if (firstError !== undefined) {
+    report(`networkData is not JSON or YAML: ${firstLine(firstError.message)}`);
+    return undefined;
+  }
+  try {
+    return document.toJS({ maxAliasCount: 100 });
+  } catch (error) {
+    report(`networkData can't be expanded: ${firstLine(String(error))}`);
+    return undefined;
+  }
 }
 
 function firstLine(message: string): string {
