@@ -8,6 +8,7 @@ import type { SiteSettings } from "../synth/schema/settings.ts";
 import { toYaml } from "../synth/yaml-output.ts";
 import {
   SSH_KEY_ITEM,
+  sshKeyVolume,
   SYNC_WAVES,
   clusterChartProps,
   clusterLabels,
@@ -172,16 +173,7 @@ export class KudInstallerChart extends Chart {
           volumes: [
             { name: "multi-cluster", emptyDir: {} },
             { name: "hosts-ini", configMap: { name: hostsConfigMap } },
-            {
-              name: "ssh-key",
-              // A reference only: the key never leaves the cluster, and a missing `id_rsa` fails the pod
-              // visibly instead of running the installer without credentials.
-              secret: {
-                secretName: settings.sshKeySecret,
-                defaultMode: 0o400,
-                items: [{ key: SSH_KEY_ITEM, path: SSH_KEY_ITEM }],
-              },
-            },
+            sshKeyVolume(settings.sshKeySecret),
             { name: "kubeconfig-kustomization", configMap: { name: kustomizationConfigMap } },
             { name: "tmp", emptyDir: {} },
             {

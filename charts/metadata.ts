@@ -72,3 +72,15 @@ export function nodeAddresses(placements: readonly NodePlacement[]): InventoryNo
     return { label: placement.request.label, ip: placement.ip };
   });
 }
+
+/**
+ * The SSH key volume both Jobs use: a reference to the site's key Secret, only its `id_rsa` item,
+ * mode 0400. The key never leaves the cluster, and a Secret without `id_rsa` fails the pod visibly
+ * instead of running without credentials.
+ */
+export function sshKeyVolume(secretName: string) {
+  return {
+    name: "ssh-key",
+    secret: { secretName, defaultMode: 0o400, items: [{ key: SSH_KEY_ITEM, path: SSH_KEY_ITEM }] },
+  };
+}

@@ -8,6 +8,7 @@ import type { Package } from "../synth/site/bpa.ts";
 import type { SiteSettings } from "../synth/schema/settings.ts";
 import {
   SSH_KEY_ITEM,
+  sshKeyVolume,
   SYNC_WAVES,
   clusterChartProps,
   clusterLabels,
@@ -183,14 +184,7 @@ export class SoftwareChart extends Chart {
           ],
           volumes: [
             { name: "software", configMap: { name: configMapName } },
-            {
-              name: "ssh-key",
-              secret: {
-                secretName: settings.sshKeySecret,
-                defaultMode: 0o400,
-                items: [{ key: SSH_KEY_ITEM, path: SSH_KEY_ITEM }],
-              },
-            },
+            sshKeyVolume(settings.sshKeySecret),
             { name: "tmp", emptyDir: {} },
           ],
         },

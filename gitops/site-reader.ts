@@ -56,9 +56,7 @@ export async function readSite(location: SiteLocation): Promise<SiteInput> {
   }
 
   const inventoryPaths = location.inventory ?? [path.join(site, "inventory")];
-  const inventoryFiles = await expandPaths(inventoryPaths);
-  if (inventoryFiles.missing.length > 0)
-    throw new UsageError(`inventory path not found: ${inventoryFiles.missing.join(", ")}`);
+  // readInventory walks the paths itself and throws a UsageError for a missing one.
   const inventory = await readInventory(inventoryPaths, { relativeTo });
   issues.push(...inventory.issues);
 

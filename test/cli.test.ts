@@ -93,6 +93,10 @@ describe("metalsynth validate", () => {
     [["validate", "--frobnicate"], /Unknown option '--frobnicate'/],
     [["validate", "--format", "xml"], /--format must be text or json/],
     [["validate", "--site", "/nonexistent/site"], /specs path not found/],
+    [
+      ["validate", "--site", "examples/site", "--inventory", "/nonexistent/inventory"],
+      /nonexistent\/inventory/,
+    ],
     [["transmogrify"], /unknown command "transmogrify"/],
   ])("exits 2 on usage errors: %j", async (argv, message) => {
     const result = await run(...argv);

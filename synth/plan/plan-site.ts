@@ -266,7 +266,7 @@ function planBpaCluster(
           subject,
           path: request.path,
           chosen: [{ host: master.host.id, reason: `same host as master ${request.label}` }],
-          rejected: () => [],
+          rejected: otherHosts(context.inventory, master.host, `not master ${request.label}'s host`),
         });
         lock.push({
           host: master.host.id,
@@ -288,7 +288,7 @@ function planBpaCluster(
         subject,
         path: request.path,
         chosen: [{ host: placement.host.id, reason: placement.reason }],
-        rejected: () => [],
+        rejected: otherHosts(context.inventory, placement.host, `has no NIC ${request.mac}`),
       });
       lock.push({
         host: placement.host.id,
@@ -325,6 +325,11 @@ function planBpaCluster(
     decisions,
   };
   return { plan, lock };
+}
+
+/** For a decision the CR made itself (a MAC, a null entry): every other host, with one reason. */
+function otherHosts(inventory: Inventory, chosen: Host, reason: string): () => Rejection[] {
+  return () => inventory.hosts.flatMap((host) => (host.id === chosen.id ? [] : [{ host: host.id, reason }]));
 }
 
 /** A MAC entry: that host, checked against the resources the entry asks for. */
