@@ -29,7 +29,7 @@ const layerRules = Object.entries(forbiddenLayers).map(([layer, forbidden]) => (
 }));
 
 export default tseslint.config(
-  { ignores: ["node_modules/", "dist/", "coverage/", "examples/", "deploy/"] },
+  { ignores: ["node_modules/", "dist/", "coverage/", "examples/", "deploy/", ".scratch/"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

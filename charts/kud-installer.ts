@@ -13,6 +13,7 @@ import {
   clusterChartProps,
   clusterLabels,
   jobName,
+  kubeconfigSecretName,
   nodeAddresses,
   waveAnnotations,
 } from "./metadata.ts";
@@ -61,7 +62,7 @@ export class KudInstallerChart extends Chart {
     const clusterDir = `${MULTI_CLUSTER_DIR}/${name}`;
     const hostsConfigMap = `${name}-hosts-ini`;
     const kustomizationConfigMap = `${name}-kubeconfig-kustomization`;
-    const kubeconfigSecret = `${name}-kubeconfig`;
+    const kubeconfigSecret = kubeconfigSecretName(name);
     const identity = `kud-${name}`;
     const annotations = waveAnnotations(SYNC_WAVES.installer);
 

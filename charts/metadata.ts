@@ -84,3 +84,8 @@ export function sshKeyVolume(secretName: string) {
     secret: { secretName, defaultMode: 0o400, items: [{ key: SSH_KEY_ITEM, path: SSH_KEY_ITEM }] },
   };
 }
+
+/** The Secret the KUD Job's last step writes, Cluster API style: `<cluster>-kubeconfig`, key `value`. */
+export function kubeconfigSecretName(cluster: string): string {
+  return `${cluster}-kubeconfig`;
+}

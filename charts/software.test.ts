@@ -115,10 +115,27 @@ describe("SoftwareChart", () => {
                 },
               },
               { name: "tmp", emptyDir: {} },
+              {
+                name: "kud-done",
+                secret: {
+                  secretName: "cluster-east-kubeconfig",
+                  defaultMode: 0,
+                  items: [{ key: "value", path: "admin.conf" }],
+                },
+              },
             ],
           },
         },
       },
+    });
+  });
+
+  it("starts only once the installer has stored the kubeconfig, without being able to read it", () => {
+    const [container] = containersOf(job(render().objects));
+    expect(container?.["volumeMounts"]).toContainEqual({
+      name: "kud-done",
+      mountPath: "/run/metalsynth/kud-done",
+      readOnly: true,
     });
   });
 

@@ -13,6 +13,7 @@ import {
   clusterChartProps,
   clusterLabels,
   jobName,
+  kubeconfigSecretName,
   nodeAddresses,
   waveAnnotations,
 } from "./metadata.ts";
@@ -27,6 +28,8 @@ export interface SoftwareChartProps {
 
 /** Where the Job mounts the ConfigMap with the script and its data files. */
 export const SOFTWARE_DIR = "/opt/metalsynth/software";
+/** Where the Job mounts the installer's kubeconfig Secret, only to wait for it (see the volume). */
+const KUD_DONE_DIR = "/run/metalsynth/kud-done";
 /** Where the Job mounts the SSH key Secret. */
 const SSH_DIR = "/opt/metalsynth/ssh";
 /** `nobody` exists in practically every base image, and OpenSSH refuses to run as a uid without a passwd entry. */
@@ -179,6 +182,7 @@ export class SoftwareChart extends Chart {
                 { name: "software", mountPath: SOFTWARE_DIR, readOnly: true },
                 { name: "ssh-key", mountPath: SSH_DIR, readOnly: true },
                 { name: "tmp", mountPath: "/tmp" },
+                { name: "kud-done", mountPath: KUD_DONE_DIR, readOnly: true },
               ],
             },
           ],
@@ -186,6 +190,17 @@ export class SoftwareChart extends Chart {
             { name: "software", configMap: { name: configMapName } },
             sshKeyVolume(settings.sshKeySecret),
             { name: "tmp", emptyDir: {} },
+            // The gate that orders this Job after the installer under any GitOps agent (Flux has no
+            // sync waves): the kubelet does not start a pod until its Secret volumes exist, and the
+            // kubeconfig Secret exists only once KUD has succeeded. Mode 0000: the file is never read.
+            {
+              name: "kud-done",
+              secret: {
+                secretName: kubeconfigSecretName(name),
+                defaultMode: 0,
+                items: [{ key: "value", path: "admin.conf" }],
+              },
+            },
           ],
         },
       },

@@ -3,6 +3,8 @@
  * spec YAML through the same rules and planner as synth, so the charts are tested on plans synth
  * would really render.
  */
+import { ApplicationSet } from "@kubernetes-models/argo-cd/argoproj.io/v1alpha1";
+import { Kustomization } from "@kubernetes-models/flux-cd/kustomize.toolkit.fluxcd.io/v1";
 import { App, type Chart } from "cdk8s";
 import { ConfigMap, ServiceAccount } from "kubernetes-models/v1";
 import { Job } from "kubernetes-models/batch/v1";
@@ -184,6 +186,8 @@ const MODELS: Readonly<Record<string, () => { validate(): void }>> = {
   "rbac.authorization.k8s.io/v1/Role": () => new Role(),
   "rbac.authorization.k8s.io/v1/RoleBinding": () => new RoleBinding(),
   "batch/v1/Job": () => new Job(),
+  "argoproj.io/v1alpha1/ApplicationSet": () => new ApplicationSet(),
+  "kustomize.toolkit.fluxcd.io/v1/Kustomization": () => new Kustomization(),
 };
 
 /**

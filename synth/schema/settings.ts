@@ -51,6 +51,11 @@ export const SiteSettingsSchema = z.strictObject({
         .array(z.enum(["argocd", "flux"]))
         .default(["argocd", "flux"])
         .describe("Which GitOps wiring to render."),
+      pathPrefix: z
+        .string()
+        .regex(/^(?!\.\.?(\/|$))[\w.-]+(\/(?!\.\.?(\/|$))[\w.-]+)*$/, "a relative path inside the repository, such as rendered/clusters")
+        .default("rendered/clusters")
+        .describe("Where the cluster directories are, relative to the repository root."),
       argocd: z
         .strictObject({
           project: z.string().min(1).default("default"),
@@ -60,7 +65,6 @@ export const SiteSettingsSchema = z.strictObject({
             .default("https://git.example.com/site.git")
             .describe("The site repository Argo CD reads."),
           revision: z.string().min(1).default("HEAD"),
-          pathPrefix: z.string().min(1).default("rendered/clusters"),
           destinationServer: z.string().min(1).default("https://kubernetes.default.svc"),
           namespace: z.string().min(1).default("argocd").describe("Namespace of the ApplicationSet."),
         })
@@ -76,6 +80,12 @@ export const SiteSettingsSchema = z.strictObject({
             .prefault({}),
           namespace: z.string().min(1).default("flux-system").describe("Namespace of the Kustomizations."),
           interval: z.string().min(1).default("10m"),
+          dependsOn: z
+            .array(z.strictObject({ name: z.string().min(1), namespace: z.string().min(1).optional() }))
+            .default([])
+            .describe(
+              "Kustomizations every cluster waits for, e.g. the one delivering BMHs and the SSH key.",
+            ),
         })
         .prefault({}),
     })

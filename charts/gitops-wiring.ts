@@ -1,0 +1,109 @@
+import { ApiObject, Chart } from "cdk8s";
+import type { Construct } from "constructs";
+import type { SiteSettings } from "../synth/schema/settings.ts";
+import { MANAGED_BY_LABEL } from "./metadata.ts";
+
+/** Props of {@link ArgoApplicationSetChart}. */
+export interface ArgoApplicationSetChartProps {
+  readonly settings: SiteSettings;
+}
+
+/**
+ * `rendered/argocd/applicationset.yaml` (SPEC §4): one Argo CD Application per cluster directory,
+ * found by a git directory generator, so adding a cluster needs no change here.
+ *
+ * Cluster directories sit at `<pathPrefix>/<namespace>/<cluster>`: the namespace is the path segment
+ * after the prefix, the cluster the last one. Applications are named `<namespace>-<cluster>`: a
+ * cluster name alone is unique only within its namespace.
+ *
+ * Deleting a cluster directory deletes its Application; `preserveResourcesOnDeletion` keeps the
+ * objects it synced, because the BMH label patches are the live hosts: nothing may cascade-delete a
+ * BareMetalHost (SPEC §4.2). Pruning removed objects while the Application lives is safe, since the
+ * patches carry `Prune=false` themselves.
+ */
+export class ArgoApplicationSetChart extends Chart {
+  constructor(scope: Construct, id: string, props: ArgoApplicationSetChartProps) {
+    const { argocd, pathPrefix } = props.settings.gitops;
+    super(scope, id, { namespace: argocd.namespace, labels: { [MANAGED_BY_LABEL]: "metalsynth" } });
+    const namespaceSegment = `{{ index .path.segments ${pathPrefix.split("/").length} }}`;
+    new ApiObject(this, "applicationset", {
+      apiVersion: "argoproj.io/v1alpha1",
+      kind: "ApplicationSet",
+      metadata: { name: "metalsynth-clusters" },
+      spec: {
+        goTemplate: true,
+        // A path that does not have the expected depth is an error, not an Application named "-".
+        goTemplateOptions: ["missingkey=error"],
+        generators: [
+          {
+            git: {
+              repoURL: argocd.repoURL,
+              revision: argocd.revision,
+              directories: [{ path: `${pathPrefix}/*/*` }],
+            },
+          },
+        ],
+        syncPolicy: { preserveResourcesOnDeletion: true },
+        template: {
+          metadata: {
+            name: `${namespaceSegment}-{{ .path.basename }}`,
+            labels: { [MANAGED_BY_LABEL]: "metalsynth", "metalsynth.io/cluster": "{{ .path.basename }}" },
+          },
+          spec: {
+            project: argocd.project,
+            source: { repoURL: argocd.repoURL, targetRevision: argocd.revision, path: "{{ .path.path }}" },
+            destination: { server: argocd.destinationServer, namespace: namespaceSegment },
+            syncPolicy: {
+              automated: { prune: true, selfHeal: true },
+              syncOptions: ["ApplyOutOfSyncOnly=true"],
+            },
+          },
+        },
+      },
+    });
+  }
+}
+
+/** Props of {@link FluxKustomizationChart}. */
+export interface FluxKustomizationChartProps {
+  readonly settings: SiteSettings;
+  /** The cluster directory's namespace and name. */
+  readonly namespace: string;
+  readonly cluster: string;
+}
+
+/**
+ * `rendered/flux/<namespace>-<cluster>.yaml` (SPEC §4): the Flux Kustomization syncing one cluster
+ * directory. Flux applies with server-side apply always; the BMH label patches opt out of garbage
+ * collection with their own `kustomize.toolkit.fluxcd.io/prune: disabled`, so `prune` stays on for
+ * everything else. `dependsOn` names what must be ready before any cluster is applied (typically
+ * the Kustomization delivering the BareMetalHosts and the SSH key Secret): Flux has no per-object
+ * waves, and the order inside a directory is carried by the objects themselves (decision 0008).
+ */
+export class FluxKustomizationChart extends Chart {
+  constructor(scope: Construct, id: string, props: FluxKustomizationChartProps) {
+    const { settings, namespace, cluster } = props;
+    const { flux, pathPrefix } = settings.gitops;
+    super(scope, id, {
+      namespace: flux.namespace,
+      labels: { [MANAGED_BY_LABEL]: "metalsynth", "metalsynth.io/cluster": cluster },
+    });
+    new ApiObject(this, "kustomization", {
+      apiVersion: "kustomize.toolkit.fluxcd.io/v1",
+      kind: "Kustomization",
+      metadata: { name: fluxKustomizationName(namespace, cluster) },
+      spec: {
+        interval: flux.interval,
+        path: `./${pathPrefix}/${namespace}/${cluster}`,
+        prune: true,
+        sourceRef: flux.sourceRef,
+        ...(flux.dependsOn.length > 0 ? { dependsOn: flux.dependsOn } : {}),
+      },
+    });
+  }
+}
+
+/** The Flux Kustomization (and file) name of a cluster directory: `<namespace>-<cluster>`. */
+export function fluxKustomizationName(namespace: string, cluster: string): string {
+  return `${namespace}-${cluster}`;
+}
