@@ -53,7 +53,10 @@ export const SiteSettingsSchema = z.strictObject({
         .describe("Which GitOps wiring to render."),
       pathPrefix: z
         .string()
-        .regex(/^(?!\.\.?(\/|$))[\w.-]+(\/(?!\.\.?(\/|$))[\w.-]+)*$/, "a relative path inside the repository, such as rendered/clusters")
+        .regex(
+          /^(?!\.\.?(\/|$))[\w.-]+(\/(?!\.\.?(\/|$))[\w.-]+)*$/,
+          "a relative path inside the repository, such as rendered/clusters",
+        )
         .default("rendered/clusters")
         .describe("Where the cluster directories are, relative to the repository root."),
       argocd: z
