@@ -110,3 +110,39 @@ describe("planning the example site", () => {
     expect(assignments(evaluateSite(documents, grown, first.lock).plan)).toEqual(assignments(first));
   });
 });
+
+describe("releasing SIP hosts", () => {
+  /** The site with the SIPCluster's Worker standby count dropped from 1 to 0. */
+  const shrink = (docs: readonly SourceDocument[]) => {
+    const sipFile = docs.find(
+      (document) => Reflect.get(Object(document.value), "kind") === "SIPCluster",
+    )?.file;
+    if (sipFile === undefined) throw new Error("the example site has no SIPCluster");
+    const text = readFileSync(path.join(REPO, sipFile), "utf8").replace(
+      "standby: 1 # slew for upgrades",
+      "standby: 0 # shrunk",
+    );
+    return [
+      ...docs.filter((document) => document.file !== sipFile),
+      ...parseDocuments(sipFile, text).documents,
+    ];
+  };
+
+  it("releases a dropped host for one generation, and keeps it from other clusters until then", () => {
+    const sipPlan = (plan: SitePlan) => plan.clusters.find((cluster) => cluster.kind === "sip");
+    const first = evaluateSite(documents, inventory, EMPTY_LOCK).plan;
+    const before = sipPlan(first);
+    expect(before?.kind === "sip" && before.released).toEqual([]);
+
+    const shrunk = shrink(documents);
+    const second = evaluateSite(shrunk, inventory, first.lock).plan;
+    const after = sipPlan(second);
+    if (after?.kind !== "sip" || before?.kind !== "sip") throw new Error("no SIP plan");
+    const standbyWorker = before.members.find((member) => member.role === "Worker" && member.standby);
+    expect(after.released.map((host) => host.id)).toEqual([standbyWorker?.host.id]);
+    expect(second.lock.entries.map((entry) => entry.host)).not.toContain(standbyWorker?.host.id);
+
+    const third = sipPlan(evaluateSite(shrunk, inventory, second.lock).plan);
+    expect(third?.kind === "sip" && third.released).toEqual([]);
+  });
+});
