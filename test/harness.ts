@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { readInventory } from "../gitops/inventory-reader.ts";
@@ -37,3 +38,13 @@ export function evaluateYaml(
 export function rulesAndPaths(issues: readonly Issue[]): string[] {
   return issues.map((found) => `${found.rule} ${found.path}`);
 }
+
+/** Whether `kubectl` is on the PATH: tests that need it are skipped (and say so) without it. */
+export const hasKubectl = (() => {
+  try {
+    execFileSync("kubectl", ["version", "--client"], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
+})();

@@ -1,5 +1,4 @@
-import { execFileSync } from "node:child_process";
-import { cp, mkdtemp, readdir, writeFile } from "node:fs/promises";
+import { cp, mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -20,15 +19,6 @@ async function exampleCopy(): Promise<string> {
   await cp(path.join(REPO, "examples", "site"), dir, { recursive: true });
   return dir;
 }
-
-const hasKubectl = (() => {
-  try {
-    execFileSync("kubectl", ["version", "--client"], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  }
-})();
 
 describe("metalsynth synth", () => {
   it("writes the rendered tree, and a second run changes nothing", async () => {
@@ -78,17 +68,5 @@ describe("metalsynth synth", () => {
     expect(result.code).toBe(1);
     expect(result.out()).toMatch(/error\[schema\] spec\.mastrs/);
     expect(await readTree(path.join(site, "rendered"))).toEqual(before);
-  });
-
-  it.skipIf(!hasKubectl)("every cluster directory builds with kubectl kustomize", async () => {
-    const site = await exampleCopy();
-    await run("synth", "--site", site);
-    const clusters = path.join(site, "rendered", "clusters", "edge-a");
-    for (const cluster of await readdir(clusters)) {
-      const output = execFileSync("kubectl", ["kustomize", path.join(clusters, cluster)], {
-        encoding: "utf8",
-      });
-      expect(output).toContain(`metalsynth.io/cluster: ${cluster}`);
-    }
   });
 });
