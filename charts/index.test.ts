@@ -1,15 +1,24 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { toYamlStream } from "../synth/yaml-output.ts";
-import { bpaClusterObjects } from "./index.ts";
+import type { BpaClusterPlan } from "../synth/plan/model.ts";
+import type { SiteSettings } from "../synth/schema/settings.ts";
+import { addBpaClusterCharts, objectsOf } from "./index.ts";
 import {
   asKubeObject,
   bpaPlan,
   settings,
+  testApp,
   validateKubernetesObject,
   type KubeObject,
 } from "./test-support.ts";
 
 const WITH_SOFTWARE = { masterSoftware: ["htop"], workerSoftware: ["curl=7.81.0-1ubuntu1.15"] };
+
+/** The objects of each of a cluster's files. */
+function bpaClusterObjects(cluster: BpaClusterPlan, siteSettings: SiteSettings): Map<string, unknown[]> {
+  const charts = addBpaClusterCharts(testApp(), cluster, siteSettings);
+  return new Map([...charts].map(([file, chart]) => [file, objectsOf(chart)]));
+}
 
 function kubeObjects(files: Map<string, unknown[]>): KubeObject[] {
   return [...files.values()].flat().map((value) => {
@@ -19,7 +28,7 @@ function kubeObjects(files: Map<string, unknown[]>): KubeObject[] {
   });
 }
 
-describe("bpaClusterObjects", () => {
+describe("addBpaClusterCharts", () => {
   afterEach(() => {
     delete process.env.CDK8S_DISABLE_SORT;
   });

@@ -1,4 +1,5 @@
-import { App, type Chart } from "cdk8s";
+import type { Chart } from "cdk8s";
+import type { Construct } from "constructs";
 import type { BpaClusterPlan } from "../synth/plan/model.ts";
 import type { SiteSettings } from "../synth/schema/settings.ts";
 import { ClusterConfigMapChart } from "./cluster-configmap.ts";
@@ -10,31 +11,29 @@ export { KudInstallerChart, type KudInstallerChartProps } from "./kud-installer.
 export { SoftwareChart, type SoftwareChartProps } from "./software.ts";
 
 /**
- * The Kubernetes objects of a BPA cluster, per file of its `rendered/clusters/<ns>/<cluster>/`
- * directory (SPEC §4): `cluster-configmap.yaml`, `kud-installer.yaml` and, with a Software CR,
- * `software.yaml`. Files are in name order, objects within a file in a fixed order (ConfigMaps and
- * RBAC before the Job that needs them). A cluster without a Provisioning has no hosts, so it renders
- * nothing: its Software CR has nowhere to install.
+ * The charts of a BPA cluster, per file of its `rendered/clusters/<ns>/<cluster>/` directory
+ * (SPEC §4): `cluster-configmap.yaml`, `kud-installer.yaml` and, with a Software CR,
+ * `software.yaml`. Objects within a chart are in a fixed order (ConfigMaps and RBAC before the Job
+ * that needs them). A cluster without a Provisioning has no hosts, so it has no charts: its Software
+ * CR has nowhere to install. Chart ids carry the cluster, so one App can hold a whole site.
  */
-export function bpaClusterObjects(cluster: BpaClusterPlan, settings: SiteSettings): Map<string, unknown[]> {
-  const files = new Map<string, unknown[]>();
-  if (!cluster.provisioning) return files;
-  // One App per cluster: cdk8s resolves dependencies across the whole App on every chart synthesis,
-  // so a site-wide App would make rendering quadratic in the number of clusters. Construct metadata
-  // is off explicitly, whatever CDK8S_RECORD_CONSTRUCT_METADATA says.
-  const app = new App({ recordConstructMetadata: false });
-  files.set(
+export function addBpaClusterCharts(
+  scope: Construct,
+  cluster: BpaClusterPlan,
+  settings: SiteSettings,
+): Map<string, Chart> {
+  const charts = new Map<string, Chart>();
+  if (!cluster.provisioning) return charts;
+  const id = (component: string) => `${cluster.namespace}-${cluster.name}-${component}`;
+  charts.set(
     "cluster-configmap.yaml",
-    objectsOf(new ClusterConfigMapChart(app, "cluster-configmap", { cluster })),
+    new ClusterConfigMapChart(scope, id("cluster-configmap"), { cluster }),
   );
-  files.set(
-    "kud-installer.yaml",
-    objectsOf(new KudInstallerChart(app, "kud-installer", { cluster, settings })),
-  );
+  charts.set("kud-installer.yaml", new KudInstallerChart(scope, id("kud-installer"), { cluster, settings }));
   if (cluster.software) {
-    files.set("software.yaml", objectsOf(new SoftwareChart(app, "software", { cluster, settings })));
+    charts.set("software.yaml", new SoftwareChart(scope, id("software"), { cluster, settings }));
   }
-  return files;
+  return charts;
 }
 
 /**

@@ -1,10 +1,6 @@
 import { App } from "cdk8s";
-import {
-  ArgoApplicationSetChart,
-  FluxKustomizationChart,
-  fluxKustomizationName,
-} from "../charts/gitops-wiring.ts";
-import { bpaClusterObjects, objectsOf } from "../charts/index.ts";
+import { objectsOf } from "../charts/index.ts";
+import { addSiteCharts } from "../charts/site.ts";
 import { compareText } from "../synth/issue.ts";
 import { lockDocument } from "../synth/plan/lock.ts";
 import type { ClusterPlan, SitePlan } from "../synth/plan/model.ts";
@@ -36,49 +32,28 @@ export function renderSite(
     LOCK_FILE,
     `# Written by metalsynth: host allocations, read back so clusters are never reshuffled.\n${toYaml(lockDocument(plan.lock))}`,
   );
-  const targets = new Set(settings.gitops.targets);
-  if (targets.has("argocd")) {
-    const app = new App({ recordConstructMetadata: false });
-    files.set(
-      "argocd/applicationset.yaml",
-      toYamlStream(objectsOf(new ArgoApplicationSetChart(app, "argocd", { settings }))),
-    );
-  }
-  for (const cluster of plan.clusters) {
-    const components = clusterObjects(cluster, settings);
-    if (components.size === 0) continue;
-    const directory = `clusters/${cluster.namespace}/${cluster.name}`;
-    const resources = [...components.keys()].sort(compareText);
+  const charts = addSiteCharts(plan, settings, () => new App({ recordConstructMetadata: false }));
+  for (const [file, chart] of charts.wiring) files.set(file, toYamlStream(objectsOf(chart)));
+  for (const cluster of charts.clusters) {
+    const resources = [...cluster.files.keys()].sort(compareText);
     let objects = 0;
     for (const name of resources) {
-      const content = components.get(name) ?? [];
+      const content = objectsOf(cluster.files.get(name)!);
       objects += content.length;
-      files.set(`${directory}/${name}`, toYamlStream(content));
+      files.set(`${cluster.directory}/${name}`, toYamlStream(content));
     }
     files.set(
-      `${directory}/kustomization.yaml`,
+      `${cluster.directory}/kustomization.yaml`,
       toYaml({ apiVersion: "kustomize.config.k8s.io/v1beta1", kind: "Kustomization", resources }),
     );
-    if (targets.has("flux")) {
-      const app = new App({ recordConstructMetadata: false });
-      const chart = new FluxKustomizationChart(app, "flux", {
-        settings,
-        namespace: cluster.namespace,
-        cluster: cluster.name,
-      });
-      files.set(
-        `flux/${fluxKustomizationName(cluster.namespace, cluster.name)}.yaml`,
-        toYamlStream(objectsOf(chart)),
-      );
-    }
-    clusters.push({ cluster: cluster.key, directory, ...roleSummary(cluster), objects });
+    clusters.push({
+      cluster: cluster.plan.key,
+      directory: cluster.directory,
+      ...roleSummary(cluster.plan),
+      objects,
+    });
   }
   return { files, clusters };
-}
-
-/** The component files of one cluster directory. */
-function clusterObjects(cluster: ClusterPlan, settings: SiteSettings): Map<string, unknown[]> {
-  return cluster.kind === "bpa" ? bpaClusterObjects(cluster, settings) : new Map();
 }
 
 /** `label=host` per master and worker, for the CLI's summary. */

@@ -1,0 +1,26 @@
+/**
+ * The cdk8s app behind `npx cdk8s synth` (see cdk8s.yaml): the same charts `metalsynth synth` renders,
+ * for the site in METALSYNTH_SITE (default `examples/site`), all in one App, written to cdk8s's own
+ * output directory (`dist/`, or `--output`). It is for people who drive their charts with the cdk8s
+ * CLI; `metalsynth synth` remains the tool that writes `rendered/` (with the lock and the
+ * kustomizations, atomically).
+ */
+import { App } from "cdk8s";
+import { addSiteCharts } from "../charts/site.ts";
+import { formatIssues } from "../gitops/report.ts";
+import { readSite } from "../gitops/site-reader.ts";
+import { evaluateSite } from "../synth/evaluate.ts";
+import { hasErrors } from "../synth/issue.ts";
+
+const site = process.env["METALSYNTH_SITE"] ?? "examples/site";
+const input = await readSite({ site });
+const evaluation = evaluateSite(input.documents, input.inventory, input.lock);
+const issues = [...input.issues, ...evaluation.issues];
+if (hasErrors(issues)) {
+  process.stderr.write(formatIssues(issues, "text"));
+  process.exit(1);
+}
+// cdk8s passes the output directory in CDK8S_OUTDIR, which App reads by default.
+const app = new App({ recordConstructMetadata: false });
+addSiteCharts(evaluation.plan, input.settings, () => app);
+app.synth();

@@ -1,0 +1,50 @@
+import type { Chart } from "cdk8s";
+import type { Construct } from "constructs";
+import type { ClusterPlan, SitePlan } from "../synth/plan/model.ts";
+import type { SiteSettings } from "../synth/schema/settings.ts";
+import { ArgoApplicationSetChart, FluxKustomizationChart, fluxKustomizationName } from "./gitops-wiring.ts";
+import { addBpaClusterCharts } from "./index.ts";
+
+/** The charts of one cluster directory, by file name inside it. */
+export interface ClusterCharts {
+  readonly plan: ClusterPlan;
+  /** `clusters/<namespace>/<cluster>`, relative to `rendered/`. */
+  readonly directory: string;
+  readonly files: ReadonlyMap<string, Chart>;
+}
+
+/** Every chart of a site: the cluster directories, and the GitOps wiring by path in `rendered/`. */
+export interface SiteCharts {
+  readonly clusters: readonly ClusterCharts[];
+  readonly wiring: ReadonlyMap<string, Chart>;
+}
+
+/**
+ * Adds the charts of a whole site plan (SPEC §4). `scopeFor` says where each group of charts goes:
+ * synth gives every cluster an App of its own (cdk8s resolves dependencies App-wide on each chart's
+ * synthesis, so one App for a large site is quadratic), `npx cdk8s synth` puts all into its one App.
+ * Chart ids carry the namespace and cluster, so they are unique in either case.
+ */
+export function addSiteCharts(plan: SitePlan, settings: SiteSettings, scopeFor: () => Construct): SiteCharts {
+  const targets = new Set(settings.gitops.targets);
+  const wiring = new Map<string, Chart>();
+  if (targets.has("argocd"))
+    wiring.set("argocd/applicationset.yaml", new ArgoApplicationSetChart(scopeFor(), "argocd", { settings }));
+  const clusters: ClusterCharts[] = [];
+  for (const cluster of plan.clusters) {
+    const scope = scopeFor();
+    const files =
+      cluster.kind === "bpa" ? addBpaClusterCharts(scope, cluster, settings) : new Map<string, Chart>();
+    if (files.size === 0) continue;
+    const { namespace, name } = cluster;
+    clusters.push({ plan: cluster, directory: `clusters/${namespace}/${name}`, files });
+    if (targets.has("flux")) {
+      const fluxName = fluxKustomizationName(namespace, name);
+      wiring.set(
+        `flux/${fluxName}.yaml`,
+        new FluxKustomizationChart(scope, `flux-${fluxName}`, { settings, namespace, cluster: name }),
+      );
+    }
+  }
+  return { clusters, wiring };
+}
