@@ -1,0 +1,57 @@
+/**
+ * `npm run bench`: the figures of SPEC §8 on this machine. Each synth size runs in a child process so
+ * its peak RSS is its own; the webhook figures come from bench/webhook.ts. Numbers are printed, never
+ * asserted: speed is measured here, not in unit tests.
+ */
+import { execFileSync } from "node:child_process";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import type { SynthBenchResult } from "./synth.ts";
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+/** Hosts and clusters per synth run: SPEC's 1,000 clusters over 10,000 hosts, and a tenth and ten times that. */
+const SIZES = [
+  [1_000, 100],
+  [10_000, 1_000],
+  [100_000, 10_000],
+] as const;
+
+function synthRun(hosts: number, clusters: number): SynthBenchResult {
+  const output = execFileSync(
+    process.execPath,
+    [
+      "--import",
+      "tsx",
+      "--max-old-space-size=4096",
+      path.join(HERE, "synth.ts"),
+      String(hosts),
+      String(clusters),
+    ],
+    { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] },
+  );
+  return JSON.parse(output) as SynthBenchResult;
+}
+
+const cpu = os.cpus()[0]?.model ?? "unknown CPU";
+console.log(
+  `machine: ${os.cpus().length} × ${cpu}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}`,
+);
+console.log("\nsynth (JSON inventory, BPA clusters half by MAC, half by resources; seconds):");
+console.log("hosts    clusters  inventory  read   evaluate  render  write  total   peak RSS");
+for (const [hosts, clusters] of SIZES) {
+  const { seconds, inventoryMiB, maxRssMiB } = synthRun(hosts, clusters);
+  console.log(
+    [
+      String(hosts).padEnd(8),
+      String(clusters).padEnd(9),
+      `${inventoryMiB} MiB`.padEnd(10),
+      String(seconds.read).padEnd(6),
+      String(seconds.evaluate).padEnd(9),
+      String(seconds.render).padEnd(7),
+      String(seconds.write).padEnd(6),
+      String(seconds.total).padEnd(7),
+      `${maxRssMiB} MiB`,
+    ].join(" "),
+  );
+}
