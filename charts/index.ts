@@ -5,6 +5,7 @@ import type { SiteSettings } from "../synth/schema/settings.ts";
 import { ClusterConfigMapChart } from "./cluster-configmap.ts";
 import { KudInstallerChart } from "./kud-installer.ts";
 import { SoftwareChart } from "./software.ts";
+import { chartId } from "./metadata.ts";
 
 export { ClusterConfigMapChart, type ClusterConfigMapChartProps } from "./cluster-configmap.ts";
 export { KudInstallerChart, type KudInstallerChartProps } from "./kud-installer.ts";
@@ -24,7 +25,7 @@ export function addBpaClusterCharts(
 ): Map<string, Chart> {
   const charts = new Map<string, Chart>();
   if (!cluster.provisioning) return charts;
-  const id = (component: string) => `${cluster.namespace}-${cluster.name}-${component}`;
+  const id = (component: string) => chartId(cluster, component);
   charts.set(
     "cluster-configmap.yaml",
     new ClusterConfigMapChart(scope, id("cluster-configmap"), { cluster }),

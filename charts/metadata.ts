@@ -89,3 +89,15 @@ export function sshKeyVolume(secretName: string) {
 export function kubeconfigSecretName(cluster: string): string {
   return `${cluster}-kubeconfig`;
 }
+
+/**
+ * The construct id of a cluster's component chart: `<namespace>.<cluster>.<component>`. Unique in an
+ * App holding a whole site, since namespaces and cluster names can't contain dots but can contain
+ * dashes (`a-b`/`c` and `a`/`b-c` must not meet).
+ */
+export function chartId(
+  cluster: { readonly namespace: string; readonly name: string },
+  component: string,
+): string {
+  return `${cluster.namespace}.${cluster.name}.${component}`;
+}

@@ -4,10 +4,13 @@ import type { ClusterPlan, SitePlan } from "../synth/plan/model.ts";
 import type { SiteSettings } from "../synth/schema/settings.ts";
 import { ArgoApplicationSetChart, FluxKustomizationChart, fluxKustomizationName } from "./gitops-wiring.ts";
 import { addBpaClusterCharts } from "./index.ts";
+import { chartId } from "./metadata.ts";
+import { addSipClusterCharts } from "./sip/index.ts";
 
 /** The charts of one cluster directory, by file name inside it. */
 export interface ClusterCharts {
-  readonly plan: ClusterPlan;
+  /** The plans rendered into it: a BPA cluster, a SIPCluster, or both when they share a name. */
+  readonly plans: readonly ClusterPlan[];
   /** `clusters/<namespace>/<cluster>`, relative to `rendered/`. */
   readonly directory: string;
   readonly files: ReadonlyMap<string, Chart>;
@@ -31,20 +34,42 @@ export function addSiteCharts(plan: SitePlan, settings: SiteSettings, scopeFor: 
   if (targets.has("argocd"))
     wiring.set("argocd/applicationset.yaml", new ArgoApplicationSetChart(scopeFor(), "argocd", { settings }));
   const clusters: ClusterCharts[] = [];
-  for (const cluster of plan.clusters) {
+  for (const plans of byDirectory(plan.clusters)) {
     const scope = scopeFor();
-    const files =
-      cluster.kind === "bpa" ? addBpaClusterCharts(scope, cluster, settings) : new Map<string, Chart>();
+    const files = new Map<string, Chart>();
+    for (const cluster of plans) {
+      const charts =
+        cluster.kind === "bpa"
+          ? addBpaClusterCharts(scope, cluster, settings)
+          : addSipClusterCharts(scope, cluster, settings);
+      // BPA and SIP component files have different names, so a shared directory holds both.
+      for (const [file, chart] of charts) files.set(file, chart);
+    }
     if (files.size === 0) continue;
-    const { namespace, name } = cluster;
-    clusters.push({ plan: cluster, directory: `clusters/${namespace}/${name}`, files });
+    const { namespace, name } = plans[0]!;
+    clusters.push({ plans, directory: `clusters/${namespace}/${name}`, files });
     if (targets.has("flux")) {
       const fluxName = fluxKustomizationName(namespace, name);
       wiring.set(
         `flux/${fluxName}.yaml`,
-        new FluxKustomizationChart(scope, `flux-${fluxName}`, { settings, namespace, cluster: name }),
+        new FluxKustomizationChart(scope, chartId({ namespace, name }, "flux"), {
+          settings,
+          namespace,
+          cluster: name,
+        }),
       );
     }
   }
   return { clusters, wiring };
+}
+
+/** Plans grouped by cluster directory (`namespace/name`), in plan order. */
+function byDirectory(plans: readonly ClusterPlan[]): ClusterPlan[][] {
+  const groups = new Map<string, ClusterPlan[]>();
+  for (const plan of plans) {
+    const group = groups.get(plan.key);
+    if (group) group.push(plan);
+    else groups.set(plan.key, [plan]);
+  }
+  return [...groups.values()];
 }

@@ -6,12 +6,14 @@
 import { ApplicationSet } from "@kubernetes-models/argo-cd/argoproj.io/v1alpha1";
 import { Kustomization } from "@kubernetes-models/flux-cd/kustomize.toolkit.fluxcd.io/v1";
 import { App, type Chart } from "cdk8s";
-import { ConfigMap, ServiceAccount } from "kubernetes-models/v1";
+import { Deployment } from "kubernetes-models/apps/v1";
+import { ConfigMap, Service, ServiceAccount } from "kubernetes-models/v1";
 import { Job } from "kubernetes-models/batch/v1";
 import { Role, RoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1";
 import { makeInventory, makeHost } from "../test/builders/inventory.ts";
 import { parseDocuments } from "../synth/documents.ts";
 import { evaluateSite } from "../synth/evaluate.ts";
+import { labelKeyProblem, labelValueProblem } from "../synth/inventory/selector.ts";
 import { EMPTY_LOCK } from "../synth/plan/lock.ts";
 import type { BpaClusterPlan } from "../synth/plan/model.ts";
 import { DEFAULT_SETTINGS, type SiteSettings } from "../synth/schema/settings.ts";
@@ -186,17 +188,29 @@ const MODELS: Readonly<Record<string, () => { validate(): void }>> = {
   "rbac.authorization.k8s.io/v1/Role": () => new Role(),
   "rbac.authorization.k8s.io/v1/RoleBinding": () => new RoleBinding(),
   "batch/v1/Job": () => new Job(),
+  "apps/v1/Deployment": () => new Deployment(),
+  "v1/Service": () => new Service(),
   "argoproj.io/v1alpha1/ApplicationSet": () => new ApplicationSet(),
   "kustomize.toolkit.fluxcd.io/v1/Kustomization": () => new Kustomization(),
 };
 
 /**
- * Validates an object against the Kubernetes OpenAPI schema of its kind (kubernetes-models), throwing
- * with the schema errors. Unknown kinds throw too, so a new kind can't slip past unvalidated. The
- * schemas allow unknown fields, so a misspelt optional field is caught by the exact-output tests only.
+ * Validates an object against the Kubernetes OpenAPI schema of its kind (kubernetes-models), and its
+ * labels against Kubernetes' label syntax (which the schemas don't check), throwing with the errors.
+ * Unknown kinds throw too, so a new kind can't slip past unvalidated. A BareMetalHost label patch has
+ * no spec to check: only its metadata, validated as the ObjectMeta it is. The schemas allow unknown
+ * fields, so a misspelt optional field is caught by the exact-output tests only.
  */
 export function validateKubernetesObject(object: KubeObject): void {
+  for (const [key, value] of Object.entries(object.metadata.labels ?? {})) {
+    const problem = labelKeyProblem(key) ?? labelValueProblem(value);
+    if (problem) throw new Error(`${object.kind}/${object.metadata.name}: label ${key}: ${problem}`);
+  }
   const key = `${object.apiVersion}/${object.kind}`;
+  if (key === "metal3.io/v1alpha1/BareMetalHost") {
+    new ConfigMap({ metadata: object.metadata }).validate();
+    return;
+  }
   const model = MODELS[key];
   if (!model) throw new Error(`no schema for ${key}`);
   Object.assign(model(), object).validate();

@@ -12,8 +12,8 @@ import { LOCK_FILE } from "./site-reader.ts";
 export interface RenderedCluster {
   readonly cluster: string;
   readonly directory: string;
-  readonly masters: readonly string[];
-  readonly workers: readonly string[];
+  /** Per role (`master`, `worker`; `ControlPlane`, `Worker` for SIP), its hosts in plan order. */
+  readonly roles: readonly { readonly role: string; readonly hosts: readonly string[] }[];
   readonly objects: number;
 }
 
@@ -47,25 +47,30 @@ export function renderSite(
       toYaml({ apiVersion: "kustomize.config.k8s.io/v1beta1", kind: "Kustomization", resources }),
     );
     clusters.push({
-      cluster: cluster.plan.key,
+      cluster: cluster.plans[0]!.key,
       directory: cluster.directory,
-      ...roleSummary(cluster.plan),
+      roles: cluster.plans.flatMap(roleSummary),
       objects,
     });
   }
   return { files, clusters };
 }
 
-/** `label=host` per master and worker, for the CLI's summary. */
-function roleSummary(cluster: ClusterPlan): { masters: string[]; workers: string[] } {
+/** The hosts of each role, `label=host` for BPA nodes and `host (standby)` for SIP standbys. */
+function roleSummary(cluster: ClusterPlan): RenderedCluster["roles"] {
   if (cluster.kind === "sip") {
-    const describe = (role: string) =>
-      cluster.members
+    const roles = [...new Set(cluster.members.map((member) => member.role))];
+    return roles.map((role) => ({
+      role,
+      hosts: cluster.members
         .filter((member) => member.role === role)
-        .map((member) => `${member.host.id}${member.standby ? " (standby)" : ""}`);
-    return { masters: describe("ControlPlane"), workers: describe("Worker") };
+        .map((member) => `${member.host.id}${member.standby ? " (standby)" : ""}`),
+    }));
   }
   const describe = (node: { request: { label: string }; host: { id: string } }) =>
     `${node.request.label}=${node.host.id}`;
-  return { masters: cluster.masters.map(describe), workers: cluster.workers.map(describe) };
+  return [
+    { role: "master", hosts: cluster.masters.map(describe) },
+    { role: "worker", hosts: cluster.workers.map(describe) },
+  ];
 }

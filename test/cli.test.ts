@@ -107,11 +107,18 @@ describe("metalsynth validate", () => {
 
 describe("metalsynth explain", () => {
   it("explains a BPA cluster chosen by resources, in text and JSON", async () => {
-    const text = await run("explain", "cluster-west", "--site", site);
+    // An output directory without a lock: the choice is made afresh.
+    const noLock = await mkdtemp(path.join(tmpdir(), "metalsynth-explain-"));
+    const text = await run("explain", "cluster-west", "--site", site, "--out", noLock);
     expect(text.code).toBe(0);
     expect(text.out).toMatch(
       /^Provisioning edge-a\/cluster-west\n {2}master master-1 {2}\(spec\.masters\[0\]\.master-1\)\n {4}chosen: {3}metal3\/\S+ {2}best fit: 16 CPUs, 64Gi\n/,
     );
+    // With the committed lock the host is kept, and hosts of clusters planned later are still shown
+    // as theirs: the lock claimed them before this decision.
+    const kept = await run("explain", "cluster-west", "--site", site);
+    expect(kept.out).toContain("chosen:   metal3/r01-node-05  kept from rendered/metalsynth.lock.yaml");
+    expect(kept.out).toContain("rejected: metal3/r01-node-01  claimed by other clusters");
     const json = await run("explain", "edge-a/cluster-west", "--site", site, "--format", "json");
     const [explanation] = JSON.parse(json.out);
     expect(explanation.decisions.map((decision: { subject: string }) => decision.subject)).toEqual([

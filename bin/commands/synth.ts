@@ -29,9 +29,8 @@ export async function synth(argv: readonly string[], io: Console): Promise<numbe
   }
   if (issues.length > 0) io.err(formatIssues(issues, "text"));
   for (const cluster of rendered.clusters) {
-    io.out(
-      `${cluster.cluster}: ${cluster.masters.length} master(s) [${cluster.masters.join(", ")}], ${cluster.workers.length} worker(s) [${cluster.workers.join(", ")}], ${cluster.objects} objects in ${cluster.directory}\n`,
-    );
+    const roles = cluster.roles.map(({ role, hosts }) => `${hosts.length} ${role}(s) [${hosts.join(", ")}]`);
+    io.out(`${cluster.cluster}: ${roles.join(", ")}, ${cluster.objects} objects in ${cluster.directory}\n`);
   }
   const counts = `${change.added.length} added, ${change.changed.length} changed, ${change.removed.length} removed, ${change.unchanged} unchanged`;
   io.out(`wrote ${input.out}: ${counts}\n`);

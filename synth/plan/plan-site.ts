@@ -45,8 +45,13 @@ export function planSite({ model, inventory, lock }: PlanInput): { plan: SitePla
   const issues: Issue[] = [];
   const claims = new Map<string, Claim>();
   let sequence = 0;
-  const claim = (host: Host, cluster: string, why: string) =>
-    claims.set(host.id, { cluster, why, sequence: ++sequence });
+  // A cluster re-claiming its own host (the lock's hosts, when the cluster is planned) keeps the
+  // original sequence: explanations are computed later and must see the claim as it stood then.
+  const claim = (host: Host, cluster: string, why: string) => {
+    const existing = claims.get(host.id);
+    const keep = existing?.cluster === cluster ? existing.sequence : ++sequence;
+    claims.set(host.id, { cluster, why, sequence: keep });
+  };
   const ownerAt = (limit: number) => (host: Host) => {
     const found = claims.get(host.id);
     return found && found.sequence <= limit ? found.cluster : undefined;

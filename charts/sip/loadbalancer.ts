@@ -1,0 +1,172 @@
+import { Chart } from "cdk8s";
+import { k8s } from "cdk8s-plus-27";
+import type { Construct } from "constructs";
+import type { SipClusterPlan } from "../../synth/plan/model.ts";
+import type { SiteSettings } from "../../synth/schema/settings.ts";
+import { SYNC_WAVES, clusterChartProps, waveAnnotations } from "../metadata.ts";
+import {
+  HAPROXY_HEALTH_PATH,
+  HAPROXY_HEALTH_PORT,
+  haproxyConfig,
+  type HaproxyHealthCheck,
+} from "./haproxy-config.ts";
+import { serviceObjectName, servedHosts, serviceWorkload, type PublishedPort } from "./workload.ts";
+
+/** Which of a SIPCluster's load balancers. */
+export type LoadBalancerTier = "controlplane" | "worker";
+
+/** Props of {@link LoadBalancerChart}. */
+export interface LoadBalancerChartProps {
+  /** The SIPCluster's plan; its services list the load balancers to render. */
+  readonly cluster: SipClusterPlan;
+  /** `images.haproxy` is the image of a service that names none. */
+  readonly settings: SiteSettings;
+  readonly tier: LoadBalancerTier;
+}
+
+/** The Kubernetes API port, on the tenant's control-plane hosts and on the load balancer. */
+const KUBE_APISERVER_PORT = 6443;
+/** Where the HAProxy image reads its configuration (the official image's default command). */
+const HAPROXY_CONFIG_DIR = "/usr/local/etc/haproxy";
+/** `nobody`: HAProxy needs no account; the official 2.3 image would otherwise run as root. */
+const NOBODY = 65534;
+
+interface Tier {
+  /** The SIP role whose active hosts are the backends. */
+  readonly role: string;
+  readonly check: HaproxyHealthCheck;
+  /** Each service of the tier, with the ports it publishes. */
+  readonly services: (cluster: SipClusterPlan) => TierService[];
+}
+
+interface TierService {
+  readonly nodeInterfaceId: string;
+  readonly image?: string;
+  readonly ports: readonly PublishedPort[];
+}
+
+const TIERS: Readonly<Record<LoadBalancerTier, Tier>> = {
+  controlplane: {
+    role: "ControlPlane",
+    check: "kube-apiserver",
+    services: (cluster) =>
+      (cluster.sip.services.loadBalancerControlPlane ?? []).map((service) => ({
+        ...service,
+        ports: [{ name: "kube-apiserver", port: KUBE_APISERVER_PORT, nodePort: service.nodePort }],
+      })),
+  },
+  worker: {
+    role: "Worker",
+    check: "tcp",
+    // Each port of the range is a frontend, a container port and a Service port of the same number,
+    // so a tenant NodePort reached through the load balancer keeps its number.
+    services: (cluster) =>
+      (cluster.sip.services.loadBalancerWorker ?? []).map((service) => {
+        const ports: PublishedPort[] = [];
+        for (let port = service.nodePortRange.start; port <= service.nodePortRange.end; port++) {
+          ports.push({ name: `port-${port}`, port, nodePort: port });
+        }
+        return { ...service, ports };
+      }),
+  },
+};
+
+/**
+ * A SIPCluster's control-plane or worker load balancers (SPEC §4.2): per service of the tier, a
+ * ConfigMap with `haproxy.cfg`, an HAProxy Deployment and a NodePort Service, all named
+ * `loadbalancer-<tier>-<cluster>` (`-<index>` from the second service on).
+ *
+ * Only active members are backends. A standby host is a spare kept labelled for upgrades: it runs no
+ * API server or workload until the SIPCluster promotes it, and a promotion changes the plan, hence
+ * the config and its hash, hence the pods. Standby hosts stay reachable through the jump host.
+ */
+export class LoadBalancerChart extends Chart {
+  constructor(scope: Construct, id: string, props: LoadBalancerChartProps) {
+    const { cluster, settings } = props;
+    super(scope, id, clusterChartProps(cluster));
+    const tier = TIERS[props.tier];
+    tier.services(cluster).forEach(({ nodeInterfaceId, image, ports }, index) => {
+      const name = serviceObjectName(`loadbalancer-${props.tier}`, cluster.name, index);
+      // Each published port is a listener of the same name and number.
+      const config = haproxyConfig({
+        title: `${name} (SIPCluster ${cluster.key}, interface ${nodeInterfaceId})`,
+        listeners: ports,
+        servers: servedHosts(cluster, nodeInterfaceId, { activeRole: tier.role }),
+        check: tier.check,
+      });
+      serviceWorkload(this, {
+        name,
+        app: "haproxy",
+        cluster,
+        annotations: waveAnnotations(SYNC_WAVES.services),
+        configData: { "haproxy.cfg": config },
+        // Two replicas, preferably on different nodes: the tenant's API and ingress survive a node
+        // drain of the cluster hosting them.
+        replicas: 2,
+        podSpec: (selector) => haproxyPod(image ?? settings.images.haproxy, name, selector, ports),
+        ports,
+      });
+    });
+  }
+}
+
+function haproxyPod(
+  image: string,
+  configMap: string,
+  selector: Record<string, string>,
+  ports: readonly PublishedPort[],
+): k8s.PodSpec {
+  const health: k8s.HttpGetAction = {
+    path: HAPROXY_HEALTH_PATH,
+    port: k8s.IntOrString.fromString("health"),
+  };
+  return {
+    automountServiceAccountToken: false,
+    securityContext: {
+      runAsNonRoot: true,
+      runAsUser: NOBODY,
+      runAsGroup: NOBODY,
+      seccompProfile: { type: "RuntimeDefault" },
+    },
+    affinity: {
+      podAntiAffinity: {
+        preferredDuringSchedulingIgnoredDuringExecution: [
+          {
+            weight: 100,
+            podAffinityTerm: {
+              labelSelector: { matchLabels: selector },
+              topologyKey: "kubernetes.io/hostname",
+            },
+          },
+        ],
+      },
+    },
+    containers: [
+      {
+        name: "haproxy",
+        image,
+        // The ports are above 1023 and the config writes no files: no capability, no writable path.
+        securityContext: {
+          allowPrivilegeEscalation: false,
+          readOnlyRootFilesystem: true,
+          capabilities: { drop: ["ALL"] },
+        },
+        ports: [
+          { name: "health", containerPort: HAPROXY_HEALTH_PORT },
+          ...ports.map((published) => ({ name: published.name, containerPort: published.port })),
+        ],
+        // HAProxy's own monitor endpoint: ready as soon as it listens, whatever the backends' state,
+        // so a tenant cluster that is not up yet does not make the load balancer look broken.
+        readinessProbe: { httpGet: health, periodSeconds: 5 },
+        livenessProbe: { httpGet: health, periodSeconds: 10, failureThreshold: 3 },
+        // No CPU limit: throttling a proxy stalls every connection through it.
+        resources: {
+          requests: { cpu: k8s.Quantity.fromString("50m"), memory: k8s.Quantity.fromString("64Mi") },
+          limits: { memory: k8s.Quantity.fromString("512Mi") },
+        },
+        volumeMounts: [{ name: "config", mountPath: HAPROXY_CONFIG_DIR, readOnly: true }],
+      },
+    ],
+    volumes: [{ name: "config", configMap: { name: configMap } }],
+  };
+}
