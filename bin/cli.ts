@@ -1,4 +1,6 @@
 import { UsageError } from "../gitops/errors.ts";
+import { commit } from "./commands/commit.ts";
+import { diff } from "./commands/diff.ts";
 import { explain } from "./commands/explain.ts";
 import { synth } from "./commands/synth.ts";
 import { validate } from "./commands/validate.ts";
@@ -14,19 +16,35 @@ commands:
 
   synth [--site DIR] [--specs PATH…] [--inventory PATH…] [--out DIR] [--format text|json]
       validate, plan and write the rendered/ tree (atomically; untouched when the input has errors)
+  diff [--site DIR] [--out DIR] [--exit-code] [--patch] [--format text|json]
+      what synth would change in rendered/, per cluster (hosts, objects); writes nothing
   explain <cluster> [--site DIR] [--format text|json]
       show, per role, the chosen hosts and why every other host was rejected
+  commit [--site DIR] [--message MSG] [--push] [--remote NAME] [--branch NAME] [--retries N]
+         [--author-name NAME] [--author-email EMAIL]
+      synth, then commit rendered/ (only) with a per-cluster summary; --push retries on a race
 
 options:
   --site DIR        site directory (default .)
   --specs PATH      spec files, directories or globs (default <site>/specs); repeatable
   --inventory PATH  inventory files or directories (default <site>/inventory); repeatable
-  --out DIR         output directory of synth (default <site>/rendered)
+  --out DIR         output directory of synth and diff (default <site>/rendered)
   --format FORMAT   text (default) or json
+  --exit-code       diff: exit 1 when rendered/ would change
+  --patch           diff: add a unified diff of every changed file
+  --message MSG     commit: subject line (default: the clusters that changed)
+  --push            commit: push to --remote (default origin), branch --branch (default the current one)
+  --retries N       commit: times to re-render and push again after a rejected push (default 3)
 `;
 
 /** Every command, by the name users type. */
-const COMMANDS: Readonly<Record<string, Command>> = { validate, synth, explain };
+const COMMANDS: Readonly<Record<string, Command>> = {
+  validate,
+  synth,
+  diff,
+  explain,
+  commit,
+};
 
 const processConsole: Console = {
   out: (text) => process.stdout.write(text),

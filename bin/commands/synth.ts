@@ -1,25 +1,19 @@
 import { parseArgs } from "node:util";
-import { renderSite } from "../../gitops/render.ts";
+import { renderFromSite } from "../../gitops/render-site.ts";
 import { formatIssues } from "../../gitops/report.ts";
-import { readSite } from "../../gitops/site-reader.ts";
 import { writeTree } from "../../gitops/tree-writer.ts";
-import { evaluateSite } from "../../synth/evaluate.ts";
-import { hasErrors } from "../../synth/issue.ts";
 import { EXIT, outputFormat, SITE_OPTIONS, siteLocation, summary, type Console } from "../common.ts";
 
 /** `metalsynth synth`: validate, plan and write `rendered/`; on errors the tree is left as it was. */
 export async function synth(argv: readonly string[], io: Console): Promise<number> {
   const { values } = parseArgs({ args: [...argv], options: SITE_OPTIONS, strict: true });
   const format = outputFormat(values.format);
-  const input = await readSite(siteLocation(values));
-  const evaluation = evaluateSite(input.documents, input.inventory, input.lock);
-  const issues = [...input.issues, ...evaluation.issues];
-  if (hasErrors(issues)) {
+  const { input, issues, rendered } = await renderFromSite(siteLocation(values));
+  if (rendered === undefined) {
     io.out(formatIssues(issues, format));
     io.err(`${summary(issues)}; ${input.out} left unchanged\n`);
     return EXIT.invalid;
   }
-  const rendered = renderSite(evaluation.plan, input.settings);
   const change = await writeTree(input.out, rendered.files);
   if (format === "json") {
     io.out(

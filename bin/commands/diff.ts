@@ -1,0 +1,41 @@
+import { parseArgs } from "node:util";
+import { diffTrees, hasChanges, type FileChange } from "../../gitops/diff.ts";
+import { diffText, filePatch } from "../../gitops/diff-format.ts";
+import { renderFromSite } from "../../gitops/render-site.ts";
+import { formatIssues } from "../../gitops/report.ts";
+import { readTree } from "../../gitops/tree-writer.ts";
+import { EXIT, outputFormat, SITE_OPTIONS, siteLocation, summary, type Console } from "../common.ts";
+
+/**
+ * `metalsynth diff`: what synth would change in `rendered/`, per cluster, without writing anything.
+ * With `--exit-code` a pending change exits 1, like `git diff --exit-code`.
+ */
+export async function diff(argv: readonly string[], io: Console): Promise<number> {
+  const { values } = parseArgs({
+    args: [...argv],
+    options: { ...SITE_OPTIONS, "exit-code": { type: "boolean" }, patch: { type: "boolean" } },
+    strict: true,
+  });
+  const format = outputFormat(values.format);
+  const { input, issues, rendered } = await renderFromSite(siteLocation(values));
+  if (!rendered) {
+    io.out(formatIssues(issues, format));
+    io.err(`${summary(issues)}; nothing to compare\n`);
+    return EXIT.invalid;
+  }
+  const before = await readTree(input.out);
+  const changes = diffTrees(before, rendered.files);
+  const patch = (change: FileChange) => filePatch(change, before, rendered.files);
+  if (format === "json") {
+    const files = values.patch
+      ? changes.files.map((change) => ({ ...change, patch: patch(change) }))
+      : changes.files;
+    const report = { out: input.out, changed: hasChanges(changes), ...changes, files, diagnostics: issues };
+    io.out(`${JSON.stringify(report, null, 2)}\n`);
+  } else {
+    if (issues.length > 0) io.err(formatIssues(issues, "text"));
+    io.out(diffText(changes, input.out));
+    if (values.patch) for (const change of changes.files) io.out(patch(change));
+  }
+  return values["exit-code"] && hasChanges(changes) ? EXIT.invalid : EXIT.ok;
+}

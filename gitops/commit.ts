@@ -1,0 +1,374 @@
+import { realpath, rm } from "node:fs/promises";
+import path from "node:path";
+import { GitError } from "simple-git";
+import type { Issue } from "../synth/issue.ts";
+import { UsageError } from "./errors.ts";
+import { diffTrees, type RenderedDiff } from "./diff.ts";
+import { commitMessage, type CommitMessage } from "./diff-format.ts";
+import { renderFromSite } from "./render-site.ts";
+import {
+  changedPaths,
+  commitsIn,
+  committedFiles,
+  configValue,
+  currentBranch,
+  fetchBranch,
+  headCommit,
+  openRepository,
+  pushHead,
+  type Repository,
+} from "./git.ts";
+import { readTree, writeTree } from "./tree-writer.ts";
+
+/** What `metalsynth commit` is asked to do. */
+export interface CommitOptions {
+  /** The site directory, anywhere inside a Git work tree. @default "." */
+  readonly site?: string;
+  /** Subject line of the commit. @default the clusters that changed ({@link commitMessage}) */
+  readonly subject?: string;
+  /** Author; each part defaults to `git.authorName` / `git.authorEmail` of `metalsynth.yaml`. */
+  readonly author?: { readonly name?: string; readonly email?: string };
+  /** Push after committing; undefined to only commit. */
+  readonly push?: PushOptions;
+  /** Progress and warnings, one line at a time (the CLI prints them on stderr). */
+  readonly log?: (line: string) => void;
+}
+
+/** Where and how hard to push. */
+export interface PushOptions {
+  /** Remote name or URL. @default "origin" */
+  readonly remote?: string;
+  /** Branch on the remote. @default the checked-out branch's name */
+  readonly branch?: string;
+  /**
+   * How many times to fetch, re-render and push again after the push lost a race.
+   * @default 3
+   */
+  readonly retries?: number;
+}
+
+/** How `metalsynth commit` ended. */
+export type CommitOutcome =
+  | {
+      readonly kind: "done";
+      readonly branch: string;
+      /** The new commit; undefined when `rendered/` was already up to date. */
+      readonly commit?: string;
+      readonly message?: CommitMessage;
+      readonly diff: RenderedDiff;
+      /** Set when pushed (or found up to date on the remote). */
+      readonly pushed?: { readonly remote: string; readonly branch: string; readonly retries: number };
+      /** Warnings found while validating. */
+      readonly issues: readonly Issue[];
+    }
+  /** The site has errors: nothing was committed or pushed. */
+  | { readonly kind: "invalid"; readonly issues: readonly Issue[]; readonly afterFetch: boolean }
+  /** The checkout is in a state commit must not work in; nothing was touched. */
+  | { readonly kind: "refused"; readonly reason: string }
+  /** Committing or pushing failed; the branch, the index and `rendered/` are as before the run. */
+  | { readonly kind: "failed"; readonly reason: string };
+
+/** The site's inputs, relative to the site: a render is only reproducible from committed ones. */
+const INPUTS = ["specs", "inventory", "metalsynth.yaml"];
+
+/** How many paths a refusal lists before it only counts. */
+const LISTED_PATHS = 5;
+
+/**
+ * `metalsynth commit` (SPEC §6.2): synth, stage `rendered/` only, commit with a per-cluster summary,
+ * and with {@link CommitOptions.push} push, re-rendering on top of the remote after a lost race. See
+ * docs/decisions/0010-commit-push-races.md for why each refusal and recovery is what it is.
+ */
+export async function commitSite(options: CommitOptions): Promise<CommitOutcome> {
+  const site = options.site ?? ".";
+  const log = options.log ?? (() => undefined);
+  const siteReal = await realpath(site).catch(() => undefined);
+  if (siteReal === undefined) throw new UsageError(`site directory not found: ${site}`);
+  const repo = await openRepository(site);
+  if (repo === undefined) {
+    return refused(`${site} is not inside a Git work tree: run git init, or clone the site's repository`);
+  }
+  const branch = await currentBranch(repo);
+  if (branch === undefined) {
+    return refused(
+      "HEAD is detached: check out the branch the rendered tree belongs on (git switch <branch>), so the commit does not end up on no branch",
+    );
+  }
+  const siteInRepo = toPosix(path.relative(repo.root, siteReal));
+  const place: Place = {
+    repo,
+    site,
+    branch,
+    out: path.join(site, "rendered"),
+    outInRepo: path.posix.join(siteInRepo, "rendered"),
+    touched: false,
+  };
+
+  const inputs = await changedPaths(
+    repo,
+    INPUTS.map((input) => path.posix.join(siteInRepo, input)),
+  );
+  if (inputs.length > 0 && options.push) {
+    return refused(
+      `the site's inputs have uncommitted changes (${listPaths(inputs)}): pushing would publish a rendered ` +
+        `tree that no commit on the remote reproduces. Commit them first (or leave out --push)`,
+    );
+  }
+  if (inputs.length > 0) {
+    log(`warning: rendering uncommitted inputs (${listPaths(inputs)}); they are not part of this commit`);
+  }
+  const renderedChanges = await changedPaths(repo, [place.outInRepo]);
+  const start = await headCommit(repo);
+
+  const remote = options.push?.remote ?? "origin";
+  const target = options.push?.branch ?? branch;
+  const maxRetries = options.push?.retries ?? 3;
+  let retries = 0;
+  try {
+    for (;;) {
+      const attempt = await renderAndCommit(place, options, retries === 0 ? renderedChanges : []);
+      if (attempt.kind === "refused") return attempt;
+      if (attempt.kind === "invalid") {
+        await restore(place, start);
+        return { ...attempt, afterFetch: retries > 0 };
+      }
+      const done = { ...attempt, branch };
+      if (!options.push) return done;
+
+      const pushed = await pushHead(repo, remote, target);
+      if (pushed.status === "pushed") return { ...done, pushed: { remote, branch: target, retries } };
+      if (pushed.status === "failed") {
+        await restore(place, start);
+        return failed(`git push ${remote} HEAD:${target} failed; nothing was committed:\n${pushed.detail}`);
+      }
+      if (start === undefined) {
+        await restore(place, start);
+        return failed(
+          `${remote} already has branch ${target} and this repository has no commits yet; clone the ` +
+            `repository (or git pull ${remote} ${target}) and run metalsynth commit there`,
+        );
+      }
+      if (retries >= maxRetries) {
+        await restore(place, start);
+        return failed(
+          `push to ${remote} ${target} was rejected ${retries + 1} times (${pushed.detail}): others keep ` +
+            `pushing first. Nothing was committed; ${branch} and rendered/ are as before. Run metalsynth ` +
+            `commit --push again later, or with more --retries`,
+        );
+      }
+      retries += 1;
+      log(
+        `push rejected (${pushed.detail}): fetching ${remote} ${target}, re-rendering (retry ${retries} of ${maxRetries})`,
+      );
+      const problem = await integrateRemote(place, remote, target, attempt.commit, log);
+      if (problem !== undefined) {
+        await restore(place, start);
+        return failed(problem);
+      }
+    }
+  } catch (error) {
+    await restore(place, start).catch((restoreError: unknown) => {
+      throw new Error(`${String(error)}; undoing the run failed too: ${String(restoreError)}`, {
+        cause: error,
+      });
+    });
+    if (error instanceof GitError) {
+      return failed(`${error.message.trim()}\nNothing was committed; ${branch} and rendered/ are as before`);
+    }
+    throw error;
+  }
+}
+
+/** Where the site and its output are. */
+interface Place {
+  readonly repo: Repository;
+  readonly site: string;
+  readonly branch: string;
+  /** `rendered/` as a file system path. */
+  readonly out: string;
+  /** `rendered/` relative to the repository root, POSIX separators. */
+  readonly outInRepo: string;
+  /**
+   * Whether this run has written `rendered/` yet. Until it has, a failure leaves everything alone:
+   * `rendered/` may hold someone's uncommitted edits, which only a refusal protects.
+   */
+  touched: boolean;
+}
+
+type Attempt =
+  | { readonly kind: "refused"; readonly reason: string }
+  | { readonly kind: "invalid"; readonly issues: readonly Issue[] }
+  | {
+      readonly kind: "done";
+      readonly commit?: string;
+      readonly message?: CommitMessage;
+      readonly diff: RenderedDiff;
+      readonly issues: readonly Issue[];
+    };
+
+/**
+ * Renders the site and commits `rendered/` if it changed. `uncommitted` lists the paths of
+ * `rendered/` that differed from HEAD before the run: they are accepted only when they are exactly
+ * what this run renders (the user ran `metalsynth synth` first); anything else is someone's edit,
+ * which the write would silently overwrite, so the run stops before writing.
+ */
+async function renderAndCommit(
+  place: Place,
+  options: CommitOptions,
+  uncommitted: readonly string[],
+): Promise<Attempt> {
+  const { repo, out, outInRepo } = place;
+  const { input, issues, rendered } = await renderFromSite({ site: place.site });
+  if (!rendered) return { kind: "invalid", issues };
+  if (uncommitted.length > 0 && !sameTree(await readTree(out), rendered.files)) {
+    return refused(
+      `${outInRepo}/ has uncommitted changes that are not what metalsynth renders (${listPaths(uncommitted)}). ` +
+        `Commit them yourself or discard them (git restore --staged --worktree -- ${outInRepo} && ` +
+        `git clean -fd -- ${outInRepo}), then run metalsynth commit again`,
+    );
+  }
+  const head = await headCommit(repo);
+  const before = head === undefined ? new Map<string, string>() : await committedFiles(repo, head, outInRepo);
+  const diff = diffTrees(before, rendered.files);
+
+  await writeTree(out, rendered.files);
+  // Only now: writeTree itself leaves the previous tree in place when it fails (or refuses).
+  place.touched = true;
+  await repo.git.raw(["--literal-pathspecs", "add", "--all", "--", outInRepo]);
+  const staged = await repo.git.raw([
+    "--literal-pathspecs",
+    "diff",
+    "--cached",
+    "--name-only",
+    "--",
+    outInRepo,
+  ]);
+  if (staged.trim() === "") return { kind: "done", diff, issues };
+
+  const message = commitMessage(diff, options.subject);
+  const name = options.author?.name ?? input.settings.git.authorName;
+  const email = options.author?.email ?? input.settings.git.authorEmail;
+  // The committer is whoever runs metalsynth; where Git knows no one (a bare CI runner), the author.
+  const committer = [
+    ...((await configValue(repo, "user.name")) === undefined ? ["-c", `user.name=${name}`] : []),
+    ...((await configValue(repo, "user.email")) === undefined ? ["-c", `user.email=${email}`] : []),
+  ];
+  await repo.git.raw([
+    ...committer,
+    "--literal-pathspecs",
+    "commit",
+    "--quiet",
+    `--author=${name} <${email}>`,
+    "-m",
+    message.subject,
+    ...(message.body === "" ? [] : ["-m", message.body]),
+    // Only rendered/: whatever else the user has staged stays staged and out of this commit.
+    "--",
+    outInRepo,
+  ]);
+  return { kind: "done", commit: await headCommit(repo), message, diff, issues };
+}
+
+/**
+ * Puts the local branch on top of the remote's tip after a lost push race, so the next attempt
+ * renders from the remote's inputs. The render commit of this run is dropped (it is reproducible).
+ * Without other local commits the branch is reset to the remote tip; local commits of the user's are
+ * rebased onto it, never discarded. Returns a reason to stop, or undefined.
+ */
+async function integrateRemote(
+  place: Place,
+  remote: string,
+  target: string,
+  ours: string | undefined,
+  log: (line: string) => void,
+): Promise<string | undefined> {
+  const { repo } = place;
+  const tip = await fetchBranch(repo, remote, target);
+  const base = ours === undefined ? await headCommit(repo) : await parentOf(repo, ours);
+  const local = base === undefined ? [] : await commitsIn(repo, `${tip}..${base}`);
+  if (base === undefined || local.length === 0) {
+    // --keep moves the branch and updates the files that differ, but refuses to overwrite local edits.
+    await repo.git.raw(["reset", "--quiet", "--keep", tip]);
+    return undefined;
+  }
+  if ((await commitsIn(repo, `${tip}..${base}`, true)).length > 0) {
+    return (
+      `${place.branch} has local merge commits that are not on ${remote} ${target}; rebasing would flatten ` +
+      `them. Integrate ${remote} ${target} yourself (git pull), then run metalsynth commit --push again`
+    );
+  }
+  if (ours !== undefined) await repo.git.raw(["reset", "--quiet", "--keep", base]);
+  try {
+    await repo.git.rebase(["--quiet", tip]);
+  } catch (error) {
+    if (!(error instanceof GitError)) throw error;
+    // A rebase that refused to start (local edits) has nothing to abort; one that stopped on a conflict has.
+    await repo.git.rebase(["--abort"]).catch(() => undefined);
+    return (
+      `rebasing your ${local.length} local commit(s) onto ${remote} ${target} failed:\n${error.message.trim()}\n` +
+      `Integrate them yourself (git pull --rebase ${remote} ${target}), then run metalsynth commit --push again. ` +
+      `Nothing was committed; ${place.branch} and rendered/ are as before`
+    );
+  }
+  log(`rebased ${local.length} local commit(s) onto ${remote} ${target}`);
+  return undefined;
+}
+
+async function parentOf(repo: Repository, commit: string): Promise<string | undefined> {
+  const [, parent] = (await repo.git.raw(["rev-list", "--parents", "-n", "1", commit])).trim().split(" ");
+  return parent;
+}
+
+/**
+ * Undoes this run after a failure: the branch back at `start` (removed again if it was unborn), this
+ * run's staging of `rendered/` dropped, and `rendered/` as committed there. Other files are left to
+ * `git reset --keep`, which only touches files that differ between the two commits and refuses to
+ * overwrite local edits.
+ */
+async function restore(place: Place, start: string | undefined): Promise<void> {
+  const { repo, out, outInRepo } = place;
+  if (!place.touched) return;
+  const head = await headCommit(repo);
+  if (start === undefined) {
+    if (head !== undefined) await repo.git.raw(["update-ref", "-d", `refs/heads/${place.branch}`, head]);
+    await repo.git.raw([
+      "--literal-pathspecs",
+      "rm",
+      "-r",
+      "-q",
+      "--cached",
+      "--ignore-unmatch",
+      "--",
+      outInRepo,
+    ]);
+    await rm(out, { recursive: true, force: true });
+    return;
+  }
+  if (head === undefined) return;
+  await repo.git.raw(["--literal-pathspecs", "reset", "--quiet", "--", outInRepo]);
+  const committed = await committedFiles(repo, head, outInRepo);
+  if (committed.size > 0) await writeTree(out, committed);
+  else await rm(out, { recursive: true, force: true });
+  if (head !== start) await repo.git.raw(["reset", "--quiet", "--keep", start]);
+}
+
+function sameTree(a: ReadonlyMap<string, string>, b: ReadonlyMap<string, string>): boolean {
+  return a.size === b.size && [...a].every(([file, content]) => b.get(file) === content);
+}
+
+function listPaths(paths: readonly string[]): string {
+  const shown = paths.slice(0, LISTED_PATHS).join(", ");
+  return paths.length > LISTED_PATHS ? `${shown} and ${paths.length - LISTED_PATHS} more` : shown;
+}
+
+function refused(reason: string): { kind: "refused"; reason: string } {
+  return { kind: "refused", reason };
+}
+
+function failed(reason: string): { kind: "failed"; reason: string } {
+  return { kind: "failed", reason };
+}
+
+function toPosix(file: string): string {
+  return file.split(path.sep).join("/");
+}

@@ -1,0 +1,123 @@
+import { execFileSync } from "node:child_process";
+import { mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { readTree } from "../gitops/tree-writer.ts";
+import { copyExampleSite, edit, run } from "./git/repos.ts";
+
+async function siteCopy(): Promise<string> {
+  const dir = await mkdtemp(path.join(tmpdir(), "metalsynth-diff-"));
+  await copyExampleSite(dir);
+  return dir;
+}
+
+/** cluster-east gets a third worker, pinned by the MAC of a free host. */
+async function addWorker(site: string): Promise<void> {
+  await edit(
+    path.join(site, "specs/cluster-east/provisioning.yaml"),
+    "  KUDPlugins:",
+    "    - worker-3:\n        mac-address: 3c:fd:fe:87:80:3c\n  KUDPlugins:",
+  );
+}
+
+describe("metalsynth diff", () => {
+  it("shows everything as added when rendered/ does not exist yet, and writes nothing", async () => {
+    const site = await siteCopy();
+    const result = await run("diff", "--site", site, "--exit-code");
+    expect(result.code).toBe(1);
+    expect(result.out).toMatch(
+      /^edge-a\/cluster-east \(added\)\n {2}\+ host {4}master master-1=metal3\/r01-node-04\n/,
+    );
+    expect(result.out).toMatch(/^ {2}\+ object {2}Job edge-a\/kud-cluster-east-[0-9a-f]{8}$/m);
+    expect(result.out).toMatch(/^gitops wiring\n {2}\+ object {2}ApplicationSet argocd\//m);
+    expect(result.out).toMatch(/rendered: \d+ file\(s\) added, 0 changed, 0 removed\n$/);
+    expect((await readTree(path.join(site, "rendered"))).size).toBe(0);
+  });
+
+  it("is quiet and exits 0 with --exit-code when rendered/ is up to date", async () => {
+    const site = await siteCopy();
+    expect((await run("synth", "--site", site)).code).toBe(0);
+    const result = await run("diff", "--site", site, "--exit-code");
+    expect(result).toMatchObject({ code: 0, out: `${path.join(site, "rendered")}: up to date\n` });
+  });
+
+  it("reports a host added to a cluster, the objects it touches, and exits 0 without --exit-code", async () => {
+    const site = await siteCopy();
+    await run("synth", "--site", site);
+    await addWorker(site);
+    const result = await run("diff", "--site", site);
+    expect(result.code).toBe(0);
+    const lines = result.out.split("\n");
+    expect(lines[0]).toBe("edge-a/cluster-east (changed)");
+    expect(lines[1]).toMatch(/^ {2}\+ host {4}worker worker-3=metal3\/r\d\d-node-\d\d$/);
+    expect(result.out).toMatch(/^ {2}~ object {2}ConfigMap edge-a\/cluster-east-hosts-ini$/m);
+    expect(result.out).toMatch(/^ {2}- object {2}Job edge-a\/kud-cluster-east-[0-9a-f]{8}$/m);
+    expect(result.out).not.toMatch(/cluster-west/);
+  });
+
+  it("reports the same change as JSON", async () => {
+    const site = await siteCopy();
+    await run("synth", "--site", site);
+    await addWorker(site);
+    const result = await run("diff", "--site", site, "--format", "json", "--exit-code");
+    expect(result.code).toBe(1);
+    const report = JSON.parse(result.out);
+    expect(report.changed).toBe(true);
+    expect(report.clusters).toHaveLength(1);
+    const [east] = report.clusters;
+    expect(east).toMatchObject({
+      cluster: "edge-a/cluster-east",
+      status: "changed",
+      hosts: { added: [{ role: "worker", node: "worker-3" }], removed: [] },
+    });
+    expect(east.objects.changed).toContainEqual({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      namespace: "edge-a",
+      name: "cluster-east-hosts-ini",
+      file: "clusters/edge-a/cluster-east/kud-installer.yaml",
+    });
+    expect(report.files).toContainEqual({ path: "metalsynth.lock.yaml", status: "changed" });
+    expect(report.files[0].patch).toBeUndefined();
+  });
+
+  it("prints unified diffs with --patch that turn the old tree into the new one", async () => {
+    const site = await siteCopy();
+    await run("synth", "--site", site);
+    await addWorker(site);
+    await writeFile(
+      path.join(site, "rendered", "clusters", "edge-a", "cluster-west", "stale.yaml"),
+      "old: true\n",
+    );
+    const result = await run("diff", "--site", site, "--patch");
+    expect(result.out).toMatch(/^--- a\/clusters\/edge-a\/cluster-east\/kud-installer\.yaml\n\+\+\+ b\//m);
+    expect(result.out).toMatch(/^\+ {4}worker-3 {2}ansible_ssh_host=/m);
+    expect(result.out).toMatch(
+      /^--- a\/clusters\/edge-a\/cluster-west\/stale\.yaml\n\+\+\+ \/dev\/null\n@@ -1 \+0,0 @@\n-old: true$/m,
+    );
+
+    const patch = result.out.slice(result.out.indexOf("--- "));
+    const rendered = path.join(site, "rendered");
+    execFileSync("git", ["apply", "-p1", `--directory=${path.basename(rendered)}`], {
+      cwd: site,
+      input: patch,
+    });
+    const applied = await readTree(rendered);
+    expect((await run("synth", "--site", site)).code).toBe(0);
+    expect(applied).toEqual(await readTree(rendered));
+  });
+
+  it("exits 1 with diagnostics on invalid input and compares nothing", async () => {
+    const site = await siteCopy();
+    await edit(
+      path.join(site, "specs/cluster-east/provisioning.yaml"),
+      "PodSubnet: 10.244.64.0/18",
+      "PodSubnet: x",
+    );
+    const result = await run("diff", "--site", site, "--format", "json");
+    expect(result.code).toBe(1);
+    expect(JSON.parse(result.out)).toContainEqual(expect.objectContaining({ rule: "pod-subnet" }));
+    expect(result.err).toMatch(/1 error, 0 warnings; nothing to compare/);
+  });
+});

@@ -1,0 +1,175 @@
+import { writeFile } from "node:fs/promises";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { readTree } from "../../gitops/tree-writer.ts";
+import {
+  changeInventory,
+  EAST_IP,
+  edit,
+  filesIn,
+  git,
+  installHook,
+  makeRemote,
+  RENDERED,
+  renderedRemote,
+  run,
+  SITE_DIR,
+  WEST_IP,
+} from "./repos.ts";
+
+describe("metalsynth commit --push", () => {
+  it("pushes the first render from a subdirectory site, then finds nothing to do", async () => {
+    const remote = await makeRemote();
+    const a = await remote.clone("a");
+    const first = await run("commit", "--site", a.site, "--push", "--author-name", "Site Bot");
+    expect(first.code).toBe(0);
+    expect(first.out).toMatch(/\npushed to origin main\n$/);
+    expect(remote.log()).toEqual(["metalsynth: 3 clusters and gitops wiring", "site inputs"]);
+    expect(git(a.dir, "log", "-1", "--format=%an <%ae>")).toBe("Site Bot <metalsynth@example.com>");
+    expect(filesIn(remote.bare, "main", RENDERED)).toContain(`${RENDERED}/argocd/applicationset.yaml`);
+
+    const again = await run("commit", "--site", a.site, "--push");
+    expect(again.code).toBe(0);
+    expect(again.out).toBe("nothing to commit: rendered/ is up to date on main\npushed to origin main\n");
+    expect(remote.log()).toHaveLength(2);
+  });
+
+  it("after losing a race with no local commits, resets to the remote and renders its inputs", async () => {
+    const { remote, a, b } = await renderedRemote();
+    await changeInventory(b.site, WEST_IP);
+    git(b.dir, "commit", "--quiet", "-am", "inventory from b");
+    git(b.dir, "push", "--quiet", "origin", "HEAD:main");
+
+    const result = await run("commit", "--site", a.site, "--push");
+    expect(result.code).toBe(0);
+    expect(result.err).toMatch(/push rejected \(.*\): fetching origin main, re-rendering \(retry 1 of 3\)/);
+    expect(result.out).toMatch(/^edge-a\/cluster-west: Job kud-cluster-west replaced/m);
+    expect(result.out).toMatch(/pushed to origin main after 1 retry\n$/);
+    expect(remote.log().slice(0, 2)).toEqual(["metalsynth: edge-a/cluster-west", "inventory from b"]);
+    expect(git(a.dir, "rev-parse", "HEAD")).toBe(git(remote.bare, "rev-parse", "main"));
+    expect(git(a.dir, "status", "--porcelain")).toBe("");
+  });
+
+  it("after losing a race with local commits, rebases them and renders both changes", async () => {
+    const { remote, a, b } = await renderedRemote();
+    await changeInventory(b.site, WEST_IP);
+    git(b.dir, "commit", "--quiet", "-am", "inventory from b");
+    git(b.dir, "push", "--quiet", "origin", "HEAD:main");
+    await changeInventory(a.site, EAST_IP);
+    git(a.dir, "commit", "--quiet", "-am", "inventory from a");
+
+    const result = await run("commit", "--site", a.site, "--push");
+    expect(result.code).toBe(0);
+    expect(result.err).toMatch(/rebased 1 local commit\(s\) onto origin main/);
+    expect(remote.log().slice(0, 3)).toEqual([
+      "metalsynth: edge-a/cluster-east, edge-a/cluster-west",
+      "inventory from a",
+      "inventory from b",
+    ]);
+    const lock = git(
+      remote.bare,
+      "show",
+      `main:${RENDERED}/clusters/edge-a/cluster-west/cluster-configmap.yaml`,
+    );
+    expect(lock).toContain("172.22.0.77");
+    expect(
+      git(remote.bare, "show", `main:${RENDERED}/clusters/edge-a/cluster-east/cluster-configmap.yaml`),
+    ).toContain("10.23.2.99");
+  });
+
+  it("fails cleanly when someone keeps pushing first, and leaves nothing behind", async () => {
+    const { remote, a, b } = await renderedRemote();
+    await changeInventory(a.site, EAST_IP);
+    git(a.dir, "commit", "--quiet", "-am", "inventory from a");
+    const start = git(a.dir, "rev-parse", "HEAD");
+    const treeBefore = await readTree(path.join(a.site, "rendered"));
+    // A racing pusher: each time a pushes, b lands a commit between a's ref advertisement and its update.
+    await installHook(
+      path.join(a.dir, ".git"),
+      "pre-push",
+      `unset GIT_DIR GIT_WORK_TREE GIT_INDEX_FILE
+git -C "${b.dir}" commit --quiet --allow-empty -m race && git -C "${b.dir}" push --quiet origin HEAD:main`,
+    );
+
+    const result = await run("commit", "--site", a.site, "--push", "--retries", "2");
+    expect(result.code).toBe(1);
+    expect(result.err).toMatch(/retry 2 of 2/);
+    expect(result.err).toMatch(
+      /push to origin main was rejected 3 times \(.*failed to update ref.*\): others keep pushing first\. Nothing was committed; main and rendered\/ are as before/,
+    );
+    expect(git(a.dir, "rev-parse", "HEAD")).toBe(start);
+    expect(git(a.dir, "status", "--porcelain")).toBe("");
+    expect(await readTree(path.join(a.site, "rendered"))).toEqual(treeBefore);
+    expect(remote.log().slice(0, 3)).toEqual(["race", "race", "race"]);
+    expect(git(remote.bare, "log", "--format=%s", "main")).not.toContain("edge-a/cluster-east");
+  });
+
+  it("does not retry a push the remote refuses for another reason", async () => {
+    const { remote, a } = await renderedRemote();
+    await installHook(remote.bare, "pre-receive", "echo 'branch is frozen' >&2; exit 1");
+    await changeInventory(a.site, EAST_IP);
+    git(a.dir, "commit", "--quiet", "-am", "inventory from a");
+    const start = git(a.dir, "rev-parse", "HEAD");
+
+    const result = await run("commit", "--site", a.site, "--push");
+    expect(result.code).toBe(1);
+    expect(result.err).not.toMatch(/retry/);
+    expect(result.err).toMatch(
+      /git push origin HEAD:main failed; nothing was committed:[\s\S]*branch is frozen/,
+    );
+    expect(git(a.dir, "rev-parse", "HEAD")).toBe(start);
+    expect(git(a.dir, "status", "--porcelain")).toBe("");
+  });
+
+  it("never commits an invalid site, and leaves the remote untouched", async () => {
+    const { remote, a } = await renderedRemote();
+    await writeFile(
+      path.join(a.site, "specs", "typo.yaml"),
+      "apiVersion: bpa.akraino.org/v1alpha1\nkind: Provisioning\nmetadata: {name: x, namespace: edge-a, labels: {cluster: x}}\nspec: {mastrs: []}\n",
+    );
+    git(a.dir, "add", ".");
+    git(a.dir, "commit", "--quiet", "-m", "typo");
+    const remoteBefore = git(remote.bare, "rev-parse", "main");
+
+    const result = await run("commit", "--site", a.site, "--push");
+    expect(result.code).toBe(1);
+    expect(result.out).toMatch(/error\[schema\] spec\.mastrs/);
+    expect(result.err).toMatch(/nothing committed, nothing pushed/);
+    expect(git(a.dir, "log", "-1", "--format=%s")).toBe("typo");
+    expect(git(remote.bare, "rev-parse", "main")).toBe(remoteBefore);
+    expect(git(a.dir, "status", "--porcelain")).toBe("");
+  });
+
+  it("re-validates what it fetched: errors from the remote stop the retry and restore the branch", async () => {
+    const { remote, a, b } = await renderedRemote();
+    await edit(
+      path.join(b.site, "specs/cluster-east/provisioning.yaml"),
+      "PodSubnet: 10.244.64.0/18",
+      "PodSubnet: 10.244.64.0/33",
+    );
+    git(b.dir, "commit", "--quiet", "-am", "bad subnet");
+    git(b.dir, "push", "--quiet", "origin", "HEAD:main");
+    await changeInventory(a.site, EAST_IP);
+    git(a.dir, "commit", "--quiet", "-am", "inventory from a");
+    const start = git(a.dir, "rev-parse", "HEAD");
+
+    const result = await run("commit", "--site", a.site, "--push");
+    expect(result.code).toBe(1);
+    expect(result.out).toMatch(/error\[pod-subnet\]/);
+    expect(result.err).toMatch(/the errors came with the remote's changes/);
+    expect(git(a.dir, "rev-parse", "HEAD")).toBe(start);
+    expect(git(a.dir, "status", "--porcelain")).toBe("");
+    expect(remote.log()[0]).toBe("bad subnet");
+  });
+
+  it("refuses to push a render of uncommitted inputs", async () => {
+    const { a } = await renderedRemote();
+    await changeInventory(a.site, EAST_IP);
+    const result = await run("commit", "--site", a.site, "--push");
+    expect(result.code).toBe(2);
+    expect(result.err).toMatch(
+      /inputs have uncommitted changes \(edge\/site-a\/inventory\/hardwaredata\.yaml\)/,
+    );
+    expect(git(a.dir, "status", "--porcelain")).toBe(` M ${SITE_DIR}/inventory/hardwaredata.yaml`);
+  });
+});
