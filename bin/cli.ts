@@ -2,8 +2,10 @@ import { UsageError } from "../gitops/errors.ts";
 import { commit } from "./commands/commit.ts";
 import { diff } from "./commands/diff.ts";
 import { explain } from "./commands/explain.ts";
+import { manifests } from "./commands/manifests.ts";
 import { synth } from "./commands/synth.ts";
 import { validate } from "./commands/validate.ts";
+import { webhook } from "./commands/webhook.ts";
 import { EXIT, type Command, type Console } from "./common.ts";
 
 export { EXIT, type Console } from "./common.ts";
@@ -23,6 +25,11 @@ commands:
   commit [--site DIR] [--message MSG] [--push] [--remote NAME] [--branch NAME] [--retries N]
          [--author-name NAME] [--author-email EMAIL]
       synth, then commit rendered/ (only) with a per-cluster summary; --push retries on a race
+  webhook (--inventory PATH… | --from-cluster) [--site DIR] --tls-cert F --tls-key F
+          [--port 8443] [--host 0.0.0.0]
+      serve the validating admission webhook over HTTPS until SIGTERM; JSON logs on stdout
+  manifests [--namespace NS] [--image IMG]
+      print the webhook's deployment YAML (CRDs, RBAC, cert-manager, Deployment, webhook config)
 
 options:
   --site DIR        site directory (default .)
@@ -44,6 +51,8 @@ const COMMANDS: Readonly<Record<string, Command>> = {
   diff,
   explain,
   commit,
+  webhook,
+  manifests,
 };
 
 const processConsole: Console = {

@@ -28,16 +28,35 @@ export function normalizeMac(text: string): string | undefined {
 export const MAC_PATTERN =
   "^([0-9A-Fa-f]{2}[:-]){5}[0-9A-Fa-f]{2}$|^[0-9A-Fa-f]{4}\\.[0-9A-Fa-f]{4}\\.[0-9A-Fa-f]{4}$";
 
-/** Levenshtein distance, used to suggest the closest known MAC for a typo. */
-export function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
+/**
+ * Levenshtein distance, used to suggest the closest known MAC (or kind, or field) for a typo. With a
+ * `limit`, it returns `limit + 1` as soon as the distance is known to exceed it, and computes only
+ * the cells within `limit` of the diagonal (a path through any other cell costs more than `limit`):
+ * a search for the nearest of many candidates then pays little for the far ones.
+ */
+export function editDistance(a: string, b: string, limit = Number.POSITIVE_INFINITY): number {
+  if (Math.abs(a.length - b.length) > limit) return limit + 1;
+  // Cells outside the band hold a value no path can beat.
+  const outside = a.length + b.length + 1;
+  let previous = new Uint32Array(b.length + 2);
+  let current = new Uint32Array(b.length + 2);
+  for (let j = 0; j <= b.length; j++) previous[j] = j <= limit ? j : outside;
+  previous[b.length + 1] = outside;
   for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      const substitution = (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1);
-      current.push(Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, substitution));
+    const from = Math.max(1, i - limit);
+    const to = Math.min(b.length, i + limit);
+    current[from - 1] = from === 1 ? i : outside;
+    let rowMinimum = current[from - 1] ?? outside;
+    for (let j = from; j <= to; j++) {
+      const substitution = (previous[j - 1] ?? 0) + (a.charCodeAt(i - 1) === b.charCodeAt(j - 1) ? 0 : 1);
+      const value = Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, substitution);
+      current[j] = value;
+      if (value < rowMinimum) rowMinimum = value;
     }
-    previous = current;
+    current[to + 1] = outside;
+    // Every later row is at least this row's minimum, so the answer can only be larger.
+    if (rowMinimum > limit) return limit + 1;
+    [previous, current] = [current, previous];
   }
-  return previous[b.length] ?? 0;
+  return Math.min(previous[b.length] ?? 0, limit + 1);
 }

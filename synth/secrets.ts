@@ -36,25 +36,45 @@ export interface SecretFinding {
  * quoted in the message: reporting a leaked password must not leak it again into CI logs.
  */
 export function secretFindings(value: unknown, path: FieldPath = []): SecretFinding[] {
+  const findings: SecretFinding[] = [];
+  // One path stack, copied only for a finding: the webhook scans every object it reviews, and
+  // copying the path at each level made deep objects cost the square of their depth.
+  collectSecrets(value, [...path], findings);
+  return findings;
+}
+
+function collectSecrets(value: unknown, path: (string | number)[], findings: SecretFinding[]): void {
   if (typeof value === "string") {
     const what = secretMaterialIn(value);
-    return what
-      ? [{ path, message: `looks like ${what}; reference a Secret by name instead of writing it here` }]
-      : [];
-  }
-  if (Array.isArray(value)) return value.flatMap((item, index) => secretFindings(item, [...path, index]));
-  if (typeof value !== "object" || value === null) return [];
-  return Object.entries(value).flatMap(([key, child]) => {
-    // kubectl keeps a copy of the whole object here; scanning it would report every finding twice.
-    if (key === "kubectl.kubernetes.io/last-applied-configuration") return [];
-    if (SECRET_KEY.test(key) && typeof child === "string" && child !== "") {
-      return [
-        {
-          path: [...path, key],
-          message: `field "${key}" holds a credential; reference a Secret by name instead`,
-        },
-      ];
+    if (what) {
+      findings.push({
+        path: [...path],
+        message: `looks like ${what}; reference a Secret by name instead of writing it here`,
+      });
     }
-    return secretFindings(child, [...path, key]);
-  });
+    return;
+  }
+  if (Array.isArray(value)) {
+    value.forEach((item, index) => {
+      path.push(index);
+      collectSecrets(item, path, findings);
+      path.pop();
+    });
+    return;
+  }
+  if (typeof value !== "object" || value === null) return;
+  for (const [key, child] of Object.entries(value)) {
+    // kubectl keeps a copy of the whole object here; scanning it would report every finding twice.
+    if (key === "kubectl.kubernetes.io/last-applied-configuration") continue;
+    path.push(key);
+    if (SECRET_KEY.test(key) && typeof child === "string" && child !== "") {
+      findings.push({
+        path: [...path],
+        message: `field "${key}" holds a credential; reference a Secret by name instead`,
+      });
+    } else {
+      collectSecrets(child, path, findings);
+    }
+    path.pop();
+  }
 }

@@ -4,7 +4,7 @@
  * never a scan of all hosts (SPEC §8: one CR against 10,000 hosts in ≤ 2 ms).
  */
 import { compareText } from "../issue.ts";
-import { editDistance } from "../mac.ts";
+import { ClosestMac, type KnownMac } from "./closest-mac.ts";
 import type { Host } from "./host.ts";
 import type { LabelSelector } from "./selector.ts";
 import { matchesSelector } from "./selector.ts";
@@ -24,6 +24,9 @@ export class Inventory {
   /** Hosts with known cpus and memory, in best-fit order: cpus, memory, id. */
   readonly #sized: readonly Host[];
   readonly #unknownResources: readonly Host[];
+  #closestMac: ClosestMac | undefined;
+  /** `namespace/name` of a SIPCluster → hosts its SIP labels assign to it (sorted by id). */
+  readonly #bySipOwner = new Map<string, Host[]>();
 
   /**
    * Indexes `hosts`. Ids must be unique (the loader drops duplicates and reports them; a duplicate
@@ -45,6 +48,7 @@ export class Inventory {
         pushTo(values, value, host);
         pushTo(this.#withKey, key, host);
       }
+      if (host.sipOwner) pushTo(this.#bySipOwner, `${host.sipOwner.namespace}/${host.sipOwner.name}`, host);
     }
     const known = (host: Host): boolean => host.cpus !== undefined && host.memoryBytes !== undefined;
     this.#sized = sorted.filter(known).sort(compareBySize);
@@ -67,25 +71,13 @@ export class Inventory {
   }
 
   /**
-   * The known MAC nearest to `mac` by edit distance, for "did you mean" messages. Scans every MAC, so
-   * use it on the error path only. Ties go to the smaller MAC, then the smaller host id.
+   * The known MAC nearest to `mac` by edit distance, for "did you mean" messages; ties go to the
+   * smaller MAC, then the smaller host id. Fast for typos whatever the inventory's size (see
+   * {@link ClosestMac}); its tables are built on the first call.
    */
-  closestMac(mac: string): { mac: string; host: Host } | undefined {
-    let best: { mac: string; host: Host; distance: number } | undefined;
-    for (const host of this.hosts) {
-      for (const candidate of host.macs) {
-        const distance = editDistance(mac, candidate);
-        if (
-          best === undefined ||
-          distance < best.distance ||
-          (distance === best.distance &&
-            (compareText(candidate, best.mac) || compareText(host.id, best.host.id)) < 0)
-        ) {
-          best = { mac: candidate, host, distance };
-        }
-      }
-    }
-    return best && { mac: best.mac, host: best.host };
+  closestMac(mac: string): KnownMac | undefined {
+    this.#closestMac ??= new ClosestMac(this.hosts, this.#byMac);
+    return this.#closestMac.find(mac);
   }
 
   /**
@@ -141,6 +133,11 @@ export class Inventory {
       const host = sized[index];
       if (host !== undefined && (host.memoryBytes ?? 0) >= minMemoryBytes) yield host;
     }
+  }
+
+  /** Hosts whose SIP labels name the SIPCluster `namespace/name`, sorted by id. */
+  ownedBySip(cluster: string): readonly Host[] {
+    return this.#bySipOwner.get(cluster) ?? NO_HOSTS;
   }
 
   /** Hosts whose cpus or memory are unknown (no hardware details), sorted by id. */

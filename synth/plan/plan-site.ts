@@ -48,12 +48,12 @@ export function planSite({ model, inventory, lock }: PlanInput): { plan: SitePla
   // A cluster re-claiming its own host (the lock's hosts, when the cluster is planned) keeps the
   // original sequence: explanations are computed later and must see the claim as it stood then.
   const claim = (host: Host, cluster: string, why: string) => {
-    const existing = claims.get(host.id);
+    const existing = claimOf(host);
     const keep = existing?.cluster === cluster ? existing.sequence : ++sequence;
     claims.set(host.id, { cluster, why, sequence: keep });
   };
   const ownerAt = (limit: number) => (host: Host) => {
-    const found = claims.get(host.id);
+    const found = claimOf(host);
     return found && found.sequence <= limit ? found.cluster : undefined;
   };
 
@@ -70,12 +70,22 @@ export function planSite({ model, inventory, lock }: PlanInput): { plan: SitePla
       claim(host, entry.cluster, `recorded for ${entry.cluster} in rendered/metalsynth.lock.yaml`);
     heldByLock.set(entry.cluster, [...(heldByLock.get(entry.cluster) ?? []), entry]);
   }
-  // 2. SIP labels in the inventory: what the live cluster says, for clusters the lock doesn't know yet.
-  for (const host of inventory.hosts) {
-    if (!host.sipOwner || claims.has(host.id)) continue;
+  // 2. SIP labels in the inventory: what the live cluster says, for clusters the lock doesn't know
+  // yet. Read when a host is considered instead of recorded for every labelled host up front, so
+  // reviewing one CR against a region's inventory (the webhook) costs nothing per labelled host.
+  // Such a claim comes before every decision (sequence 0), exactly as if it had been recorded here.
+  function labelClaim(host: Host): Claim | undefined {
+    if (!host.sipOwner) return undefined;
     const owner = `${host.sipOwner.namespace}/${host.sipOwner.name}`;
-    if (heldByLock.has(owner)) continue; // the lock is authoritative for clusters it records
-    claim(host, owner, `labelled for SIPCluster ${owner} (sip.airshipit.org labels in the inventory)`);
+    if (heldByLock.has(owner)) return undefined; // the lock is authoritative for clusters it records
+    return {
+      cluster: owner,
+      why: `labelled for SIPCluster ${owner} (sip.airshipit.org labels in the inventory)`,
+      sequence: 0,
+    };
+  }
+  function claimOf(host: Host): Claim | undefined {
+    return claims.get(host.id) ?? labelClaim(host);
   }
 
   // 3. MAC entries: the host is named, so the claim is fixed; conflicts are reported here.
@@ -97,7 +107,7 @@ export function planSite({ model, inventory, lock }: PlanInput): { plan: SitePla
   const contested = new Set<string>();
   for (const [hostId, users] of macHosts) {
     const clusters = new Set(users.map((user) => user.cluster));
-    const existing = claims.get(hostId);
+    const existing = users[0] && claimOf(users[0].host);
     if (existing) {
       for (const user of users.filter((candidate) => candidate.cluster !== existing.cluster)) {
         contested.add(`${user.cluster}|${formatPath(user.request.path)}`);
@@ -142,7 +152,7 @@ export function planSite({ model, inventory, lock }: PlanInput): { plan: SitePla
         { ...group, provisioning: group.provisioning },
         {
           inventory,
-          claims,
+          claimOf,
           claim,
           ownerAt,
           contested,
@@ -168,7 +178,7 @@ export function planSite({ model, inventory, lock }: PlanInput): { plan: SitePla
     for (const sip of model.sips.filter((candidate) => sipKey(candidate) === key)) {
       const planned = planSipCluster(sip, {
         inventory,
-        claims,
+        claimOf,
         claim,
         ownerAt,
         lockEntries: heldByLock.get(key) ?? [],
@@ -231,7 +241,8 @@ function reportRequest(provisioning: Provisioning) {
 
 interface PlanningContext {
   readonly inventory: Inventory;
-  readonly claims: ReadonlyMap<string, Claim>;
+  /** Who holds `host`, and why, as far as planning has got. */
+  claimOf(host: Host): Claim | undefined;
   claim(host: Host, cluster: string, why: string): void;
   ownerAt(limit: number): (host: Host) => string | undefined;
   readonly lockEntries: readonly LockEntry[];
@@ -524,7 +535,7 @@ function placeByResources(
   if (
     lockedHost &&
     rejection(filters.slice(1), lockedHost) === undefined &&
-    context.claims.get(lockedHost.id)?.cluster === cluster
+    context.claimOf(lockedHost)?.cluster === cluster
   ) {
     return take(lockedHost, "kept from rendered/metalsynth.lock.yaml", "fits, but the locked host is kept");
   }
@@ -709,8 +720,8 @@ function previousMembers(
         : [];
     });
   }
-  return context.inventory.hosts.flatMap((host) =>
-    host.sipOwner && `${host.sipOwner.namespace}/${host.sipOwner.name}` === key
+  return context.inventory.ownedBySip(key).flatMap((host) =>
+    host.sipOwner
       ? [
           {
             host,

@@ -1,0 +1,252 @@
+/**
+ * The webhook's performance figures (SPEC §8), with 10,000 generated hosts:
+ *
+ * - the rules for one CR (one object reviewed against the indexed inventory): median and p99;
+ * - the server over TLS at a steady 500 requests/s: latency from each request's scheduled start,
+ *   so a stall shows up in every request it delays;
+ * - peak throughput of the webhook against a bare TLS express endpoint that parses the same body
+ *   and answers "allowed" (the stack's ceiling), in the same run.
+ *
+ * The servers run in a worker thread, so the load generator does not share their event loop.
+ * Run standalone with `npx tsx bench/webhook.ts`; `benchWebhook()` returns the printable lines.
+ */
+import { once } from "node:events";
+import { readFile } from "node:fs/promises";
+import { Agent, createServer, request } from "node:https";
+import type { AddressInfo } from "node:net";
+import { pathToFileURL } from "node:url";
+import { Worker, isMainThread, parentPort, workerData } from "node:worker_threads";
+import express from "express";
+import { buildInventory } from "../synth/inventory/load.ts";
+import type { Inventory } from "../synth/inventory/inventory.ts";
+import { EMPTY_LOCK } from "../synth/plan/lock.ts";
+import { generateBmhs } from "../test/builders/inventory.ts";
+import { createTestCa, issueServerCertificate, SERVICE_NAME } from "../test/webhook/tls-fixture.ts";
+import { admissionReview, provisioning, type Cr } from "../test/webhook/reviews.ts";
+import { jsonLogger } from "../webhook/log.ts";
+import { startWebhook } from "../webhook/main.ts";
+import { SiteReviewer } from "../webhook/site-review.ts";
+import { WebhookState } from "../webhook/state.ts";
+
+const HOSTS = 10_000;
+const RULE_RUNS = 2000;
+const STEADY_RATE = 500;
+const STEADY_SECONDS = 10;
+const PEAK_SECONDS = 5;
+const PEAK_IN_FLIGHT = 32;
+
+/** The generated inventory (the same seed everywhere, so every run measures the same hosts). */
+function inventory(): Inventory {
+  const objects = [...generateBmhs(HOSTS, { seed: 8 })].map((value, index) => ({
+    value,
+    source: { file: "bench", line: index + 1, column: 1 },
+  }));
+  return buildInventory(objects).inventory;
+}
+
+/** A CR the inventory accepts: a master by MAC on a free, installed host, a worker by resources. */
+function acceptedCr(hosts: Inventory): Cr {
+  const host = hosts.hosts.find(
+    (candidate) => candidate.osInstalled && !candidate.sipOwner && candidate.nics[0]?.ipv4 !== undefined,
+  );
+  if (!host?.nics[0]) throw new Error("no free installed host in the generated inventory");
+  return provisioning({
+    name: "bench",
+    masters: [["master-1", { "mac-address": host.nics[0].mac, cpu: 8 }]],
+    workers: [["worker-1", { cpu: 16, memory: "64Gi" }]],
+  });
+}
+
+function percentile(sorted: readonly number[], fraction: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * fraction))] ?? Number.NaN;
+}
+
+function milliseconds(value: number): string {
+  return `${value.toFixed(value < 10 ? 3 : 1)} ms`;
+}
+
+/** Median and p99 of the rules for one CR, allowed and denied. */
+function benchRules(hosts: Inventory): string[] {
+  const reviewer = new SiteReviewer({ inventory: hosts, resources: [], lock: EMPTY_LOCK });
+  const accepted = acceptedCr(hosts);
+  const mac = (accepted.spec as { masters: Record<string, { "mac-address": string }>[] }).masters[0]?.[
+    "master-1"
+  ]?.["mac-address"];
+  const typo = `${mac?.slice(0, -1)}${mac?.endsWith("f") ? "e" : "f"}`;
+  const cases: [string, Cr][] = [
+    ["allowed (MAC + best fit)", accepted],
+    [
+      "denied, MAC one digit off",
+      provisioning({ name: "bench", masters: [["master-1", { "mac-address": typo }]] }),
+    ],
+    [
+      "denied, MAC of no host near",
+      provisioning({ name: "bench", masters: [["master-1", { "mac-address": "aa:bb:cc:dd:ee:ff" }]] }),
+    ],
+  ];
+  return cases.map(([name, cr]) => {
+    const runs = name.includes("no host near") ? RULE_RUNS / 20 : RULE_RUNS;
+    for (let warm = 0; warm < runs / 10; warm++) reviewer.review(cr);
+    const times: number[] = [];
+    for (let run = 0; run < runs; run++) {
+      const started = performance.now();
+      reviewer.review(cr);
+      times.push(performance.now() - started);
+    }
+    times.sort((a, b) => a - b);
+    return `rules, one CR vs ${HOSTS} hosts, ${name}: median ${milliseconds(percentile(times, 0.5))}, p99 ${milliseconds(percentile(times, 0.99))} (${runs} runs)`;
+  });
+}
+
+interface Ports {
+  readonly webhook: number;
+  readonly echo: number;
+}
+
+/** In the worker: the webhook with the generated inventory, and the bare echo endpoint beside it. */
+async function serve(files: { certFile: string; keyFile: string }): Promise<void> {
+  const state = new WebhookState();
+  state.update({ inventory: inventory() });
+  const webhook = await startWebhook({
+    host: "127.0.0.1",
+    port: 0,
+    tls: files,
+    state,
+    log: jsonLogger(() => {}),
+    drainDelayMs: 0,
+  });
+  const echoApp = express();
+  echoApp.post(
+    "/validate/provisioning",
+    express.json({ limit: "3mb", type: () => true }),
+    (incoming, response) => {
+      const uid = (incoming.body as { request?: { uid?: unknown } }).request?.uid;
+      response.json({
+        apiVersion: "admission.k8s.io/v1",
+        kind: "AdmissionReview",
+        response: { uid, allowed: true },
+      });
+    },
+  );
+  const echo = createServer(
+    { cert: await readFile(files.certFile), key: await readFile(files.keyFile), minVersion: "TLSv1.2" },
+    echoApp,
+  );
+  echo.listen(0, "127.0.0.1");
+  await once(echo, "listening");
+  const ports: Ports = { webhook: webhook.port, echo: (echo.address() as AddressInfo).port };
+  const parent = parentPort;
+  if (parent === null) throw new Error("the bench servers run in a worker thread");
+  parent.postMessage(ports);
+  await new Promise((resolve) => parent.once("message", resolve));
+  echo.close();
+  echo.closeAllConnections();
+  await webhook.shutdown();
+}
+
+/** POSTs `body` and resolves when the whole answer is in. */
+function post(port: number, ca: string, agent: Agent, body: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const outgoing = request(
+      {
+        host: "127.0.0.1",
+        port,
+        method: "POST",
+        path: "/validate/provisioning",
+        ca,
+        servername: SERVICE_NAME,
+        agent,
+        headers: { "content-type": "application/json" },
+      },
+      (response) => {
+        response.resume();
+        response.on("end", () => resolve(response.statusCode ?? 0));
+        response.on("error", reject);
+      },
+    );
+    outgoing.on("error", reject);
+    outgoing.end(body);
+  });
+}
+
+/** Latencies at a fixed rate, each measured from its scheduled start (no coordinated omission). */
+async function steady(port: number, ca: string, body: string): Promise<string> {
+  const agent = new Agent({ keepAlive: true, maxSockets: 64 });
+  const total = STEADY_RATE * STEADY_SECONDS;
+  const interval = 1000 / STEADY_RATE;
+  const latencies: number[] = [];
+  const started = performance.now();
+  const pending: Promise<void>[] = [];
+  for (let index = 0; index < total; index++) {
+    const due = started + index * interval;
+    const wait = due - performance.now();
+    if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait));
+    pending.push(
+      post(port, ca, agent, body).then((status) => {
+        if (status !== 200) throw new Error(`webhook answered ${status}`);
+        latencies.push(performance.now() - due);
+      }),
+    );
+  }
+  await Promise.all(pending);
+  agent.destroy();
+  latencies.sort((a, b) => a - b);
+  return `webhook over TLS at ${STEADY_RATE} req/s for ${STEADY_SECONDS} s (${HOSTS} hosts): p50 ${milliseconds(percentile(latencies, 0.5))}, p99 ${milliseconds(percentile(latencies, 0.99))}, max ${milliseconds(latencies.at(-1) ?? Number.NaN)}`;
+}
+
+/** Requests per second with `PEAK_IN_FLIGHT` requests always in flight. */
+async function peak(port: number, ca: string, body: string): Promise<number> {
+  const agent = new Agent({ keepAlive: true, maxSockets: PEAK_IN_FLIGHT });
+  const until = performance.now() + PEAK_SECONDS * 1000;
+  let done = 0;
+  await Promise.all(
+    Array.from({ length: PEAK_IN_FLIGHT }, async () => {
+      while (performance.now() < until) {
+        await post(port, ca, agent, body);
+        done += 1;
+      }
+    }),
+  );
+  agent.destroy();
+  return done / PEAK_SECONDS;
+}
+
+/** Runs every measurement and returns one printable line per figure. */
+export async function benchWebhook(): Promise<string[]> {
+  const hosts = inventory();
+  const lines = benchRules(hosts);
+  const body = JSON.stringify(admissionReview(acceptedCr(hosts)));
+
+  const ca = await createTestCa();
+  const certificate = await issueServerCertificate(ca, "bench");
+  // Loader hooks registered in this thread don't reach workers, so the worker registers tsx itself
+  // (as bin/metalsynth.js does) before loading this module.
+  const bootstrap = `import(${JSON.stringify(import.meta.resolve("tsx/esm/api"))})
+    .then(({ register }) => { register(); return import(${JSON.stringify(import.meta.url)}); })`;
+  const worker = new Worker(bootstrap, {
+    eval: true,
+    workerData: { certFile: certificate.certFile, keyFile: certificate.keyFile },
+  });
+  const [ports] = (await once(worker, "message")) as [Ports];
+  try {
+    // Warm both servers up (JIT, TLS sessions) before measuring.
+    await peak(ports.webhook, ca.cert, body);
+    await peak(ports.echo, ca.cert, body);
+    lines.push(await steady(ports.webhook, ca.cert, body));
+    const webhookRate = await peak(ports.webhook, ca.cert, body);
+    const echoRate = await peak(ports.echo, ca.cert, body);
+    lines.push(
+      `peak throughput over TLS, ${PEAK_IN_FLIGHT} in flight: webhook ${webhookRate.toFixed(0)} req/s, bare express echo ${echoRate.toFixed(0)} req/s (${((100 * webhookRate) / echoRate).toFixed(0)}%)`,
+    );
+  } finally {
+    worker.postMessage("stop");
+    await once(worker, "exit");
+  }
+  return lines;
+}
+
+if (!isMainThread) {
+  await serve(workerData as { certFile: string; keyFile: string });
+} else if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  for (const line of await benchWebhook()) console.log(line);
+}

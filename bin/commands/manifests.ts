@@ -1,0 +1,24 @@
+import { parseArgs } from "node:util";
+import { webhookManifestsYaml } from "../../charts/webhook/index.ts";
+import { UsageError } from "../../gitops/errors.ts";
+import { EXIT, type Console } from "../common.ts";
+
+const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+
+/** `metalsynth manifests`: the webhook's deployment YAML on stdout (what deploy/metalsynth.yaml holds). */
+export async function manifests(argv: readonly string[], io: Console): Promise<number> {
+  const { values } = parseArgs({
+    args: [...argv],
+    options: { namespace: { type: "string" }, image: { type: "string" } },
+    strict: true,
+  });
+  const { namespace, image } = values;
+  if (namespace !== undefined && !DNS1123_LABEL.test(namespace)) {
+    throw new UsageError(`--namespace must be a DNS-1123 label, not "${namespace}"`);
+  }
+  if (image !== undefined && !/^\S+$/.test(image)) {
+    throw new UsageError(`--image must be an image reference, not "${image}"`);
+  }
+  io.out(webhookManifestsYaml({ ...(namespace && { namespace }), ...(image && { image }) }));
+  return EXIT.ok;
+}

@@ -1,0 +1,127 @@
+import { stat } from "node:fs/promises";
+import path from "node:path";
+import { parseArgs } from "node:util";
+import { KubeConfig } from "@kubernetes/client-node";
+import { UsageError } from "../../gitops/errors.ts";
+import { readInventory } from "../../gitops/inventory-reader.ts";
+import { LOCK_FILE, readSite } from "../../gitops/site-reader.ts";
+import { EMPTY_LOCK } from "../../synth/plan/lock.ts";
+import { ClusterFeed } from "../../webhook/cluster-feed.ts";
+import { FileFeed, type SiteFiles } from "../../webhook/file-feed.ts";
+import { jsonLogger } from "../../webhook/log.ts";
+import { startWebhook } from "../../webhook/main.ts";
+import { WebhookState } from "../../webhook/state.ts";
+import { EXIT, type Console } from "../common.ts";
+
+const OPTIONS = {
+  inventory: { type: "string", multiple: true },
+  "from-cluster": { type: "boolean" },
+  site: { type: "string" },
+  "tls-cert": { type: "string" },
+  "tls-key": { type: "string" },
+  port: { type: "string" },
+  host: { type: "string" },
+} as const;
+
+/**
+ * `metalsynth webhook`: serves the admission webhook until SIGTERM (SPEC §5, §7). The inventory comes
+ * from `--inventory` files or from the API server (`--from-cluster`); `--site` adds the site's specs
+ * and lock. JSON logs go to stdout.
+ */
+export async function webhook(argv: readonly string[], io: Console): Promise<number> {
+  const { values } = parseArgs({ args: [...argv], options: OPTIONS, strict: true });
+  const inventory = values.inventory;
+  const fromCluster = values["from-cluster"] === true;
+  if ((inventory !== undefined) === fromCluster) {
+    throw new UsageError("webhook needs either --inventory PATH… or --from-cluster");
+  }
+  const certFile = values["tls-cert"];
+  const keyFile = values["tls-key"];
+  if (certFile === undefined || keyFile === undefined) {
+    throw new UsageError("webhook needs --tls-cert FILE and --tls-key FILE");
+  }
+  const site = values.site;
+  // Paths that don't exist are a mistake in the call, not a state to wait out.
+  await mustExist([
+    ...(inventory ?? []),
+    ...(site === undefined ? [] : [path.join(site, "specs")]),
+    certFile,
+    keyFile,
+  ]);
+  const port = portNumber(values.port ?? "8443");
+
+  const log = jsonLogger((line) => io.out(`${line}\n`));
+  const state = new WebhookState();
+  // Listen first: /healthz answers while the first read or list runs, and /readyz says why not yet.
+  const running = await startWebhook({
+    host: values.host ?? "0.0.0.0",
+    port,
+    tls: { certFile, keyFile },
+    state,
+    log,
+    handleSignals: true,
+  });
+  const feeds = async () => {
+    if (fromCluster) {
+      const kubeConfig = new KubeConfig();
+      // KUBECONFIG or ~/.kube/config when present, else the pod's service account.
+      kubeConfig.loadFromDefault();
+      await ClusterFeed.start({ kubeConfig, state, log });
+      if (site !== undefined) {
+        await FileFeed.start({ paths: sitePaths(site), load: () => siteFiles(site, []), state, log });
+      }
+    } else if (inventory !== undefined) {
+      await FileFeed.start({
+        paths: [...inventory, ...(site === undefined ? [] : sitePaths(site))],
+        load: () => (site === undefined ? inventoryFiles(inventory) : siteFiles(site, inventory)),
+        state,
+        log,
+      });
+    }
+  };
+  try {
+    // A SIGTERM while the first list or read still runs stops the server all the same.
+    await Promise.race([feeds(), running.stopped]);
+  } catch (error) {
+    await running.shutdown();
+    throw error;
+  }
+  await running.stopped;
+  return EXIT.ok;
+}
+
+/** The site's files the webhook reads: specs and the lock. */
+export function sitePaths(site: string): string[] {
+  return [path.join(site, "specs"), path.join(site, "rendered", LOCK_FILE)];
+}
+
+/** Specs and lock of `site`, with the inventory from `inventory` (none with `[]`). */
+export async function siteFiles(site: string, inventory: readonly string[]): Promise<SiteFiles> {
+  const input = await readSite({ site, inventory });
+  return {
+    ...(inventory.length > 0 && { inventory: input.inventory }),
+    documents: input.documents,
+    lock: input.lock,
+    issues: input.issues,
+  };
+}
+
+/** The inventory at `paths`, without a site. */
+export async function inventoryFiles(paths: readonly string[]): Promise<SiteFiles> {
+  const { inventory, issues } = await readInventory(paths);
+  return { inventory, documents: [], lock: EMPTY_LOCK, issues };
+}
+
+async function mustExist(paths: readonly string[]): Promise<void> {
+  for (const given of paths) {
+    if (!(await stat(given).catch(() => undefined)))
+      throw new UsageError(`${given}: no such file or directory`);
+  }
+}
+
+function portNumber(text: string): number {
+  const port = Number(text);
+  if (!/^\d+$/.test(text) || port > 65535)
+    throw new UsageError(`--port must be a port number, not "${text}"`);
+  return port;
+}

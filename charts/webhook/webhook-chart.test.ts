@@ -1,0 +1,174 @@
+import { Certificate, Issuer } from "@kubernetes-models/cert-manager/cert-manager.io/v1";
+import { ValidatingWebhookConfiguration } from "kubernetes-models/admissionregistration.k8s.io/v1";
+import { CustomResourceDefinition } from "kubernetes-models/apiextensions.k8s.io/v1";
+import { Deployment } from "kubernetes-models/apps/v1";
+import { PodDisruptionBudget } from "kubernetes-models/policy/v1";
+import { ClusterRole, ClusterRoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1";
+import { Namespace, Service, ServiceAccount } from "kubernetes-models/v1";
+import { describe, expect, it } from "vitest";
+import { KINDS } from "../../synth/schema/kinds.ts";
+import { asKubeObject, type KubeObject } from "../test-support.ts";
+import { DEFAULT_IMAGE, DEFAULT_NAMESPACE, webhookManifests } from "./index.ts";
+
+/** A model of each kind the chart renders, filled with the object and validated against its schema. */
+const MODELS: Readonly<Record<string, (object: KubeObject) => { validate(): void }>> = {
+  "apiextensions.k8s.io/v1/CustomResourceDefinition": (object) =>
+    new CustomResourceDefinition(object as never),
+  "v1/Namespace": (object) => new Namespace(object as never),
+  "v1/ServiceAccount": (object) => new ServiceAccount(object as never),
+  "rbac.authorization.k8s.io/v1/ClusterRole": (object) => new ClusterRole(object as never),
+  "rbac.authorization.k8s.io/v1/ClusterRoleBinding": (object) => new ClusterRoleBinding(object as never),
+  "cert-manager.io/v1/Issuer": (object) => new Issuer(object as never),
+  "cert-manager.io/v1/Certificate": (object) => new Certificate(object as never),
+  "v1/Service": (object) => new Service(object as never),
+  "apps/v1/Deployment": (object) => new Deployment(object as never),
+  "policy/v1/PodDisruptionBudget": (object) => new PodDisruptionBudget(object as never),
+  "admissionregistration.k8s.io/v1/ValidatingWebhookConfiguration": (object) =>
+    new ValidatingWebhookConfiguration(object as never),
+};
+
+const objects = (options?: Parameters<typeof webhookManifests>[0]) =>
+  webhookManifests(options).map(asKubeObject);
+/** The object of `kind`, in its kubernetes-models class for typed reading. */
+function one<T>(list: KubeObject[], kind: string, model: new (data: never) => T): T {
+  const found = list.find((object) => object.kind === kind);
+  if (!found) throw new Error(`no ${kind}`);
+  return new model(found as never);
+}
+
+describe("WebhookChart", () => {
+  it("validates every object against its kind's schema, in apply order", () => {
+    const rendered = objects();
+    for (const object of rendered) {
+      const model = MODELS[`${object.apiVersion}/${object.kind}`];
+      if (!model) throw new Error(`no schema for ${object.apiVersion}/${object.kind}`);
+      expect(() => model(object).validate(), `${object.kind} ${object.metadata.name}`).not.toThrow();
+    }
+    expect(rendered.map((object) => object.kind)).toEqual([
+      ...Object.values(KINDS).map(() => "CustomResourceDefinition"),
+      "Namespace",
+      "ServiceAccount",
+      "ClusterRole",
+      "ClusterRoleBinding",
+      "Issuer",
+      "Certificate",
+      "Service",
+      "Deployment",
+      "PodDisruptionBudget",
+      "ValidatingWebhookConfiguration",
+    ]);
+  });
+
+  it("configures the webhook as SPEC §5 says, one entry per kind, its own namespace excluded", () => {
+    const configuration = one(objects(), "ValidatingWebhookConfiguration", ValidatingWebhookConfiguration);
+    expect(configuration.metadata?.annotations).toEqual({
+      "cert-manager.io/inject-ca-from": `${DEFAULT_NAMESPACE}/metalsynth-webhook`,
+    });
+    expect(configuration.webhooks).toEqual(
+      Object.values(KINDS).map((definition) => ({
+        name: `${definition.singular}.metalsynth.io`,
+        admissionReviewVersions: ["v1"],
+        sideEffects: "None",
+        failurePolicy: "Fail",
+        matchPolicy: "Equivalent",
+        timeoutSeconds: 5,
+        clientConfig: {
+          service: {
+            name: "metalsynth-webhook",
+            namespace: DEFAULT_NAMESPACE,
+            path: `/validate/${definition.singular}`,
+            port: 443,
+          },
+        },
+        namespaceSelector: {
+          matchExpressions: [
+            { key: "kubernetes.io/metadata.name", operator: "NotIn", values: [DEFAULT_NAMESPACE] },
+          ],
+        },
+        rules: [
+          {
+            apiGroups: [definition.group],
+            apiVersions: [definition.version],
+            operations: ["CREATE", "UPDATE"],
+            resources: [definition.plural],
+            scope: "Namespaced",
+          },
+        ],
+      })),
+    );
+  });
+
+  it("grants read access only, and to nothing but what the informers watch", () => {
+    const rules = one(objects(), "ClusterRole", ClusterRole).rules ?? [];
+    for (const rule of rules) expect(rule.verbs).toEqual(["get", "list", "watch"]);
+    const granted = rules.flatMap((rule) =>
+      (rule.resources ?? []).map((resource) => `${rule.apiGroups?.[0]}/${resource}`),
+    );
+    expect(granted.sort()).toEqual([
+      "/secrets",
+      "airship.airshipit.org/sipclusters",
+      "bpa.akraino.org/clusters",
+      "bpa.akraino.org/provisionings",
+      "bpa.akraino.org/softwares",
+      "metal3.io/baremetalhosts",
+      "metal3.io/hardwaredata",
+    ]);
+  });
+
+  it("runs two non-root replicas with probes, a read-only root and the rotating certificate mounted", () => {
+    const deployment = one(objects(), "Deployment", Deployment);
+    expect(deployment.spec?.replicas).toBe(2);
+    const pod = deployment.spec?.template.spec;
+    expect(pod?.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 65532 });
+    const [container] = pod?.containers ?? [];
+    expect(container?.image).toBe(DEFAULT_IMAGE);
+    expect(container?.args).toEqual([
+      "webhook",
+      "--from-cluster",
+      "--tls-cert",
+      "/tls/tls.crt",
+      "--tls-key",
+      "/tls/tls.key",
+      "--port",
+      "8443",
+    ]);
+    expect(container?.securityContext).toMatchObject({
+      readOnlyRootFilesystem: true,
+      allowPrivilegeEscalation: false,
+      capabilities: { drop: ["ALL"] },
+    });
+    expect(container?.readinessProbe?.httpGet).toMatchObject({ path: "/readyz", scheme: "HTTPS" });
+    expect(container?.livenessProbe?.httpGet).toMatchObject({ path: "/healthz", scheme: "HTTPS" });
+    expect(container?.resources?.requests).toBeDefined();
+    expect(container?.resources?.limits).toBeDefined();
+    expect(pod?.volumes).toContainEqual({
+      name: "tls",
+      secret: { secretName: "metalsynth-webhook-tls", defaultMode: 0o440 },
+    });
+    expect(one(objects(), "PodDisruptionBudget", PodDisruptionBudget).spec).toMatchObject({
+      minAvailable: 1,
+    });
+  });
+
+  it("issues the certificate for the Service's DNS names", () => {
+    expect(one(objects(), "Certificate", Certificate).spec).toMatchObject({
+      secretName: "metalsynth-webhook-tls",
+      dnsNames: [
+        `metalsynth-webhook.${DEFAULT_NAMESPACE}.svc`,
+        `metalsynth-webhook.${DEFAULT_NAMESPACE}.svc.cluster.local`,
+      ],
+      issuerRef: { name: "metalsynth-webhook", kind: "Issuer" },
+    });
+  });
+
+  it("puts namespaced objects in the given namespace and runs the given image", () => {
+    const rendered = objects({ namespace: "bare-metal", image: "registry.example/metalsynth:1.2.3" });
+    const namespaced = rendered.filter((object) => object.metadata.namespace !== undefined);
+    expect(new Set(namespaced.map((object) => object.metadata.namespace))).toEqual(new Set(["bare-metal"]));
+    expect(one(rendered, "Namespace", Namespace).metadata?.name).toBe("bare-metal");
+    expect(one(rendered, "Deployment", Deployment).spec?.template.spec?.containers[0]?.image).toBe(
+      "registry.example/metalsynth:1.2.3",
+    );
+    expect(JSON.stringify(rendered)).not.toContain(DEFAULT_NAMESPACE);
+  });
+});

@@ -1,0 +1,239 @@
+import { ApiObject, Chart } from "cdk8s";
+import { k8s } from "cdk8s-plus-27";
+import type { Construct } from "constructs";
+import { customResourceDefinitions } from "../../synth/schema/crds.ts";
+import { KINDS } from "../../synth/schema/kinds.ts";
+import { MANAGED_BY_LABEL } from "../metadata.ts";
+
+/** Props of {@link WebhookChart}. */
+export interface WebhookChartProps {
+  /** Namespace of the webhook's own objects; excluded from review. */
+  readonly namespace: string;
+  /** The metalsynth image the Deployment runs (built from the repository's Dockerfile). */
+  readonly image: string;
+}
+
+/** Name of the Deployment, Service, ServiceAccount, RBAC objects, PDB, certificate and configuration. */
+export const WEBHOOK_NAME = "metalsynth-webhook";
+/** The Secret cert-manager writes the serving certificate into. */
+export const TLS_SECRET = `${WEBHOOK_NAME}-tls`;
+/** The port the server listens on inside the pod (non-root: above 1024). */
+export const WEBHOOK_PORT = 8443;
+/** The API server gives up on a call after this many seconds (SPEC §5); the server answers within 4 s. */
+export const TIMEOUT_SECONDS = 5;
+
+/** The user the image runs as (distroless `nonroot`). */
+const NONROOT_UID = 65532;
+const TLS_DIR = "/tls";
+const SELECTOR = { "app.kubernetes.io/name": WEBHOOK_NAME };
+
+/**
+ * Everything `kubectl apply -f deploy/metalsynth.yaml` installs (SPEC §5): the four CRDs, the
+ * webhook's Namespace, ServiceAccount and read-only ClusterRole, a cert-manager Issuer and
+ * Certificate, the Deployment (two replicas, probes, non-root, read-only root file system), its
+ * Service and PodDisruptionBudget, and the ValidatingWebhookConfiguration whose CA bundle
+ * cert-manager injects.
+ */
+export class WebhookChart extends Chart {
+  constructor(scope: Construct, id: string, props: WebhookChartProps) {
+    super(scope, id, {
+      labels: { [MANAGED_BY_LABEL]: "metalsynth", "app.kubernetes.io/part-of": "metalsynth" },
+      disableResourceNameHashes: true,
+    });
+    const { namespace, image } = props;
+    const service = `${WEBHOOK_NAME}.${namespace}.svc`;
+
+    for (const crd of customResourceDefinitions()) {
+      const { apiVersion, kind, metadata, ...rest } = crd;
+      new ApiObject(this, `crd-${String((metadata as { name: string }).name)}`, {
+        apiVersion: String(apiVersion),
+        kind: String(kind),
+        metadata: metadata as { name: string },
+        ...rest,
+      });
+    }
+
+    new k8s.KubeNamespace(this, "namespace", { metadata: { name: namespace } });
+    new k8s.KubeServiceAccount(this, "service-account", { metadata: { name: WEBHOOK_NAME, namespace } });
+
+    const definitions = Object.values(KINDS);
+    const read = ["get", "list", "watch"];
+    new k8s.KubeClusterRole(this, "cluster-role", {
+      metadata: { name: WEBHOOK_NAME },
+      rules: [
+        { apiGroups: ["metal3.io"], resources: ["baremetalhosts", "hardwaredata"], verbs: read },
+        // RBAC can't select by label: this allows reading every Secret, but the webhook lists and
+        // watches only those labelled metalsynth.io/network-data=true.
+        { apiGroups: [""], resources: ["secrets"], verbs: read },
+        ...[...new Set(definitions.map((definition) => definition.group))].map((group) => ({
+          apiGroups: [group],
+          resources: definitions
+            .filter((definition) => definition.group === group)
+            .map((definition) => definition.plural),
+          verbs: read,
+        })),
+      ],
+    });
+    new k8s.KubeClusterRoleBinding(this, "cluster-role-binding", {
+      metadata: { name: WEBHOOK_NAME },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: WEBHOOK_NAME },
+      subjects: [{ kind: "ServiceAccount", name: WEBHOOK_NAME, namespace }],
+    });
+
+    new ApiObject(this, "issuer", {
+      apiVersion: "cert-manager.io/v1",
+      kind: "Issuer",
+      metadata: { name: WEBHOOK_NAME, namespace },
+      // Self-signed is enough: the API server trusts exactly this certificate, which cert-manager
+      // injects into the webhook configuration as its CA bundle.
+      spec: { selfSigned: {} },
+    });
+    new ApiObject(this, "certificate", {
+      apiVersion: "cert-manager.io/v1",
+      kind: "Certificate",
+      metadata: { name: WEBHOOK_NAME, namespace },
+      spec: {
+        secretName: TLS_SECRET,
+        dnsNames: [service, `${service}.cluster.local`],
+        issuerRef: { name: WEBHOOK_NAME, kind: "Issuer" },
+        privateKey: { algorithm: "ECDSA", size: 256, rotationPolicy: "Always" },
+      },
+    });
+
+    new k8s.KubeService(this, "service", {
+      metadata: { name: WEBHOOK_NAME, namespace },
+      spec: {
+        selector: SELECTOR,
+        ports: [{ name: "https", port: 443, targetPort: k8s.IntOrString.fromString("https") }],
+      },
+    });
+
+    new k8s.KubeDeployment(this, "deployment", {
+      metadata: { name: WEBHOOK_NAME, namespace },
+      spec: {
+        replicas: 2,
+        selector: { matchLabels: SELECTOR },
+        // Never fewer than two ready replicas while rolling: every CR write depends on them.
+        strategy: {
+          type: "RollingUpdate",
+          rollingUpdate: {
+            maxUnavailable: k8s.IntOrString.fromNumber(0),
+            maxSurge: k8s.IntOrString.fromNumber(1),
+          },
+        },
+        template: {
+          metadata: { labels: SELECTOR },
+          spec: {
+            serviceAccountName: WEBHOOK_NAME,
+            securityContext: {
+              runAsNonRoot: true,
+              runAsUser: NONROOT_UID,
+              runAsGroup: NONROOT_UID,
+              fsGroup: NONROOT_UID,
+              seccompProfile: { type: "RuntimeDefault" },
+            },
+            // SIGTERM: 3 s of draining, then up to 10 s for requests in flight.
+            terminationGracePeriodSeconds: 30,
+            topologySpreadConstraints: [
+              {
+                maxSkew: 1,
+                topologyKey: "kubernetes.io/hostname",
+                whenUnsatisfiable: "ScheduleAnyway",
+                labelSelector: { matchLabels: SELECTOR },
+              },
+            ],
+            containers: [
+              {
+                name: "webhook",
+                image,
+                imagePullPolicy: "IfNotPresent",
+                args: [
+                  "webhook",
+                  "--from-cluster",
+                  "--tls-cert",
+                  `${TLS_DIR}/tls.crt`,
+                  "--tls-key",
+                  `${TLS_DIR}/tls.key`,
+                  "--port",
+                  String(WEBHOOK_PORT),
+                ],
+                ports: [{ name: "https", containerPort: WEBHOOK_PORT }],
+                readinessProbe: {
+                  httpGet: { path: "/readyz", port: k8s.IntOrString.fromString("https"), scheme: "HTTPS" },
+                  periodSeconds: 5,
+                  failureThreshold: 2,
+                },
+                livenessProbe: {
+                  httpGet: { path: "/healthz", port: k8s.IntOrString.fromString("https"), scheme: "HTTPS" },
+                  periodSeconds: 10,
+                  failureThreshold: 3,
+                },
+                resources: {
+                  requests: {
+                    cpu: k8s.Quantity.fromString("100m"),
+                    memory: k8s.Quantity.fromString("256Mi"),
+                  },
+                  // The informers hold every BMH; 10k hosts need a few hundred MiB.
+                  limits: { cpu: k8s.Quantity.fromString("1"), memory: k8s.Quantity.fromString("1Gi") },
+                },
+                securityContext: {
+                  allowPrivilegeEscalation: false,
+                  readOnlyRootFilesystem: true,
+                  runAsNonRoot: true,
+                  capabilities: { drop: ["ALL"] },
+                },
+                volumeMounts: [
+                  { name: "tls", mountPath: TLS_DIR, readOnly: true },
+                  // tsx caches compiled sources under the temporary directory.
+                  { name: "tmp", mountPath: "/tmp" },
+                ],
+              },
+            ],
+            volumes: [
+              // Mounted as a directory (not subPath) so that cert-manager's renewals reach the pod.
+              { name: "tls", secret: { secretName: TLS_SECRET, defaultMode: 0o440 } },
+              { name: "tmp", emptyDir: { sizeLimit: k8s.Quantity.fromString("64Mi") } },
+            ],
+          },
+        },
+      },
+    });
+
+    new k8s.KubePodDisruptionBudget(this, "pdb", {
+      metadata: { name: WEBHOOK_NAME, namespace },
+      spec: { minAvailable: k8s.IntOrString.fromNumber(1), selector: { matchLabels: SELECTOR } },
+    });
+
+    new k8s.KubeValidatingWebhookConfiguration(this, "validating-webhook", {
+      metadata: {
+        name: WEBHOOK_NAME,
+        annotations: { "cert-manager.io/inject-ca-from": `${namespace}/${WEBHOOK_NAME}` },
+      },
+      webhooks: definitions.map((definition) => ({
+        // kubectl shows it: admission webhook "provisioning.metalsynth.io" denied the request: …
+        name: `${definition.singular}.metalsynth.io`,
+        admissionReviewVersions: ["v1"],
+        sideEffects: "None",
+        failurePolicy: "Fail",
+        matchPolicy: "Equivalent",
+        timeoutSeconds: TIMEOUT_SECONDS,
+        clientConfig: {
+          service: { namespace, name: WEBHOOK_NAME, path: `/validate/${definition.singular}`, port: 443 },
+        },
+        // DELETE is always allowed (SPEC §5), so the API server need not call for it.
+        rules: [
+          {
+            apiGroups: [definition.group],
+            apiVersions: [definition.version],
+            operations: ["CREATE", "UPDATE"],
+            resources: [definition.plural],
+            scope: "Namespaced",
+          },
+        ],
+        namespaceSelector: {
+          matchExpressions: [{ key: "kubernetes.io/metadata.name", operator: "NotIn", values: [namespace] }],
+        },
+      })),
+    });
+  }
+}

@@ -1,0 +1,205 @@
+/**
+ * `--from-cluster`: the webhook's informers against a fake API server that speaks the list/watch
+ * wire format (no real API server is available here), served over TLS like in production.
+ */
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import { parseAllDocuments } from "yaml";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { KINDS } from "../../synth/schema/kinds.ts";
+import { ClusterFeed, NETWORK_DATA_LABEL } from "../../webhook/cluster-feed.ts";
+import { jsonLogger } from "../../webhook/log.ts";
+import { startWebhook, type RunningWebhook } from "../../webhook/main.ts";
+import { WebhookState } from "../../webhook/state.ts";
+import { makeBmh } from "../builders/inventory.ts";
+import { REPO } from "../harness.ts";
+import { postJson, send, type Target } from "./client.ts";
+import { FakeApiServer, type KubeObject } from "./fake-apiserver.ts";
+import { FAST_WATCH, eventually } from "./harness.ts";
+import { admissionReview, provisioning } from "./reviews.ts";
+import { createTestCa, issueServerCertificate } from "./tls-fixture.ts";
+
+const BMHS = "/apis/metal3.io/v1alpha1/baremetalhosts";
+const HARDWARE = "/apis/metal3.io/v1alpha1/hardwaredata";
+const SECRETS = "/api/v1/secrets";
+const crPath = (kind: keyof typeof KINDS) =>
+  `/apis/${KINDS[kind].group}/${KINDS[kind].version}/${KINDS[kind].plural}`;
+
+/** Every object of the YAML/JSON files under examples/site/`part`, lists unwrapped. */
+async function exampleObjects(...files: string[]): Promise<KubeObject[]> {
+  const objects: KubeObject[] = [];
+  for (const file of files) {
+    const text = await readFile(path.join(REPO, "examples", "site", file), "utf8");
+    for (const document of parseAllDocuments(text)) {
+      const value: unknown = document.toJS();
+      const items: unknown =
+        typeof value === "object" && value !== null ? Reflect.get(value, "items") : undefined;
+      objects.push(...((Array.isArray(items) ? items : [value]) as KubeObject[]));
+    }
+  }
+  return objects;
+}
+
+describe("the webhook fed by informers (--from-cluster)", () => {
+  const apiServer = new FakeApiServer()
+    .serve(BMHS, "metal3.io/v1alpha1", "BareMetalHost")
+    .serve(HARDWARE, "metal3.io/v1alpha1", "HardwareData")
+    .serve(SECRETS, "v1", "Secret");
+  for (const definition of Object.values(KINDS)) {
+    apiServer.serve(crPath(definition.kind), `${definition.group}/${definition.version}`, definition.kind);
+  }
+  const lines: string[] = [];
+  const state = new WebhookState();
+  let webhook: RunningWebhook;
+  let target: Target;
+
+  const readyz = () => send(target, "GET", "/readyz");
+  const whenReady = () =>
+    eventually(async () => {
+      const reply = await readyz();
+      return reply.status === 200 ? reply : undefined;
+    }, "readiness");
+  const host = (id: string) => state.reviewer()?.site.inventory.byId(id);
+
+  beforeAll(async () => {
+    await apiServer.start();
+    for (const object of await exampleObjects(
+      "inventory/rack-r01.yaml",
+      "inventory/rack-r02.yaml",
+      "inventory/rack-r03.json",
+    )) {
+      apiServer.put(BMHS, object);
+    }
+    for (const object of await exampleObjects("inventory/hardwaredata.yaml")) apiServer.put(HARDWARE, object);
+    for (const secret of await exampleObjects("inventory/networkdata-secrets.yaml")) {
+      const metadata = secret.metadata as Record<string, unknown>;
+      const labels = {
+        ...(metadata.labels as Record<string, string> | undefined),
+        [NETWORK_DATA_LABEL]: "true",
+      };
+      apiServer.put(SECRETS, { ...secret, metadata: { ...metadata, namespace: "metal3", labels } });
+    }
+    // A Secret the webhook must never download.
+    apiServer.put(SECRETS, {
+      metadata: { name: "r01-node-01-bmc-secret", namespace: "metal3" },
+      stringData: { username: "root", password: "calvin" },
+    });
+    for (const cr of await exampleObjects(
+      "specs/cluster-east/provisioning.yaml",
+      "specs/tenant-a/sipcluster.yaml",
+    )) {
+      apiServer.put(crPath(cr.kind === "SIPCluster" ? "SIPCluster" : "Provisioning"), cr);
+    }
+    // The first lists of BareMetalHosts fail: the webhook must not be ready before they succeed.
+    apiServer.failLists.set(BMHS, 2);
+
+    const ca = await createTestCa();
+    const certificate = await issueServerCertificate(ca, "server");
+    const log = jsonLogger((line) => lines.push(line));
+    webhook = await startWebhook({
+      host: "127.0.0.1",
+      port: 0,
+      tls: certificate,
+      state,
+      log,
+      drainDelayMs: 0,
+      tlsWatch: FAST_WATCH,
+    });
+    target = { port: webhook.port, ca: ca.cert };
+    expect((await readyz()).status).toBe(503);
+    await ClusterFeed.start({
+      kubeConfig: apiServer.kubeConfig(),
+      state,
+      log,
+      watchTimeoutSeconds: 1,
+      retryDelayMs: 50,
+      rebuildDelayMs: 10,
+    });
+  });
+  afterAll(async () => {
+    await webhook.shutdown();
+    await apiServer.stop();
+  });
+
+  it("becomes ready only after every resource is listed, and reviews against the cluster's CRs", async () => {
+    expect(lines.map((line) => JSON.parse(line))).toContainEqual(
+      expect.objectContaining({
+        msg: "watch failed",
+        resource: "baremetalhosts",
+        problem: "500 etcd is sad",
+      }),
+    );
+    const ready = await whenReady();
+    expect(ready.text).toBe("cluster: 24 hosts, 2 known objects, watching\n");
+
+    const cr = provisioning({
+      name: "cluster-zulu",
+      masters: [["master-1", { "mac-address": "3c:fd:fe:13:f8:b8" }]],
+    });
+    const { json } = await postJson(target, "/validate/provisioning", admissionReview(cr));
+    expect((json as { response: { status: { message: string } } }).response.status.message).toBe(
+      "spec.masters[0].master-1.mac-address: host metal3/r01-node-04 (3c:fd:fe:13:f8:b8) is already requested by mac-address for cluster edge-a/cluster-east in Provisioning edge-a/cluster-east; a host belongs to at most one cluster",
+    );
+  });
+
+  it("reads hardware from HardwareData and addresses from labelled networkData Secrets only", async () => {
+    await whenReady();
+    expect(host("metal3/r01-node-08")?.cpus).toBe(32); // from HardwareData
+    expect(host("metal3/r01-node-01")?.networks["oam-ipv4"]).toMatch(/^10\.41\.0\.\d+$/);
+    const secretRequests = apiServer.requests.filter((line) => line.startsWith(`GET ${SECRETS}`));
+    expect(secretRequests.length).toBeGreaterThan(0);
+    for (const line of secretRequests) {
+      expect(line).toContain(`labelSelector=${encodeURIComponent(`${NETWORK_DATA_LABEL}=true`)}`);
+    }
+  });
+
+  it("follows watch events: hosts added, changed and deleted", async () => {
+    apiServer.put(BMHS, makeBmh({ name: "r04-node-01", cpus: 8 }));
+    await eventually(() => host("metal3/r04-node-01")?.cpus === 8, "the added host");
+    apiServer.put(BMHS, makeBmh({ name: "r04-node-01", cpus: 128 }));
+    await eventually(() => host("metal3/r04-node-01")?.cpus === 128, "the changed host");
+    apiServer.remove(BMHS, "r04-node-01", "metal3");
+    await eventually(
+      () => state.reviewer() !== undefined && host("metal3/r04-node-01") === undefined,
+      "the deletion",
+    );
+  });
+
+  it("watches again after a watch connection drops", async () => {
+    apiServer.dropWatches();
+    apiServer.put(BMHS, makeBmh({ name: "r04-node-02" }));
+    await eventually(() => host("metal3/r04-node-02"), "the host added after the drop");
+    await whenReady();
+  });
+
+  it("lists again after 410 Gone, catching changes the watch never saw", async () => {
+    const listsBefore = apiServer.lists(BMHS);
+    apiServer.removeUnseen(BMHS, "r04-node-02", "metal3");
+    apiServer.expireWatches();
+    await eventually(
+      () => state.reviewer() !== undefined && host("metal3/r04-node-02") === undefined,
+      "the re-list",
+    );
+    expect(apiServer.lists(BMHS)).toBeGreaterThan(listsBefore);
+    expect((await readyz()).status).toBe(200);
+  });
+
+  it("reports a stale watch as not ready, and recovers with fresh informers", async () => {
+    apiServer.hangWatches = true;
+    apiServer.dropWatches();
+    const stale = await eventually(async () => {
+      const reply = await readyz();
+      return reply.text.includes("stale watch") ? reply : undefined;
+    }, "a stale watch to be reported");
+    expect(stale.status).toBe(503);
+    expect(stale.text).toMatch(
+      /^cluster: (.*; )?[a-z]+: nothing from the API server for \d+s \(stale watch\)/,
+    );
+    apiServer.hangWatches = false;
+    await whenReady();
+    expect(lines.map((line) => JSON.parse(line))).toContainEqual(
+      expect.objectContaining({ msg: "watch stale; listing again" }),
+    );
+    expect(host("metal3/r01-node-01")).toBeDefined();
+  });
+});

@@ -1,0 +1,117 @@
+import { describe, expect, it } from "vitest";
+import { makeInventory } from "../test/builders/inventory.ts";
+import { parseDocuments } from "../synth/documents.ts";
+import { EMPTY_LOCK } from "../synth/plan/lock.ts";
+import { readResources, type AnyResource } from "../synth/site/resources.ts";
+import { provisioning } from "../test/webhook/reviews.ts";
+import { SiteReviewer, knownResources, objectDocument } from "./site-review.ts";
+
+const inventory = makeInventory(
+  ["01", "02", "03", "04"].map((suffix) => ({
+    name: `node-${suffix}`,
+    nics: [{ name: "eno1", mac: `00:00:00:00:00:${suffix}`, ipv4: `10.0.0.${Number(suffix)}` }],
+    ...(suffix === "04" ? { provisioningState: "inspecting" } : {}),
+  })),
+);
+
+function resources(...objects: object[]): AnyResource[] {
+  return readResources(
+    objects.map((object, index) => ({ ...objectDocument(object, `site-${index}`), index })),
+  ).resources;
+}
+
+const east = provisioning({
+  name: "cluster-east",
+  masters: [["master-1", { "mac-address": "00:00:00:00:00:01" }]],
+});
+/** A CR of the site that is broken on its own: its MAC is nobody's. */
+const broken = provisioning({
+  name: "cluster-broken",
+  masters: [["master-1", { "mac-address": "00:00:00:00:00:99" }]],
+});
+
+describe("SiteReviewer", () => {
+  const reviewer = new SiteReviewer({ inventory, resources: resources(east, broken), lock: EMPTY_LOCK });
+
+  it("does not blame the object under review for what other CRs of the site get wrong", () => {
+    const fine = provisioning({
+      name: "cluster-west",
+      masters: [["master-1", { "mac-address": "00:00:00:00:00:02" }]],
+    });
+    expect(reviewer.review(fine)).toEqual([]);
+  });
+
+  it("replaces the known object of the same kind, namespace and name", () => {
+    expect(reviewer.review(east)).toEqual([]);
+    const moved = provisioning({
+      name: "cluster-east",
+      masters: [["master-1", { "mac-address": "00:00:00:00:00:03" }]],
+    });
+    expect(reviewer.review(moved)).toEqual([]);
+    // Fixing the broken CR is judged on the fix alone.
+    expect(
+      reviewer.review(
+        provisioning({ name: "cluster-broken", masters: [["m", { "mac-address": "00:00:00:00:00:02" }]] }),
+      ),
+    ).toEqual([]);
+  });
+
+  it("reports the errors it causes on other CRs, naming them, but not their warnings", () => {
+    const taker = provisioning({
+      name: "cluster-a",
+      masters: [["master-1", { "mac-address": "00:00:00:00:00:01" }]],
+    });
+    expect(reviewer.review(taker)).toEqual([
+      {
+        rule: "host-claimed",
+        severity: "error",
+        text: "Provisioning edge-a/cluster-east spec.masters[0].master-1.mac-address: host metal3/node-01 (00:00:00:00:00:01) is already requested by mac-address for cluster edge-a/cluster-a in Provisioning edge-a/cluster-a; a host belongs to at most one cluster",
+      },
+    ]);
+  });
+
+  it("reports its own findings in path order, warnings included", () => {
+    const own = provisioning({
+      name: "cluster-z",
+      masters: [
+        ["master-1", { "mac-address": "00:00:00:00:00:04" }],
+        ["master-2", { "mac-address": "00:00:00:00:00:01" }],
+      ],
+    });
+    expect(
+      reviewer.review(own).map((found) => `${found.severity} ${found.rule} ${found.text.split(":")[0]}`),
+    ).toEqual([
+      "warning host-not-ready spec.masters[0].master-1",
+      "error host-claimed spec.masters[1].master-2.mac-address",
+    ]);
+  });
+
+  it("reports schema findings of an object the rules can't read", () => {
+    const typo = { ...east, spec: { masters: [{ "master-1": { "mac-adress": "00:00:00:00:00:01" } }] } };
+    expect(reviewer.review(typo)).toEqual([
+      expect.objectContaining({
+        rule: "schema",
+        text: expect.stringMatching(/^spec\.masters\[0\]\.master-1\.mac-adress: unknown field/),
+      }),
+    ]);
+  });
+});
+
+describe("knownResources", () => {
+  it("takes the cluster's copy of an object both know, sorted by key", () => {
+    const fromSite = resources(east, broken);
+    const fromCluster = resources({ ...east, metadata: { ...east.metadata, labels: { cluster: "other" } } });
+    const known = knownResources(fromSite, fromCluster);
+    expect(known.map((resource) => resource.key)).toEqual([
+      "Provisioning/edge-a/cluster-broken",
+      "Provisioning/edge-a/cluster-east",
+    ]);
+    expect(known[1]?.object.metadata.labels?.cluster).toBe("other");
+  });
+
+  it("makes documents whose every path points at the object's origin", () => {
+    const document = objectDocument({ a: 1 }, "cluster");
+    expect(document.position(["spec", "x"])).toEqual({ file: "cluster", line: 1, column: 1 });
+    expect(parseDocuments("x.yaml", "a: 1").documents[0]?.value).toEqual(document.value);
+  });
+});

@@ -1,0 +1,146 @@
+/**
+ * The review of one object against what the webhook knows: the inventory index, the CRs known from
+ * the site's specs and from the cluster, and the site's lock. The rules are synth's, unchanged; this
+ * module only decides which of their findings concern the object under review
+ * (docs/decisions/0011-webhook-admission-scope.md).
+ */
+import type { SourceDocument } from "../synth/documents.ts";
+import { evaluateResources } from "../synth/evaluate.ts";
+import { compareText, type Issue, type RuleId, type Severity } from "../synth/issue.ts";
+import type { Inventory } from "../synth/inventory/inventory.ts";
+import type { Lock } from "../synth/plan/lock.ts";
+import { readResources, type AnyResource } from "../synth/site/resources.ts";
+
+/** What the webhook knows at one moment. Immutable: a change builds a new one. */
+export interface KnownSite {
+  readonly inventory: Inventory;
+  /** CRs known from the site's specs and the cluster, sorted by key. */
+  readonly resources: readonly AnyResource[];
+  readonly lock: Lock;
+}
+
+/** One finding to tell the user, already worded. */
+export interface Finding {
+  readonly rule: RuleId;
+  readonly severity: Severity;
+  /** `<field path>: <message>`, after `<Kind> <namespace>/<name> ` when it is about another object. */
+  readonly text: string;
+}
+
+/** Reviews one object (a parsed request object): every finding, errors and warnings. */
+export interface Reviewer {
+  review(object: unknown): Finding[];
+}
+
+/** Where an object under review comes from, in issue positions (the user never sees them). */
+const REVIEWED = "admission request";
+
+/**
+ * A document for an object that has no source text (an admission request, an object from the API
+ * server). Every field path resolves to the same position; the webhook's messages use field paths.
+ */
+export function objectDocument(value: unknown, origin: string): SourceDocument {
+  const position = { file: origin, line: 1, column: 1 };
+  return { file: origin, index: 0, value, position: () => position };
+}
+
+/**
+ * The CRs the webhook knows: from the site's specs and from the cluster. An object in both is taken
+ * from the cluster, which holds what was really applied. Sorted by key, as `readResources` sorts, so
+ * rules that keep "the first" of two objects decide as `metalsynth validate` would.
+ */
+export function knownResources(site: readonly AnyResource[], cluster: readonly AnyResource[]): AnyResource[] {
+  const inCluster = new Set(cluster.map((resource) => resource.key));
+  return [...site.filter((resource) => !inCluster.has(resource.key)), ...cluster].sort((a, b) =>
+    compareText(a.key, b.key),
+  );
+}
+
+/**
+ * Reviews objects against one {@link KnownSite}. The object under review replaces any known object of
+ * the same kind, namespace and name (so an UPDATE, or a CREATE of a CR the site already has, never
+ * conflicts with itself). The result is every finding about the object itself, plus every error it
+ * newly causes on another object (a host it takes away, a NodePort it reuses); errors that other
+ * objects had before are not its concern.
+ */
+export class SiteReviewer implements Reviewer {
+  #baselineErrors: ReadonlySet<string> | undefined;
+
+  constructor(readonly site: KnownSite) {}
+
+  /** All findings for `object` (a parsed request object), errors and warnings, in report order. */
+  review(object: unknown): Finding[] {
+    const read = readResources([objectDocument(object, REVIEWED)]);
+    const own: Issue[] = [...read.issues];
+    const caused: Issue[] = [];
+    const resource = read.resources[0];
+    if (resource !== undefined) {
+      const others = this.site.resources.filter((known) => known.key !== resource.key);
+      const evaluation = evaluateResources(
+        withResource(others, resource),
+        this.site.inventory,
+        this.site.lock,
+      );
+      const before = this.#baseline();
+      for (const found of evaluation.issues) {
+        if (found.object === resource.key) own.push(found);
+        else if (found.severity === "error" && !before.has(identity(found))) caused.push(found);
+      }
+    }
+    return [
+      ...own.sort(byPath).map((found) => finding(found, text(found))),
+      ...caused
+        .sort(byObjectThenPath)
+        .map((found) => finding(found, `${describeObject(found)} ${text(found)}`)),
+    ];
+  }
+
+  /**
+   * The errors of the known site on its own, computed on first use: one evaluation per snapshot, not
+   * per request.
+   */
+  #baseline(): ReadonlySet<string> {
+    this.#baselineErrors ??= new Set(
+      evaluateResources(this.site.resources, this.site.inventory, this.site.lock)
+        .issues.filter((found) => found.severity === "error")
+        .map(identity),
+    );
+    return this.#baselineErrors;
+  }
+}
+
+/** `resources` (sorted by key) with `resource` inserted in key order. */
+function withResource(resources: readonly AnyResource[], resource: AnyResource): AnyResource[] {
+  const at = resources.findIndex((known) => compareText(known.key, resource.key) > 0);
+  const result = [...resources];
+  result.splice(at === -1 ? result.length : at, 0, resource);
+  return result;
+}
+
+/** The same finding on the same object, whatever its message's counts say. */
+function identity(found: Issue): string {
+  return `${found.object ?? ""}\u0000${found.rule}\u0000${found.path}`;
+}
+
+function finding(found: Issue, wording: string): Finding {
+  return { rule: found.rule, severity: found.severity, text: wording };
+}
+
+function text(found: Issue): string {
+  return found.path === "" ? found.message : `${found.path}: ${found.message}`;
+}
+
+/** `Provisioning edge-a/cluster-west` from the key `Provisioning/edge-a/cluster-west`. */
+function describeObject(found: Issue): string {
+  const key = found.object ?? "";
+  const slash = key.indexOf("/");
+  return slash === -1 ? key : `${key.slice(0, slash)} ${key.slice(slash + 1)}`;
+}
+
+function byPath(a: Issue, b: Issue): number {
+  return compareText(a.path, b.path) || compareText(a.rule, b.rule) || compareText(a.message, b.message);
+}
+
+function byObjectThenPath(a: Issue, b: Issue): number {
+  return compareText(a.object ?? "", b.object ?? "") || byPath(a, b);
+}

@@ -1,0 +1,117 @@
+/**
+ * What the webhook knows right now, assembled from its feeds (inventory and site files, or the API
+ * server), and whether that knowledge is good enough to serve (`/readyz`).
+ */
+import type { Inventory } from "../synth/inventory/inventory.ts";
+import { EMPTY_LOCK, type Lock } from "../synth/plan/lock.ts";
+import type { AnyResource } from "../synth/site/resources.ts";
+import type { InventoryStats } from "./metrics.ts";
+import { SiteReviewer, knownResources, type Reviewer } from "./site-review.ts";
+
+/** Whether something is fit to serve, and what an operator should know about it. */
+export interface Readiness {
+  readonly ready: boolean;
+  /** One line per feed, for `/readyz` and the logs. */
+  readonly detail: string;
+}
+
+/** A source of knowledge that keeps the state current: files being watched, or informers. */
+export interface Feed {
+  /** Whether its data is loaded and current, and why not. */
+  status(): Readiness;
+  /** Stops watching. */
+  close(): Promise<void>;
+}
+
+/** The parts a feed can set; each replaces the previous value of that part. */
+export interface KnowledgeUpdate {
+  readonly inventory?: Inventory;
+  /** CRs read from the site's specs. */
+  readonly siteResources?: readonly AnyResource[];
+  /** CRs listed from the cluster. */
+  readonly clusterResources?: readonly AnyResource[];
+  readonly lock?: Lock;
+}
+
+/** What the HTTP app needs of the state (tests substitute their own). */
+export interface Knowledge {
+  /** The reviewer for the current knowledge; `undefined` until an inventory is loaded. */
+  reviewer(): Reviewer | undefined;
+  readiness(): Readiness;
+  inventoryStats(): InventoryStats;
+}
+
+/** The webhook's current knowledge. Requests read it; feeds replace parts of it. */
+export class WebhookState implements Knowledge {
+  #inventory: Inventory | undefined;
+  #siteResources: readonly AnyResource[] = [];
+  #clusterResources: readonly AnyResource[] = [];
+  #lock: Lock = EMPTY_LOCK;
+  #reviewer: SiteReviewer | undefined;
+  #currentAt: number | undefined;
+  #draining = false;
+  readonly #feeds: Feed[] = [];
+
+  constructor(private readonly clock: () => number = Date.now) {}
+
+  /** Registers a feed: the state is ready only while every feed is. */
+  addFeed(feed: Feed): void {
+    this.#feeds.push(feed);
+  }
+
+  /** Replaces parts of the knowledge; the next request reviews against the result. */
+  update(parts: KnowledgeUpdate): void {
+    if (parts.inventory) {
+      this.#inventory = parts.inventory;
+      this.#currentAt = this.clock();
+    }
+    this.#siteResources = parts.siteResources ?? this.#siteResources;
+    this.#clusterResources = parts.clusterResources ?? this.#clusterResources;
+    this.#lock = parts.lock ?? this.#lock;
+    // Built on the next request, so a burst of updates costs one rebuild.
+    this.#reviewer = undefined;
+  }
+
+  /** The inventory was known to be current at `at` (ms) without changing, e.g. by a watch heartbeat. */
+  confirmCurrent(at: number): void {
+    if (this.#inventory) this.#currentAt = at;
+  }
+
+  reviewer(): SiteReviewer | undefined {
+    if (this.#reviewer === undefined && this.#inventory !== undefined) {
+      this.#reviewer = new SiteReviewer({
+        inventory: this.#inventory,
+        resources: knownResources(this.#siteResources, this.#clusterResources),
+        lock: this.#lock,
+      });
+    }
+    return this.#reviewer;
+  }
+
+  /** Shutting down: report not ready, so the endpoint is removed while in-flight requests finish. */
+  startDraining(): void {
+    this.#draining = true;
+  }
+
+  readiness(): Readiness {
+    const statuses = this.#feeds.map((feed) => feed.status());
+    const lines = statuses.map((status) => status.detail);
+    if (this.#draining) lines.unshift("shutting down");
+    return {
+      ready: !this.#draining && this.#inventory !== undefined && statuses.every((status) => status.ready),
+      detail: lines.join("\n"),
+    };
+  }
+
+  inventoryStats(): InventoryStats {
+    return {
+      hosts: this.#inventory?.size ?? 0,
+      ageSeconds: this.#currentAt === undefined ? undefined : (this.clock() - this.#currentAt) / 1000,
+    };
+  }
+
+  /** Stops every feed. */
+  async close(): Promise<void> {
+    await Promise.all(this.#feeds.map((feed) => feed.close()));
+  }
+}
