@@ -46,6 +46,7 @@ describe("buildInventory: upstream samples", () => {
       namespace: "metal3",
       name: "node-0",
       labels: {},
+      bootMac: "00:ee:d0:b8:47:7d",
       macs: ["00:ee:d0:b8:47:7d", "00:ee:d0:b8:47:7f"],
       nics: [
         { name: "enp1s0", mac: "00:ee:d0:b8:47:7d", ipv4: "172.22.0.20" },
@@ -219,6 +220,24 @@ describe("buildInventory: accepted shapes", () => {
     );
     expect(issues).toEqual([]);
     expect(inventory.byMac(normalised)?.macs).toEqual([normalised]);
+    expect(inventory.byMac(normalised)?.bootMac).toBe(normalised);
+  });
+
+  it("keeps the boot MAC, whose NIC gives a resource-chosen host its address (decision 0003)", () => {
+    const { inventory } = buildInventory(
+      raw(
+        makeBmh({
+          bootMac: "00:00:00:00:00:02",
+          nics: [
+            { name: "eno1", mac: "00:00:00:00:00:01", ip: "192.0.2.1" },
+            { name: "eno2", mac: "00:00:00:00:00:02", ip: "192.0.2.2" },
+          ],
+        }),
+      ),
+    );
+    expect(inventory.byId("default/node-0")?.bootMac ?? inventory.hosts[0]?.bootMac).toBe(
+      "00:00:00:00:00:02",
+    );
   });
 
   it("gives objects without metadata.namespace the namespace default", () => {

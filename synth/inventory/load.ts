@@ -276,6 +276,7 @@ function toHost(
     namespace: draft.namespace,
     name: draft.name,
     labels: draft.labels,
+    ...(draft.bootMac !== undefined && { bootMac: draft.bootMac }),
     macs: [...macs].sort(compareText),
     nics: hardware?.nics ?? NO_NICS,
     ...(hardware?.cpus !== undefined && { cpus: hardware.cpus }),
