@@ -151,15 +151,29 @@ describe("Inventory", () => {
     );
   });
 
-  it("bySize yields known hosts in best-fit order from the first with enough CPUs", () => {
+  it("bestFit yields known hosts in best-fit order from the first with enough CPUs", () => {
     const names = (minCpus?: number, minMemory?: number): string[] =>
-      [...inventory.bySize(minCpus, minMemory)].map((host) => host.name);
+      [...inventory.bestFit().fitting(minCpus, minMemory)].map((host) => host.name);
     expect(names()).toEqual(["node-c", "node-a", "node-b", "node-d"]);
     expect(names(16)).toEqual(["node-a", "node-b", "node-d"]);
     expect(names(17)).toEqual(["node-d"]);
     expect(names(0, 100 * GiB)).toEqual(["node-c"]);
     expect(names(16, 64 * GiB)).toEqual(["node-a", "node-b"]);
     expect(names(33)).toEqual([]);
+  });
+
+  it("bestFit never yields a taken host again, whatever the order hosts are taken in (property)", () => {
+    const sized = [...inventory.bestFit().fitting()];
+    fc.assert(
+      fc.property(fc.shuffledSubarray(sized), fc.nat(40), (taken, minCpus) => {
+        const bestFit = inventory.bestFit();
+        for (const host of taken) bestFit.take(host);
+        const takenIds = new Set(taken.map((host) => host.id));
+        const expected = [...inventory.bestFit().fitting(minCpus)].filter((host) => !takenIds.has(host.id));
+        expect([...bestFit.fitting(minCpus)]).toEqual(expected);
+        expect([...bestFit.fitting(minCpus)]).toEqual(expected); // after path compression too
+      }),
+    );
   });
 
   it("lists hosts with unknown cpus or memory apart", () => {
@@ -171,7 +185,7 @@ describe("Inventory", () => {
       fc.property(fc.shuffledSubarray(hosts, { minLength: hosts.length }), (shuffled) => {
         const other = new Inventory(shuffled);
         expect(other.hosts).toEqual(inventory.hosts);
-        expect([...other.bySize(8)]).toEqual([...inventory.bySize(8)]);
+        expect([...other.bestFit().fitting(8)]).toEqual([...inventory.bestFit().fitting(8)]);
         expect(other.withUnknownResources()).toEqual(inventory.withUnknownResources());
       }),
     );

@@ -1,7 +1,7 @@
 import { formatPath } from "../field-path.ts";
 import { compareText, type Issue } from "../issue.ts";
 import { ipForInterface, ipForMac, type Host } from "../inventory/host.ts";
-import type { Inventory } from "../inventory/inventory.ts";
+import type { BestFit, Inventory } from "../inventory/inventory.ts";
 import { matchesSelector } from "../inventory/selector.ts";
 import { formatBytes } from "../quantity.ts";
 import type { NodeRequest, Provisioning } from "../site/bpa.ts";
@@ -57,6 +57,7 @@ export function planSite({ model, inventory, lock }: PlanInput): { plan: SitePla
     return found && found.sequence <= limit ? found.cluster : undefined;
   };
 
+  const bestFit = inventory.bestFit();
   const bpaByKey = groupBpa(model);
   const sipKeys = new Set(model.sips.map((sip) => sipKey(sip)));
   const liveClusters = new Set([...bpaByKey.keys(), ...sipKeys]);
@@ -152,6 +153,7 @@ export function planSite({ model, inventory, lock }: PlanInput): { plan: SitePla
         { ...group, provisioning: group.provisioning },
         {
           inventory,
+          bestFit,
           claimOf,
           claim,
           ownerAt,
@@ -178,6 +180,7 @@ export function planSite({ model, inventory, lock }: PlanInput): { plan: SitePla
     for (const sip of model.sips.filter((candidate) => sipKey(candidate) === key)) {
       const planned = planSipCluster(sip, {
         inventory,
+        bestFit,
         claimOf,
         claim,
         ownerAt,
@@ -241,6 +244,8 @@ function reportRequest(provisioning: Provisioning) {
 
 interface PlanningContext {
   readonly inventory: Inventory;
+  /** Best-fit candidates; every placed host is taken out, since no later request may have it. */
+  readonly bestFit: BestFit;
   /** Who holds `host`, and why, as far as planning has got. */
   claimOf(host: Host): Claim | undefined;
   claim(host: Host, cluster: string, why: string): void;
@@ -297,6 +302,7 @@ function planBpaCluster(
     if (request.mac !== undefined) {
       const placement = placeByMac({ ...request, mac: request.mac }, key, context, report);
       if (!placement) continue;
+      context.bestFit.take(placement.host);
       if (request.role === "master") placedMasters.set(request.label, placement);
       placements.push(placement); // a host in both lists is master and worker (upstream semantics)
       used.add(placement.host.id);
@@ -506,6 +512,7 @@ function placeByResources(
     });
   const take = (host: Host, reason: string, lost: string) => {
     context.claim(host, cluster, `chosen for ${subject} of ${cluster}`);
+    context.bestFit.take(host);
     const ip = hostAddress(host);
     if (ip === undefined)
       issues.push(
@@ -542,8 +549,8 @@ function placeByResources(
 
   const needsKnownResources = request.cpus !== undefined || request.memoryBytes !== undefined;
   const candidates = needsKnownResources
-    ? inventory.bySize(request.cpus ?? 0, request.memoryBytes ?? 0)
-    : [...inventory.bySize(0, 0), ...inventory.withUnknownResources()];
+    ? context.bestFit.fitting(request.cpus ?? 0, request.memoryBytes ?? 0)
+    : chain(context.bestFit.fitting(), inventory.withUnknownResources());
   for (const host of candidates) {
     if (rejection(filters, host) === undefined) {
       const size =
@@ -647,6 +654,7 @@ function planSipCluster(
     }
     roleMembers.forEach((member, index) => {
       context.claim(member.host, key, `chosen for role ${role.role} of SIPCluster ${key}`);
+      context.bestFit.take(member.host);
       members.push({
         host: member.host,
         role: role.role,
@@ -777,4 +785,10 @@ function sipRejections(
       return [{ host: host.id, reason: `same ${role.topologyKey} as a chosen host` }];
     return [{ host: host.id, reason: "not needed: the role is full" }];
   });
+}
+
+/** `first`, then `second`, lazily. */
+function* chain<T>(first: Iterable<T>, second: Iterable<T>): Generator<T> {
+  yield* first;
+  yield* second;
 }
