@@ -8,6 +8,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { SynthBenchResult } from "./synth.ts";
+import { benchWebhook } from "./webhook.ts";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 /** Hosts and clusters per synth run: SPEC's 1,000 clusters over 10,000 hosts, and a tenth and ten times that. */
@@ -55,3 +56,6 @@ for (const [hosts, clusters] of SIZES) {
     ].join(" "),
   );
 }
+
+console.log("\nwebhook (10,000 hosts loaded):");
+for (const line of await benchWebhook()) console.log(line);
