@@ -8,6 +8,11 @@ export const MANAGED_BY_LABEL = "app.kubernetes.io/managed-by";
 export const CLUSTER_LABEL = "metalsynth.io/cluster";
 /** The SSH private key's key in the `settings.sshKeySecret` Secret (upstream BPA's `ssh-key-secret`). */
 export const SSH_KEY_ITEM = "id_rsa";
+/**
+ * The uid and gid of `nobody`, which non-root containers run as: it exists in practically every base
+ * image, and tools such as OpenSSH refuse to run as a uid without a passwd entry.
+ */
+export const NOBODY = 65534;
 /** Argo CD's ordering annotation (SPEC §4). */
 export const SYNC_WAVE_ANNOTATION = "argocd.argoproj.io/sync-wave";
 

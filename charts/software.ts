@@ -7,6 +7,7 @@ import type { BpaClusterPlan } from "../synth/plan/model.ts";
 import type { Package } from "../synth/site/bpa.ts";
 import type { SiteSettings } from "../synth/schema/settings.ts";
 import {
+  NOBODY,
   SSH_KEY_ITEM,
   sshKeyVolume,
   SYNC_WAVES,
@@ -32,8 +33,6 @@ export const SOFTWARE_DIR = "/opt/metalsynth/software";
 const KUD_DONE_DIR = "/run/metalsynth/kud-done";
 /** Where the Job mounts the SSH key Secret. */
 const SSH_DIR = "/opt/metalsynth/ssh";
-/** `nobody` exists in practically every base image, and OpenSSH refuses to run as a uid without a passwd entry. */
-const NOBODY = 65534;
 
 /**
  * The script the software Job runs, identical for every cluster: hosts and packages are data files

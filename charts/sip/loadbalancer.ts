@@ -3,7 +3,7 @@ import { k8s } from "cdk8s-plus-27";
 import type { Construct } from "constructs";
 import type { SipClusterPlan } from "../../synth/plan/model.ts";
 import type { SiteSettings } from "../../synth/schema/settings.ts";
-import { SYNC_WAVES, clusterChartProps, waveAnnotations } from "../metadata.ts";
+import { NOBODY, SYNC_WAVES, clusterChartProps, waveAnnotations } from "../metadata.ts";
 import {
   HAPROXY_HEALTH_PATH,
   HAPROXY_HEALTH_PORT,
@@ -28,8 +28,6 @@ export interface LoadBalancerChartProps {
 const KUBE_APISERVER_PORT = 6443;
 /** Where the HAProxy image reads its configuration (the official image's default command). */
 const HAPROXY_CONFIG_DIR = "/usr/local/etc/haproxy";
-/** `nobody`: HAProxy needs no account; the official 2.3 image would otherwise run as root. */
-const NOBODY = 65534;
 
 interface Tier {
   /** The SIP role whose active hosts are the backends. */
@@ -122,6 +120,7 @@ function haproxyPod(
   };
   return {
     automountServiceAccountToken: false,
+    // HAProxy needs no account; the official 2.3 image would otherwise run as root.
     securityContext: {
       runAsNonRoot: true,
       runAsUser: NOBODY,
