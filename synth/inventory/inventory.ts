@@ -174,16 +174,20 @@ export class BestFit {
   }
 
   /**
-   * Hosts not taken, from the first with at least `minCpus` CPUs (binary search), skipping those with
-   * less than `minMemoryBytes`. Lazy: planning stops at the first free host that fits.
+   * Hosts not taken with at least `minCpus` CPUs and `minMemoryBytes` memory, in best-fit order.
+   * Lazy: planning stops at the first free host that fits.
    */
   *fitting(minCpus = 0, minMemoryBytes = 0): Generator<Host> {
     const sized = this.#sized;
     let low = 0;
     let high = sized.length;
+    // The first host of at least (minCpus, minMemoryBytes) in (cpus, memory) order: hosts with
+    // exactly minCpus but too little memory are never visited.
     while (low < high) {
       const middle = (low + high) >>> 1;
-      if ((sized[middle]?.cpus ?? 0) < minCpus) low = middle + 1;
+      const cpus = sized[middle]?.cpus ?? 0;
+      const memory = sized[middle]?.memoryBytes ?? 0;
+      if (cpus < minCpus || (cpus === minCpus && memory < minMemoryBytes)) low = middle + 1;
       else high = middle;
     }
     for (let index = this.#free(low); index < sized.length; index = this.#free(index + 1)) {

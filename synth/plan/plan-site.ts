@@ -145,6 +145,11 @@ export function planSite({ model, inventory, lock }: PlanInput): { plan: SitePla
   const plans: ClusterPlan[] = [];
   const nextLock: LockEntry[] = [];
   const keys = [...liveClusters].sort(compareText);
+  const sipsByKey = new Map<string, SipCluster[]>();
+  for (const sip of model.sips) sipsByKey.set(sipKey(sip), [...(sipsByKey.get(sipKey(sip)) ?? []), sip]);
+  // Clusters not planned yet: only they can still take a host another cluster has claimed.
+  const unplanned = new Set(keys);
+  const stillPlanning = (cluster: string) => unplanned.has(cluster);
   for (const key of keys) {
     const group = bpaByKey.get(key);
     if (group?.provisioning) {
@@ -161,6 +166,7 @@ export function planSite({ model, inventory, lock }: PlanInput): { plan: SitePla
           lockEntries: heldByLock.get(key) ?? [],
           issues,
           sequence: () => sequence,
+          stillPlanning,
         },
       );
       plans.push(bpa.plan);
@@ -177,7 +183,7 @@ export function planSite({ model, inventory, lock }: PlanInput): { plan: SitePla
         decisions: [],
       });
     }
-    for (const sip of model.sips.filter((candidate) => sipKey(candidate) === key)) {
+    for (const sip of sipsByKey.get(key) ?? []) {
       const planned = planSipCluster(sip, {
         inventory,
         bestFit,
@@ -187,10 +193,12 @@ export function planSite({ model, inventory, lock }: PlanInput): { plan: SitePla
         lockEntries: heldByLock.get(key) ?? [],
         issues,
         sequence: () => sequence,
+        stillPlanning,
       });
       plans.push(planned.plan);
       nextLock.push(...planned.lock);
     }
+    unplanned.delete(key);
   }
   return { plan: { clusters: plans, lock: { entries: nextLock.sort(compareLockEntries) } }, issues };
 }
@@ -253,6 +261,8 @@ interface PlanningContext {
   readonly lockEntries: readonly LockEntry[];
   readonly issues: Issue[];
   sequence(): number;
+  /** Whether `cluster` is yet to be planned (or being planned), so it may still take hosts. */
+  stillPlanning(cluster: string): boolean;
 }
 
 /** Plans one BPA cluster's nodes in CR order (SPEC §3.1). */
@@ -552,7 +562,12 @@ function placeByResources(
     ? context.bestFit.fitting(request.cpus ?? 0, request.memoryBytes ?? 0)
     : chain(context.bestFit.fitting(), inventory.withUnknownResources());
   for (const host of candidates) {
-    if (rejection(filters, host) === undefined) {
+    if (rejection(filters, host) !== undefined) {
+      // Held by a cluster that is done planning: no later request can have it, so later scans skip it.
+      const owner = context.claimOf(host)?.cluster;
+      if (owner !== undefined && owner !== cluster && !context.stillPlanning(owner))
+        context.bestFit.take(host);
+    } else {
       const size =
         host.cpus === undefined
           ? "no hardware details"
