@@ -1,16 +1,20 @@
 import type { Chart } from "cdk8s";
 import type { Construct } from "constructs";
-import type { ClusterPlan, SitePlan } from "../synth/plan/model.ts";
+import type { ClusterPlan, RetiredSipCluster, SitePlan } from "../synth/plan/model.ts";
 import type { SiteSettings } from "../synth/schema/settings.ts";
 import { ArgoApplicationSetChart, FluxKustomizationChart, fluxKustomizationName } from "./gitops-wiring.ts";
 import { addBpaClusterCharts } from "./index.ts";
 import { chartId } from "./metadata.ts";
-import { addSipClusterCharts } from "./sip/index.ts";
+import { addSipClusterCharts, BmhLabelsChart } from "./sip/index.ts";
 
 /** The charts of one cluster directory, by file name inside it. */
 export interface ClusterCharts {
+  /** `namespace/cluster`. */
+  readonly key: string;
   /** The plans rendered into it: a BPA cluster, a SIPCluster, or both when they share a name. */
   readonly plans: readonly ClusterPlan[];
+  /** A SIPCluster gone from the site, whose directory only removes its hosts' labels. */
+  readonly retired?: RetiredSipCluster;
   /** `clusters/<namespace>/<cluster>`, relative to `rendered/`. */
   readonly directory: string;
   readonly files: ReadonlyMap<string, Chart>;
@@ -34,6 +38,18 @@ export function addSiteCharts(plan: SitePlan, settings: SiteSettings, scopeFor: 
   if (targets.has("argocd"))
     wiring.set("argocd/applicationset.yaml", new ArgoApplicationSetChart(scopeFor(), "argocd", { settings }));
   const clusters: ClusterCharts[] = [];
+  const addFlux = (scope: Construct, namespace: string, name: string) => {
+    if (!targets.has("flux")) return;
+    const fluxName = fluxKustomizationName(namespace, name);
+    wiring.set(
+      `flux/${fluxName}.yaml`,
+      new FluxKustomizationChart(scope, chartId({ namespace, name }, "flux"), {
+        settings,
+        namespace,
+        cluster: name,
+      }),
+    );
+  };
   for (const plans of byDirectory(plan.clusters)) {
     const scope = scopeFor();
     const files = new Map<string, Chart>();
@@ -46,19 +62,18 @@ export function addSiteCharts(plan: SitePlan, settings: SiteSettings, scopeFor: 
       for (const [file, chart] of charts) files.set(file, chart);
     }
     if (files.size === 0) continue;
-    const { namespace, name } = plans[0]!;
-    clusters.push({ plans, directory: `clusters/${namespace}/${name}`, files });
-    if (targets.has("flux")) {
-      const fluxName = fluxKustomizationName(namespace, name);
-      wiring.set(
-        `flux/${fluxName}.yaml`,
-        new FluxKustomizationChart(scope, chartId({ namespace, name }, "flux"), {
-          settings,
-          namespace,
-          cluster: name,
-        }),
-      );
-    }
+    const { key, namespace, name } = plans[0]!;
+    clusters.push({ key, plans, directory: `clusters/${namespace}/${name}`, files });
+    addFlux(scope, namespace, name);
+  }
+  for (const retired of plan.retired) {
+    const scope = scopeFor();
+    const { key, namespace, name } = retired;
+    const files = new Map<string, Chart>([
+      ["bmh-labels.yaml", new BmhLabelsChart(scope, chartId(retired, "bmh-labels"), { cluster: retired })],
+    ]);
+    clusters.push({ key, plans: [], retired, directory: `clusters/${namespace}/${name}`, files });
+    addFlux(scope, namespace, name);
   }
   return { clusters, wiring };
 }

@@ -47,9 +47,11 @@ export function renderSite(
       toYaml({ apiVersion: "kustomize.config.k8s.io/v1beta1", kind: "Kustomization", resources }),
     );
     clusters.push({
-      cluster: cluster.plans[0]!.key,
+      cluster: cluster.key,
       directory: cluster.directory,
-      roles: cluster.plans.flatMap(roleSummary),
+      roles: cluster.retired
+        ? [{ role: "released", hosts: cluster.retired.released.map((host) => host.id) }]
+        : cluster.plans.flatMap(roleSummary),
       objects,
     });
   }

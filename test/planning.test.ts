@@ -146,3 +146,26 @@ describe("releasing SIP hosts", () => {
     expect(third?.kind === "sip" && third.released).toEqual([]);
   });
 });
+
+describe("retiring a SIPCluster", () => {
+  it("releases its hosts for one generation after it leaves the site", () => {
+    const withSip = evaluateSite(documents, inventory, EMPTY_LOCK).plan;
+    const sip = withSip.clusters.find((cluster) => cluster.kind === "sip");
+    if (sip?.kind !== "sip") throw new Error("the example site has a SIPCluster");
+    const withoutSip = documents.filter(
+      (document) => Reflect.get(Object(document.value), "kind") !== "SIPCluster",
+    );
+
+    const next = evaluateSite(withoutSip, inventory, withSip.lock).plan;
+    expect(next.retired).toEqual([
+      {
+        key: sip.key,
+        namespace: sip.namespace,
+        name: sip.name,
+        released: sip.members.map((member) => member.host).sort((a, b) => a.id.localeCompare(b.id)),
+      },
+    ]);
+    expect(next.lock.entries.filter((entry) => entry.kind === "sip")).toEqual([]);
+    expect(evaluateSite(withoutSip, inventory, next.lock).plan.retired).toEqual([]);
+  });
+});

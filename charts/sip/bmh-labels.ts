@@ -8,8 +8,12 @@ import { CLUSTER_LABEL, SYNC_WAVES, waveAnnotations } from "../metadata.ts";
 
 /** Props of {@link BmhLabelsChart}. */
 export interface BmhLabelsChartProps {
-  /** The SIPCluster's plan: its members get the SIP labels, its released hosts lose them. */
-  readonly cluster: SipClusterPlan;
+  /**
+   * The SIPCluster's plan: its members get the SIP labels, its released hosts lose them. A retired
+   * SIPCluster (gone from the site) has released hosts only.
+   */
+  readonly cluster: Pick<SipClusterPlan, "namespace" | "name" | "released"> &
+    Partial<Pick<SipClusterPlan, "members">>;
 }
 
 /**
@@ -47,7 +51,8 @@ export class BmhLabelsChart extends Chart {
     // No chart-wide namespace or labels: each patch names its BMH's namespace and its own labels.
     super(scope, id, { disableResourceNameHashes: true });
     const labelsOf = new Map<string, Record<string, string>>();
-    for (const member of cluster.members) {
+    const members = cluster.members ?? [];
+    for (const member of members) {
       labelsOf.set(member.host.id, {
         [CLUSTER_LABEL]: cluster.name,
         [SIP_LABELS.namespace]: cluster.namespace,
@@ -56,7 +61,7 @@ export class BmhLabelsChart extends Chart {
       });
     }
     const hosts = new Map<string, Host>();
-    for (const host of [...cluster.released, ...cluster.members.map((member) => member.host)]) {
+    for (const host of [...cluster.released, ...members.map((member) => member.host)]) {
       hosts.set(host.id, host);
     }
     [...hosts.values()]

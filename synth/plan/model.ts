@@ -78,6 +78,19 @@ export interface SipClusterPlan {
   readonly decisions: readonly Decision[];
 }
 
+/**
+ * A SIPCluster that left the site while the lock still records hosts for it. Its hosts keep the SIP
+ * labels until something removes them, and a labelled host is claimed by its label on the next run,
+ * so it would be stranded: for one generation its directory holds label-removing patches only.
+ */
+export interface RetiredSipCluster {
+  readonly key: string;
+  readonly namespace: string;
+  readonly name: string;
+  /** Hosts the lock gave it, sorted by id; a host another SIPCluster now has is left to that one. */
+  readonly released: readonly Host[];
+}
+
 /** Any cluster's plan. */
 export type ClusterPlan = BpaClusterPlan | SipClusterPlan;
 
@@ -85,5 +98,7 @@ export type ClusterPlan = BpaClusterPlan | SipClusterPlan;
 export interface SitePlan {
   /** Sorted by key, BPA before SIP for the same key. */
   readonly clusters: readonly ClusterPlan[];
+  /** SIPClusters gone from the site whose hosts still need their labels removed, sorted by key. */
+  readonly retired: readonly RetiredSipCluster[];
   readonly lock: Lock;
 }

@@ -15,6 +15,7 @@ import type {
   Decision,
   NodePlacement,
   Rejection,
+  RetiredSipCluster,
   SipClusterPlan,
   SipMember,
   SiteModel,
@@ -200,7 +201,42 @@ export function planSite({ model, inventory, lock }: PlanInput): { plan: SitePla
     }
     unplanned.delete(key);
   }
-  return { plan: { clusters: plans, lock: { entries: nextLock.sort(compareLockEntries) } }, issues };
+  return {
+    plan: {
+      clusters: plans,
+      retired: retiredSipClusters(lock, liveClusters, plans, inventory),
+      lock: { entries: nextLock.sort(compareLockEntries) },
+    },
+    issues,
+  };
+}
+
+/**
+ * SIPClusters the previous lock records that are no longer in the site, with the hosts whose SIP
+ * labels must go. A host another SIPCluster took in this run is left out: that cluster's patch
+ * relabels it, and two directories patching one BareMetalHost would make their Applications fight.
+ */
+function retiredSipClusters(
+  lock: Lock,
+  liveClusters: ReadonlySet<string>,
+  plans: readonly ClusterPlan[],
+  inventory: Inventory,
+): RetiredSipCluster[] {
+  const sipMembers = new Set(
+    plans.flatMap((plan) => (plan.kind === "sip" ? plan.members.map((member) => member.host.id) : [])),
+  );
+  const released = new Map<string, Host[]>();
+  for (const entry of lock.entries) {
+    if (entry.kind !== "sip" || liveClusters.has(entry.cluster) || sipMembers.has(entry.host)) continue;
+    const host = inventory.byId(entry.host);
+    if (host) released.set(entry.cluster, [...(released.get(entry.cluster) ?? []), host]);
+  }
+  return [...released]
+    .sort(([a], [b]) => compareText(a, b))
+    .map(([key, hosts]) => {
+      const [namespace = "", name = ""] = key.split("/");
+      return { key, namespace, name, released: hosts.sort((a, b) => compareText(a.id, b.id)) };
+    });
 }
 
 interface BpaGroup {
