@@ -20,6 +20,10 @@ export const RULES = {
   "duplicate-object": { severity: "error", summary: "the same kind/namespace/name defined twice" },
   schema: { severity: "error", summary: "CR does not match its schema (unknown field, wrong type)" },
   "cluster-label": { severity: "error", summary: "BPA CR without a valid `cluster` label" },
+  "sip-cluster-name": {
+    severity: "error",
+    summary: "SIPCluster name longer than 63 characters: it becomes the value of a SIP label on its hosts",
+  },
   "node-label": { severity: "error", summary: "node label is not a DNS-1123 label (it becomes a host name)" },
   "node-ref": { severity: "error", summary: "a null entry that names no master, or a null master" },
   "cluster-ref": {

@@ -320,6 +320,12 @@ describe("each rule reports its id at the field path", () => {
       /Near/,
     ],
     [
+      "sip-cluster-name",
+      sip(sipNodes, "t".repeat(64)),
+      "metadata.name",
+      /64 characters; the sip\.airshipit\.org\/cluster-name label on its hosts holds at most 63/,
+    ],
+    [
       "topology-key",
       sip(sipNodes.replace("topologyKey: vino.airshipit.org/rack", "topologyKey: rack key")),
       "spec.nodes.ControlPlane.topologyKey",
@@ -488,6 +494,7 @@ describe("the catalogue", () => {
       "package-version",
       "selector-invalid",
       "topology-key",
+      "sip-cluster-name",
       "node-port",
       "ssh-key",
       "secret-inline",

@@ -52,6 +52,9 @@ const SSH_KEY_TYPES = [
   "sk-ecdsa-sha2-nistp256@openssh.com",
 ];
 
+/** Longest Kubernetes label value: a SIPCluster's name becomes one on each of its hosts. */
+const MAX_LABEL_VALUE = 63;
+
 /** Planning order of roles. */
 export function compareRoles(a: string, b: string): number {
   const rank = (role: string) => (ROLE_ORDER.includes(role) ? ROLE_ORDER.indexOf(role) : ROLE_ORDER.length);
@@ -63,6 +66,14 @@ export function normalizeSipCluster(resource: Resource<"SIPCluster">): { sip: Si
   const issues: Issue[] = [];
   const report = reporter(resource, `${resource.namespace}/${resource.name}`);
   const { spec } = resource.object;
+  if (resource.name.length > MAX_LABEL_VALUE)
+    issues.push(
+      report(
+        "sip-cluster-name",
+        ["metadata", "name"],
+        `"${resource.name}" has ${resource.name.length} characters; the sip.airshipit.org/cluster-name label on its hosts holds at most ${MAX_LABEL_VALUE}`,
+      ),
+    );
 
   const roles = Object.entries(spec.nodes)
     .sort(([a], [b]) => compareRoles(a, b))
