@@ -23,6 +23,15 @@ const tree = (files: Record<string, string>) => new Map(Object.entries(files));
 const EAST = "clusters/edge-a/east";
 
 describe("diffTrees and commitMessage", () => {
+  it("shows a host a SIPCluster is releasing as removed from it", () => {
+    const member: LockEntry = { host: "m3/n1", cluster: "edge-sip/t", kind: "sip", role: "Worker" };
+    const diff = diffTrees(
+      tree({ "metalsynth.lock.yaml": lock(member) }),
+      tree({ "metalsynth.lock.yaml": lock({ ...member, released: true }) }),
+    );
+    expect(diff.clusters[0]?.hosts).toEqual({ added: [], removed: [{ host: "m3/n1", role: "Worker" }] });
+  });
+
   it("names hosts gained and lost, a replaced Job and a changed ConfigMap", () => {
     const before = tree({
       "metalsynth.lock.yaml": lock(

@@ -95,7 +95,9 @@ export function diffTrees(
   const clusters: ClusterDiff[] = [];
   for (const cluster of [...keys].sort(compareText)) {
     const inCluster = (file: string) => clusterOf(file) === cluster;
-    const ofCluster = (entries: readonly LockEntry[]) => entries.filter((entry) => entry.cluster === cluster);
+    // A host a SIPCluster is releasing no longer serves it: the release shows as its removal.
+    const ofCluster = (entries: readonly LockEntry[]) =>
+      entries.filter((entry) => entry.cluster === cluster && entry.released !== true);
     const oldHosts = ofCluster(oldLock).map(assignment);
     const newHosts = ofCluster(newLock).map(assignment);
     const hosts = {

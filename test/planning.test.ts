@@ -140,10 +140,28 @@ describe("releasing SIP hosts", () => {
     if (after?.kind !== "sip" || before?.kind !== "sip") throw new Error("no SIP plan");
     const standbyWorker = before.members.find((member) => member.role === "Worker" && member.standby);
     expect(after.released.map((host) => host.id)).toEqual([standbyWorker?.host.id]);
-    expect(second.lock.entries.map((entry) => entry.host)).not.toContain(standbyWorker?.host.id);
+    expect(second.lock.entries.filter((entry) => entry.host === standbyWorker?.host.id)).toEqual([
+      { host: standbyWorker?.host.id, cluster: after.key, kind: "sip", role: "Worker", released: true },
+    ]);
 
-    const third = sipPlan(evaluateSite(shrunk, inventory, second.lock).plan);
-    expect(third?.kind === "sip" && third.released).toEqual([]);
+    // The next snapshot shows the labels gone: the release is over, and the lock forgets the host.
+    const third = evaluateSite(shrunk, inventory, second.lock).plan;
+    const thirdSip = sipPlan(third);
+    expect(thirdSip?.kind === "sip" && thirdSip.released).toEqual([]);
+    expect(third.lock.entries.map((entry) => entry.host)).not.toContain(standbyWorker?.host.id);
+
+    // A snapshot still showing the labels (the patch was never applied): the release is repeated.
+    const stillLabelled = new Inventory(
+      inventory.hosts.map((host) =>
+        host.id === standbyWorker?.host.id
+          ? { ...host, sipOwner: { namespace: after.namespace, name: after.name, nodeType: "Worker" } }
+          : host,
+      ),
+    );
+    const repeated = sipPlan(evaluateSite(shrunk, stillLabelled, second.lock).plan);
+    expect(repeated?.kind === "sip" && repeated.released.map((host) => host.id)).toEqual([
+      standbyWorker?.host.id,
+    ]);
   });
 });
 
@@ -165,7 +183,12 @@ describe("retiring a SIPCluster", () => {
         released: sip.members.map((member) => member.host).sort((a, b) => a.id.localeCompare(b.id)),
       },
     ]);
-    expect(next.lock.entries.filter((entry) => entry.kind === "sip")).toEqual([]);
-    expect(evaluateSite(withoutSip, inventory, next.lock).plan.retired).toEqual([]);
+    expect(next.lock.entries.filter((entry) => entry.kind === "sip").map((entry) => entry.released)).toEqual(
+      sip.members.map(() => true),
+    );
+    // The next snapshot shows no SIP labels: nothing is left to release.
+    const after = evaluateSite(withoutSip, inventory, next.lock).plan;
+    expect(after.retired).toEqual([]);
+    expect(after.lock.entries.filter((entry) => entry.kind === "sip")).toEqual([]);
   });
 });

@@ -20,6 +20,11 @@ export interface LockEntry {
   readonly node?: string;
   /** SIP: the host is a standby of its role. */
   readonly standby?: boolean;
+  /**
+   * SIP: the cluster gave the host up; its labels are being removed. Kept while the inventory still
+   * shows them, so a release whose patch was never applied is rendered again.
+   */
+  readonly released?: boolean;
 }
 
 /** The lock file's content. */
@@ -68,7 +73,7 @@ export function parseLock(value: unknown): { lock: Lock } | { problem: string } 
 
 function lockEntry(item: unknown): LockEntry | undefined {
   if (!isRecord(item)) return undefined;
-  const { host, cluster, kind, role, node, standby } = item;
+  const { host, cluster, kind, role, node, standby, released } = item;
   if (typeof host !== "string" || typeof cluster !== "string" || typeof role !== "string") return undefined;
   if (kind !== "bpa" && kind !== "sip") return undefined;
   return {
@@ -78,6 +83,7 @@ function lockEntry(item: unknown): LockEntry | undefined {
     role,
     ...(typeof node === "string" ? { node } : {}),
     ...(standby === true ? { standby: true } : {}),
+    ...(released === true ? { released: true } : {}),
   };
 }
 

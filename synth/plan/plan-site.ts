@@ -63,11 +63,27 @@ export function planSite({ model, inventory, lock }: PlanInput): { plan: SitePla
   const sipKeys = new Set(model.sips.map((sip) => sipKey(sip)));
   const liveClusters = new Set([...bpaByKey.keys(), ...sipKeys]);
 
-  // 1. The lock: allocations of clusters that still exist stay where they are.
+  // 1. The lock: allocations of clusters that still exist stay where they are. Hosts a SIPCluster
+  // is releasing (given up, or the cluster left the site) stay with it while their labels are
+  // removed: another cluster taking one now would patch the same BareMetalHost from two directories.
   const heldByLock = new Map<string, LockEntry[]>();
+  const releasing = new Map<string, { host: Host; entry: LockEntry }[]>();
   for (const entry of lock.entries) {
     const host = inventory.byId(entry.host);
-    if (!host || !liveClusters.has(entry.cluster)) continue;
+    if (!host) continue;
+    if (entry.kind === "sip" && (entry.released === true || !liveClusters.has(entry.cluster))) {
+      // An earlier release is repeated only while the inventory still shows the labels.
+      if (entry.released === true && sipOwnerKey(host) !== entry.cluster) continue;
+      if (!claims.has(host.id))
+        claim(
+          host,
+          entry.cluster,
+          `being released by SIPCluster ${entry.cluster} (its labels are removed first)`,
+        );
+      releasing.set(entry.cluster, [...(releasing.get(entry.cluster) ?? []), { host, entry }]);
+      continue;
+    }
+    if (!liveClusters.has(entry.cluster)) continue;
     if (!claims.has(host.id))
       claim(host, entry.cluster, `recorded for ${entry.cluster} in rendered/metalsynth.lock.yaml`);
     heldByLock.set(entry.cluster, [...(heldByLock.get(entry.cluster) ?? []), entry]);
@@ -192,6 +208,7 @@ export function planSite({ model, inventory, lock }: PlanInput): { plan: SitePla
         claim,
         ownerAt,
         lockEntries: heldByLock.get(key) ?? [],
+        releasing: releasing.get(key) ?? [],
         issues,
         sequence: () => sequence,
         stillPlanning,
@@ -201,42 +218,42 @@ export function planSite({ model, inventory, lock }: PlanInput): { plan: SitePla
     }
     unplanned.delete(key);
   }
+  const retired = [...releasing]
+    .filter(([key]) => !liveClusters.has(key))
+    .sort(([a], [b]) => compareText(a, b))
+    .map(([key, hosts]) => retireSipCluster(key, hosts));
+  for (const cluster of retired) nextLock.push(...cluster.lock);
   return {
     plan: {
       clusters: plans,
-      retired: retiredSipClusters(lock, liveClusters, plans, inventory),
+      retired: retired.map((cluster) => cluster.plan),
       lock: { entries: nextLock.sort(compareLockEntries) },
     },
     issues,
   };
 }
 
-/**
- * SIPClusters the previous lock records that are no longer in the site, with the hosts whose SIP
- * labels must go. A host another SIPCluster took in this run is left out: that cluster's patch
- * relabels it, and two directories patching one BareMetalHost would make their Applications fight.
- */
-function retiredSipClusters(
-  lock: Lock,
-  liveClusters: ReadonlySet<string>,
-  plans: readonly ClusterPlan[],
-  inventory: Inventory,
-): RetiredSipCluster[] {
-  const sipMembers = new Set(
-    plans.flatMap((plan) => (plan.kind === "sip" ? plan.members.map((member) => member.host.id) : [])),
-  );
-  const released = new Map<string, Host[]>();
-  for (const entry of lock.entries) {
-    if (entry.kind !== "sip" || liveClusters.has(entry.cluster) || sipMembers.has(entry.host)) continue;
-    const host = inventory.byId(entry.host);
-    if (host) released.set(entry.cluster, [...(released.get(entry.cluster) ?? []), host]);
-  }
-  return [...released]
-    .sort(([a], [b]) => compareText(a, b))
-    .map(([key, hosts]) => {
-      const [namespace = "", name = ""] = key.split("/");
-      return { key, namespace, name, released: hosts.sort((a, b) => compareText(a.id, b.id)) };
-    });
+/** `namespace/name` of the SIPCluster a host's labels name, if any. */
+function sipOwnerKey(host: Host): string | undefined {
+  return host.sipOwner && `${host.sipOwner.namespace}/${host.sipOwner.name}`;
+}
+
+/** The lock entry recording that `cluster` is releasing `host`, which served it as `role`. */
+function releaseEntry(host: Host, cluster: string, role: string): LockEntry {
+  return { host: host.id, cluster, kind: "sip", role, released: true };
+}
+
+/** A SIPCluster gone from the site: its hosts lose their labels (decision 0012). */
+function retireSipCluster(
+  key: string,
+  hosts: readonly { host: Host; entry: LockEntry }[],
+): { plan: RetiredSipCluster; lock: LockEntry[] } {
+  const [namespace = "", name = ""] = key.split("/");
+  const sorted = [...hosts].sort((a, b) => compareText(a.host.id, b.host.id));
+  return {
+    plan: { key, namespace, name, released: sorted.map(({ host }) => host) },
+    lock: sorted.map(({ host, entry }) => releaseEntry(host, key, entry.role)),
+  };
 }
 
 interface BpaGroup {
@@ -636,7 +653,10 @@ function placeByResources(
 /** Plans one SIPCluster's roles (SPEC §3.2). */
 function planSipCluster(
   sip: SipCluster,
-  context: PlanningContext,
+  context: PlanningContext & {
+    /** Hosts the cluster is still releasing from earlier runs (their labels still in the inventory). */
+    readonly releasing: readonly { host: Host; entry: LockEntry }[];
+  },
 ): { plan: SipClusterPlan; lock: LockEntry[] } {
   const key = sipKey(sip);
   const { inventory, issues } = context;
@@ -720,18 +740,26 @@ function planSipCluster(
       rejected,
     });
   }
+  // Released: hosts it had and no longer has, and hosts still being released from earlier runs.
   const memberIds = new Set(members.map((member) => member.host.id));
-  const released = previous.filter((entry) => !memberIds.has(entry.host.id)).map((entry) => entry.host);
-  const uniqueReleased = [...new Map(released.map((host) => [host.id, host])).values()].sort((a, b) =>
-    compareText(a.id, b.id),
-  );
-  const lock: LockEntry[] = members.map((member) => ({
-    host: member.host.id,
-    cluster: key,
-    kind: "sip",
-    role: member.role,
-    ...(member.standby ? { standby: true } : {}),
-  }));
+  const releasedRoles = new Map<string, { host: Host; role: string }>();
+  for (const { host, role } of [
+    ...previous,
+    ...context.releasing.map(({ host, entry }) => ({ host, role: entry.role })),
+  ]) {
+    if (!memberIds.has(host.id) && !releasedRoles.has(host.id)) releasedRoles.set(host.id, { host, role });
+  }
+  const released = [...releasedRoles.values()].sort((a, b) => compareText(a.host.id, b.host.id));
+  const lock: LockEntry[] = [
+    ...members.map((member): LockEntry => ({
+      host: member.host.id,
+      cluster: key,
+      kind: "sip",
+      role: member.role,
+      ...(member.standby ? { standby: true } : {}),
+    })),
+    ...released.map(({ host, role }) => releaseEntry(host, key, role)),
+  ];
   return {
     plan: {
       kind: "sip",
@@ -740,7 +768,7 @@ function planSipCluster(
       name: sip.resource.name,
       sip,
       members,
-      released: uniqueReleased,
+      released: released.map(({ host }) => host),
       decisions,
     },
     lock,
