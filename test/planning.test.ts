@@ -10,6 +10,7 @@ import { explainCluster } from "../synth/explain.ts";
 import { Inventory } from "../synth/inventory/inventory.ts";
 import { EMPTY_LOCK } from "../synth/plan/lock.ts";
 import type { SitePlan } from "../synth/plan/model.ts";
+import { makeInventory } from "./builders/inventory.ts";
 import { REPO } from "./harness.ts";
 
 const site = path.join(REPO, "examples", "site");
@@ -190,5 +191,37 @@ describe("retiring a SIPCluster", () => {
     const after = evaluateSite(withoutSip, inventory, next.lock).plan;
     expect(after.retired).toEqual([]);
     expect(after.lock.entries.filter((entry) => entry.kind === "sip")).toEqual([]);
+  });
+});
+
+describe("planning order across kinds", () => {
+  it("plans SIPClusters before BPA resource-only entries, whatever their keys", () => {
+    const inventory = makeInventory([
+      // The smallest host, and the only one the SIPCluster's selector matches.
+      { name: "small-cp", cpus: 16, labels: { "vino.airshipit.org/flavor": "control-plane" } },
+      { name: "big", cpus: 64 },
+    ]);
+    const yaml = `apiVersion: bpa.akraino.org/v1alpha1
+kind: Provisioning
+metadata: {name: a, namespace: aaa, labels: {cluster: a}}
+spec:
+  masters:
+    - master-1: {cpu: 8}
+---
+apiVersion: airship.airshipit.org/v1
+kind: SIPCluster
+metadata: {name: z, namespace: zzz}
+spec:
+  nodes:
+    ControlPlane:
+      labelSelector: {matchLabels: {vino.airshipit.org/flavor: control-plane}}
+      count: {active: 1, standby: 0}
+`;
+    const evaluation = evaluateSite(parseDocuments("order.yaml", yaml).documents, inventory, EMPTY_LOCK);
+    expect(evaluation.issues).toEqual([]);
+    expect(assignments(evaluation.plan)).toEqual([
+      `aaa/a master master-1 metal3/big ${inventory.byId("metal3/big")?.nics[0]?.ipv4}`,
+      "zzz/z ControlPlane false metal3/small-cp",
+    ]);
   });
 });

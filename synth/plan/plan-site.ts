@@ -158,7 +158,10 @@ export function planSite({ model, inventory, lock }: PlanInput): { plan: SitePla
     }
   }
 
-  // 4. Clusters in key order: SIP roles, then BPA entries, each against the claims so far.
+  // 4. SIPClusters, then BPA clusters, each pass in key order, each against the claims so far. SIP
+  // roles ask for hosts by label, BPA resource-only entries for any host big enough, so the narrower
+  // requests go first: a BPA cluster must not take the host a SIPCluster's selector was written for
+  // just because its key sorts earlier (decision 0004).
   const plans: ClusterPlan[] = [];
   const nextLock: LockEntry[] = [];
   const keys = [...liveClusters].sort(compareText);
@@ -167,6 +170,25 @@ export function planSite({ model, inventory, lock }: PlanInput): { plan: SitePla
   // Clusters not planned yet: only they can still take a host another cluster has claimed.
   const unplanned = new Set(keys);
   const stillPlanning = (cluster: string) => unplanned.has(cluster);
+  for (const key of keys) {
+    for (const sip of sipsByKey.get(key) ?? []) {
+      const planned = planSipCluster(sip, {
+        inventory,
+        bestFit,
+        claimOf,
+        claim,
+        ownerAt,
+        lockEntries: heldByLock.get(key) ?? [],
+        releasing: releasing.get(key) ?? [],
+        issues,
+        sequence: () => sequence,
+        stillPlanning,
+      });
+      plans.push(planned.plan);
+      nextLock.push(...planned.lock);
+    }
+    if (!bpaByKey.has(key)) unplanned.delete(key);
+  }
   for (const key of keys) {
     const group = bpaByKey.get(key);
     if (group?.provisioning) {
@@ -200,24 +222,10 @@ export function planSite({ model, inventory, lock }: PlanInput): { plan: SitePla
         decisions: [],
       });
     }
-    for (const sip of sipsByKey.get(key) ?? []) {
-      const planned = planSipCluster(sip, {
-        inventory,
-        bestFit,
-        claimOf,
-        claim,
-        ownerAt,
-        lockEntries: heldByLock.get(key) ?? [],
-        releasing: releasing.get(key) ?? [],
-        issues,
-        sequence: () => sequence,
-        stillPlanning,
-      });
-      plans.push(planned.plan);
-      nextLock.push(...planned.lock);
-    }
     unplanned.delete(key);
   }
+  // Output order: by key, BPA before SIP for the same key (the SitePlan contract).
+  plans.sort((a, b) => compareText(a.key, b.key) || compareText(a.kind, b.kind));
   const retired = [...releasing]
     .filter(([key]) => !liveClusters.has(key))
     .sort(([a], [b]) => compareText(a, b))
