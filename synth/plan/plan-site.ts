@@ -170,20 +170,20 @@ export function planSite({ model, inventory, lock }: PlanInput): { plan: SitePla
   // Clusters not planned yet: only they can still take a host another cluster has claimed.
   const unplanned = new Set(keys);
   const stillPlanning = (cluster: string) => unplanned.has(cluster);
+  const contextFor = (key: string): PlanningContext => ({
+    inventory,
+    bestFit,
+    claimOf,
+    claim,
+    ownerAt,
+    lockEntries: heldByLock.get(key) ?? [],
+    issues,
+    sequence: () => sequence,
+    stillPlanning,
+  });
   for (const key of keys) {
     for (const sip of sipsByKey.get(key) ?? []) {
-      const planned = planSipCluster(sip, {
-        inventory,
-        bestFit,
-        claimOf,
-        claim,
-        ownerAt,
-        lockEntries: heldByLock.get(key) ?? [],
-        releasing: releasing.get(key) ?? [],
-        issues,
-        sequence: () => sequence,
-        stillPlanning,
-      });
+      const planned = planSipCluster(sip, { ...contextFor(key), releasing: releasing.get(key) ?? [] });
       plans.push(planned.plan);
       nextLock.push(...planned.lock);
     }
@@ -195,18 +195,7 @@ export function planSite({ model, inventory, lock }: PlanInput): { plan: SitePla
       const bpa = planBpaCluster(
         key,
         { ...group, provisioning: group.provisioning },
-        {
-          inventory,
-          bestFit,
-          claimOf,
-          claim,
-          ownerAt,
-          contested,
-          lockEntries: heldByLock.get(key) ?? [],
-          issues,
-          sequence: () => sequence,
-          stillPlanning,
-        },
+        { ...contextFor(key), contested },
       );
       plans.push(bpa.plan);
       nextLock.push(...bpa.lock);
