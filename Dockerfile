@@ -16,7 +16,8 @@ COPY webhook ./webhook
 
 FROM gcr.io/distroless/nodejs20-debian12:nonroot
 WORKDIR /app
-COPY --from=build --chown=65532:65532 /app /app
+# Owned by root: the non-root user only reads the application.
+COPY --from=build /app /app
 ENV NODE_ENV=production
 # tsx keeps its compile cache in the temporary directory; the Deployment mounts an emptyDir there,
 # since the root file system is read-only.

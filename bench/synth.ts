@@ -14,6 +14,8 @@ import { renderSite } from "../gitops/render.ts";
 import { readSite } from "../gitops/site-reader.ts";
 import { writeTree } from "../gitops/tree-writer.ts";
 import { evaluateSite } from "../synth/evaluate.ts";
+import { field, stringField } from "../synth/inventory/raw.ts";
+import { SIP_LABELS } from "../synth/inventory/bmh.ts";
 import { hasErrors } from "../synth/issue.ts";
 import { generateBmhs, kubectlJson, type RawObject } from "../test/builders/inventory.ts";
 
@@ -29,15 +31,16 @@ export interface SynthBenchResult {
 
 const MAC_NODES = 2;
 
-/** Boot MACs of hosts a MAC entry can name: inspected, provisioned, no SIP owner, an IPv4 on the boot NIC. */
+/**
+ * Boot MACs of hosts a MAC entry can name: inspected, provisioned, no SIP owner (every generated NIC
+ * has an IPv4, so the boot NIC gives the node its address).
+ */
 function macCandidate(bmh: RawObject): string | undefined {
-  const labels = Reflect.get(Object(bmh["metadata"]), "labels") as Record<string, string>;
-  const status = Object(bmh["status"]);
-  const state = Reflect.get(Object(status.provisioning), "state");
-  const hardware = status.hardware;
-  if (bmh["kind"] !== "BareMetalHost" || !hardware || state !== "provisioned") return undefined;
-  if (Object.keys(labels).some((label) => label.startsWith("sip.airshipit.org/"))) return undefined;
-  return Reflect.get(Object(bmh["spec"]), "bootMACAddress") as string;
+  const status = field(bmh, "status");
+  if (bmh["kind"] !== "BareMetalHost" || field(status, "hardware") === undefined) return undefined;
+  if (stringField(field(status, "provisioning"), "state") !== "provisioned") return undefined;
+  if (field(field(field(bmh, "metadata"), "labels"), SIP_LABELS.name) !== undefined) return undefined;
+  return stringField(field(bmh, "spec"), "bootMACAddress");
 }
 
 function provisioning(index: number, macs: readonly string[]): string {

@@ -44,15 +44,20 @@ function inventory(): Inventory {
   return buildInventory(objects).inventory;
 }
 
-/** A CR the inventory accepts: a master by MAC on a free, installed host, a worker by resources. */
-function acceptedCr(hosts: Inventory): Cr {
-  const host = hosts.hosts.find(
+/** The MAC of a free, installed host with an address: a master the inventory accepts. */
+function freeMac(hosts: Inventory): string {
+  const nic = hosts.hosts.find(
     (candidate) => candidate.osInstalled && !candidate.sipOwner && candidate.nics[0]?.ipv4 !== undefined,
-  );
-  if (!host?.nics[0]) throw new Error("no free installed host in the generated inventory");
+  )?.nics[0];
+  if (nic === undefined) throw new Error("no free installed host in the generated inventory");
+  return nic.mac;
+}
+
+/** A CR the inventory accepts: a master by `mac` (see {@link freeMac}), a worker by resources. */
+function acceptedCr(mac: string): Cr {
   return provisioning({
     name: "bench",
-    masters: [["master-1", { "mac-address": host.nics[0].mac, cpu: 8 }]],
+    masters: [["master-1", { "mac-address": mac, cpu: 8 }]],
     workers: [["worker-1", { cpu: 16, memory: "64Gi" }]],
   });
 }
@@ -68,13 +73,10 @@ function milliseconds(value: number): string {
 /** Median and p99 of the rules for one CR, allowed and denied. */
 function benchRules(hosts: Inventory): string[] {
   const reviewer = new SiteReviewer({ inventory: hosts, resources: [], lock: EMPTY_LOCK });
-  const accepted = acceptedCr(hosts);
-  const mac = (accepted.spec as { masters: Record<string, { "mac-address": string }>[] }).masters[0]?.[
-    "master-1"
-  ]?.["mac-address"];
-  const typo = `${mac?.slice(0, -1)}${mac?.endsWith("f") ? "e" : "f"}`;
+  const mac = freeMac(hosts);
+  const typo = `${mac.slice(0, -1)}${mac.endsWith("f") ? "e" : "f"}`;
   const cases: [string, Cr][] = [
-    ["allowed (MAC + best fit)", accepted],
+    ["allowed (MAC + best fit)", acceptedCr(mac)],
     [
       "denied, MAC one digit off",
       provisioning({ name: "bench", masters: [["master-1", { "mac-address": typo }]] }),
@@ -215,7 +217,7 @@ async function peak(port: number, ca: string, body: string): Promise<number> {
 export async function benchWebhook(): Promise<string[]> {
   const hosts = inventory();
   const lines = benchRules(hosts);
-  const body = JSON.stringify(admissionReview(acceptedCr(hosts)));
+  const body = JSON.stringify(admissionReview(acceptedCr(freeMac(hosts))));
 
   const ca = await createTestCa();
   const certificate = await issueServerCertificate(ca, "bench");

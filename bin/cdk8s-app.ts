@@ -7,20 +7,17 @@
  */
 import { App } from "cdk8s";
 import { addSiteCharts } from "../charts/site.ts";
+import { evaluateFromSite } from "../gitops/render-site.ts";
 import { formatIssues } from "../gitops/report.ts";
-import { readSite } from "../gitops/site-reader.ts";
-import { evaluateSite } from "../synth/evaluate.ts";
 import { hasErrors } from "../synth/issue.ts";
 
 const site = process.env["METALSYNTH_SITE"] ?? "examples/site";
-const input = await readSite({ site });
-const evaluation = evaluateSite(input.documents, input.inventory, input.lock);
-const issues = [...input.issues, ...evaluation.issues];
+const { input, plan, issues } = await evaluateFromSite({ site });
 if (hasErrors(issues)) {
   process.stderr.write(formatIssues(issues, "text"));
   process.exit(1);
 }
 // cdk8s passes the output directory in CDK8S_OUTDIR, which App reads by default.
 const app = new App({ recordConstructMetadata: false });
-addSiteCharts(evaluation.plan, input.settings, () => app);
+addSiteCharts(plan, input.settings, () => app);
 app.synth();

@@ -8,15 +8,14 @@ import { validate } from "./commands/validate.ts";
 import { webhook } from "./commands/webhook.ts";
 import { EXIT, type Command, type Console } from "./common.ts";
 
-export { EXIT, type Console } from "./common.ts";
+export type { Console } from "./common.ts";
 
 const USAGE = `usage: metalsynth <command> [options]
 
 commands:
-  validate [--site DIR] [--specs PATH…] [--inventory PATH…] [--format text|json]
+  validate [--site DIR] [--specs GLOB…] [--inventory PATH…] [--format text|json]
       check the site's CRs against the rules and the inventory; exit 1 on errors
-
-  synth [--site DIR] [--specs PATH…] [--inventory PATH…] [--out DIR] [--format text|json]
+  synth [--site DIR] [--specs GLOB…] [--inventory PATH…] [--out DIR] [--format text|json]
       validate, plan and write the rendered/ tree (atomically; untouched when the input has errors)
   diff [--site DIR] [--out DIR] [--exit-code] [--patch] [--format text|json]
       what synth would change in rendered/, per cluster (hosts, objects); writes nothing
@@ -33,8 +32,9 @@ commands:
 
 options:
   --site DIR        site directory (default .)
-  --specs PATH      spec files, directories or globs (default <site>/specs); repeatable
-  --inventory PATH  inventory files or directories (default <site>/inventory); repeatable
+  --specs GLOB…     spec files, directories or globs (default <site>/specs); every word up to
+                    the next option, and repeatable
+  --inventory PATH… inventory files or directories (default <site>/inventory); as --specs
   --out DIR         output directory of synth and diff (default <site>/rendered)
   --format FORMAT   text (default) or json
   --exit-code       diff: exit 1 when rendered/ would change
@@ -77,7 +77,7 @@ export async function main(argv: readonly string[], io: Console = processConsole
     return await run(rest, io);
   } catch (error) {
     if (error instanceof UsageError || isParseArgsError(error)) {
-      io.err(`metalsynth: ${(error as Error).message}\n\n${USAGE}`);
+      io.err(`metalsynth: ${error.message}\n\n${USAGE}`);
       return EXIT.usage;
     }
     io.err(
@@ -87,6 +87,6 @@ export async function main(argv: readonly string[], io: Console = processConsole
   }
 }
 
-function isParseArgsError(error: unknown): boolean {
+function isParseArgsError(error: unknown): error is TypeError {
   return error instanceof TypeError && "code" in error && String(error.code).startsWith("ERR_PARSE_ARGS");
 }

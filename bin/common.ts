@@ -1,6 +1,7 @@
-import type { ParseArgsConfig } from "node:util";
+import { parseArgs, type ParseArgsConfig } from "node:util";
 import { UsageError } from "../gitops/errors.ts";
 import type { OutputFormat } from "../gitops/report.ts";
+import type { SiteLocation } from "../gitops/site-reader.ts";
 
 /** Exit codes (SPEC §7). */
 export const EXIT = { ok: 0, invalid: 1, usage: 2, internal: 3 } as const;
@@ -24,6 +25,71 @@ export const SITE_OPTIONS = {
   help: { type: "boolean", short: "h" },
 } as const satisfies ParseArgsConfig["options"];
 
+type Options = NonNullable<ParseArgsConfig["options"]>;
+
+interface SiteArgsConfig<Extra extends Options> {
+  args: string[];
+  options: typeof SITE_OPTIONS & Extra;
+  strict: true;
+  allowPositionals: true;
+  tokens: true;
+}
+
+/**
+ * Parses the arguments of a command that reads a site: {@link SITE_OPTIONS} plus `extra`. As SPEC §7
+ * writes them (`--specs GLOB…`, `--inventory PATH…`), every word after `--specs` or `--inventory` up
+ * to the next option is one of its values, so a glob the shell expanded (`--specs specs/*.yaml`)
+ * still means every file; both may also be repeated. Any other word is a usage error unless
+ * `allowPositionals` (explain's cluster name), and is then returned in `positionals`.
+ */
+export function parseSiteArgs<const Extra extends Options = Record<never, never>>(
+  argv: readonly string[],
+  // The empty default is what Extra defaults to.
+  extra: Extra = {} as Extra,
+  allowPositionals = false,
+) {
+  const parsed = parseArgs<SiteArgsConfig<Extra>>({
+    args: [...argv],
+    options: { ...SITE_OPTIONS, ...extra },
+    strict: true,
+    allowPositionals: true,
+    tokens: true,
+  });
+  const positionals = listWords(parsed, ["specs", "inventory"]);
+  if (!allowPositionals && positionals.length > 0) {
+    throw new UsageError(`unexpected argument "${positionals[0]}"`);
+  }
+  return { values: parsed.values, positionals };
+}
+
+/** The tokens {@link listWords} reads: what `parseArgs` returns with `tokens: true`. */
+type ArgToken =
+  | { readonly kind: "option"; readonly name: string }
+  | { readonly kind: "positional"; readonly value: string }
+  | { readonly kind: "option-terminator" };
+
+/**
+ * SPEC §7's `PATH…` options: every word after one of `lists` (multiple-valued string options) up to
+ * the next option is one more of its values, so a glob the shell expanded still means every file.
+ * Needs `parseArgs` with `allowPositionals` and `tokens`; returns the words that belong to no option.
+ */
+export function listWords(
+  parsed: { readonly values: Record<string, unknown>; readonly tokens?: readonly ArgToken[] },
+  lists: readonly string[],
+): string[] {
+  const positionals: string[] = [];
+  let list: string[] | undefined;
+  for (const token of parsed.tokens ?? []) {
+    if (token.kind === "option") {
+      const values = lists.includes(token.name) ? parsed.values[token.name] : undefined;
+      list = Array.isArray(values) ? values : undefined;
+    } else if (token.kind === "option-terminator") list = undefined;
+    else (list ?? positionals).push(token.value);
+  }
+  return positionals;
+}
+
+/** The `--format` value, `text` when not given. */
 export function outputFormat(value: string | undefined): OutputFormat {
   if (value === undefined || value === "text" || value === "json") return value ?? "text";
   throw new UsageError(`--format must be text or json, not "${value}"`);
@@ -35,7 +101,7 @@ export function siteLocation(values: {
   specs?: string[];
   inventory?: string[];
   out?: string;
-}) {
+}): SiteLocation {
   return {
     ...(values.site === undefined ? {} : { site: values.site }),
     ...(values.specs === undefined ? {} : { specs: values.specs }),

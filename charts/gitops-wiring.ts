@@ -1,7 +1,7 @@
 import { ApiObject, Chart } from "cdk8s";
 import type { Construct } from "constructs";
 import type { SiteSettings } from "../synth/schema/settings.ts";
-import { MANAGED_BY_LABEL } from "./metadata.ts";
+import { CLUSTER_LABEL, MANAGED_BY_LABEL, clusterLabels } from "./metadata.ts";
 
 /** Props of {@link ArgoApplicationSetChart}. */
 export interface ArgoApplicationSetChartProps {
@@ -47,7 +47,7 @@ export class ArgoApplicationSetChart extends Chart {
         template: {
           metadata: {
             name: `${namespaceSegment}-{{ .path.basename }}`,
-            labels: { [MANAGED_BY_LABEL]: "metalsynth", "metalsynth.io/cluster": "{{ .path.basename }}" },
+            labels: { [MANAGED_BY_LABEL]: "metalsynth", [CLUSTER_LABEL]: "{{ .path.basename }}" },
           },
           spec: {
             project: argocd.project,
@@ -84,10 +84,7 @@ export class FluxKustomizationChart extends Chart {
   constructor(scope: Construct, id: string, props: FluxKustomizationChartProps) {
     const { settings, namespace, cluster } = props;
     const { flux, pathPrefix } = settings.gitops;
-    super(scope, id, {
-      namespace: flux.namespace,
-      labels: { [MANAGED_BY_LABEL]: "metalsynth", "metalsynth.io/cluster": cluster },
-    });
+    super(scope, id, { namespace: flux.namespace, labels: clusterLabels(cluster) });
     new ApiObject(this, "kustomization", {
       apiVersion: "kustomize.toolkit.fluxcd.io/v1",
       kind: "Kustomization",

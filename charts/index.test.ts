@@ -2,10 +2,11 @@ import { afterEach, describe, expect, it } from "vitest";
 import { toYamlStream } from "../synth/yaml-output.ts";
 import type { BpaClusterPlan } from "../synth/plan/model.ts";
 import type { SiteSettings } from "../synth/schema/settings.ts";
-import { addBpaClusterCharts, objectsOf } from "./index.ts";
+import { addBpaClusterCharts } from "./index.ts";
 import {
   asKubeObject,
   bpaPlan,
+  objectsByFile,
   settings,
   testApp,
   validateKubernetesObject,
@@ -16,8 +17,7 @@ const WITH_SOFTWARE = { masterSoftware: ["htop"], workerSoftware: ["curl=7.81.0-
 
 /** The objects of each of a cluster's files. */
 function bpaClusterObjects(cluster: BpaClusterPlan, siteSettings: SiteSettings): Map<string, unknown[]> {
-  const charts = addBpaClusterCharts(testApp(), cluster, siteSettings);
-  return new Map([...charts].map(([file, chart]) => [file, objectsOf(chart)]));
+  return objectsByFile(addBpaClusterCharts(testApp(), cluster, siteSettings));
 }
 
 function kubeObjects(files: Map<string, unknown[]>): KubeObject[] {
@@ -50,18 +50,28 @@ describe("addBpaClusterCharts", () => {
     expect(bpaClusterObjects(softwareOnly, settings()).size).toBe(0);
   });
 
-  it("gives every object a valid schema, the CR's namespace, the common labels and a sync wave", () => {
-    const objects = kubeObjects(
-      bpaClusterObjects(bpaPlan({ ...WITH_SOFTWARE, namespace: "edge-b" }), settings()),
-    );
-    expect(objects.length).toBeGreaterThan(0);
-    for (const object of objects) {
-      expect(object.metadata.namespace).toBe("edge-b");
-      expect(object.metadata.labels).toMatchObject({
-        "app.kubernetes.io/managed-by": "metalsynth",
-        "metalsynth.io/cluster": "cluster-east",
-      });
-      expect(object.metadata.annotations?.["argocd.argoproj.io/sync-wave"]).toMatch(/^[12]$/);
+  it("gives every object a valid schema, the CR's namespace, the common labels and its file's sync wave", () => {
+    // SPEC §4: the installer (with the ConfigMaps it and its consumers read) is wave 1, software 2.
+    const waves: Record<string, string> = {
+      "cluster-configmap.yaml": "1",
+      "kud-installer.yaml": "1",
+      "software.yaml": "2",
+    };
+    const files = bpaClusterObjects(bpaPlan({ ...WITH_SOFTWARE, namespace: "edge-b" }), settings());
+    expect([...files.keys()]).toEqual(Object.keys(waves));
+    for (const [file, values] of files) {
+      const objects = kubeObjects(new Map([[file, values]]));
+      expect(objects.length, file).toBeGreaterThan(0);
+      for (const object of objects) {
+        expect(object.metadata.namespace).toBe("edge-b");
+        expect(object.metadata.labels).toEqual({
+          "app.kubernetes.io/managed-by": "metalsynth",
+          "metalsynth.io/cluster": "cluster-east",
+        });
+        expect(object.metadata.annotations, `${file} ${object.kind}`).toEqual({
+          "argocd.argoproj.io/sync-wave": waves[file],
+        });
+      }
     }
   });
 

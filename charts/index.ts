@@ -6,6 +6,7 @@ import { ClusterConfigMapChart } from "./cluster-configmap.ts";
 import { KudInstallerChart } from "./kud-installer.ts";
 import { SoftwareChart } from "./software.ts";
 import { chartId } from "./metadata.ts";
+import { isRecord } from "../synth/inventory/raw.ts";
 
 export { ClusterConfigMapChart, type ClusterConfigMapChartProps } from "./cluster-configmap.ts";
 export { KudInstallerChart, type KudInstallerChartProps } from "./kud-installer.ts";
@@ -59,8 +60,4 @@ function sortKeys(value: unknown): unknown {
       .sort()
       .map((key) => [key, sortKeys(value[key])]),
   );
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

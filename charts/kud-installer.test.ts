@@ -2,11 +2,13 @@ import { Job } from "kubernetes-models/batch/v1";
 import { ConfigMap } from "kubernetes-models/v1";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
+import type { SiteSettings } from "../synth/schema/settings.ts";
 import { toYamlStream } from "../synth/yaml-output.ts";
 import { KudInstallerChart } from "./kud-installer.ts";
 import {
   bpaPlan,
   containersOf,
+  findObject,
   settings,
   synthObjects,
   testApp,
@@ -23,22 +25,14 @@ function render(options: BpaPlanOptions = {}, siteSettings = settings()) {
   return { chart, objects: synthObjects(chart) };
 }
 
-function find(objects: readonly KubeObject[], kind: string, name?: string): KubeObject {
-  const found = objects.find(
-    (object) => object.kind === kind && (name === undefined || object.metadata.name === name),
-  );
-  if (!found) throw new Error(`no ${kind} ${name ?? ""}`);
-  return found;
-}
-
 function podSpec(objects: readonly KubeObject[]) {
-  const spec = new Job(find(objects, "Job")).spec?.template.spec;
+  const spec = new Job(findObject(objects, "Job")).spec?.template.spec;
   if (!spec) throw new Error("Job without pod spec");
   return spec;
 }
 
 function container(objects: readonly KubeObject[], name: string) {
-  const found = containersOf(find(objects, "Job")).find((candidate) => candidate.name === name);
+  const found = containersOf(findObject(objects, "Job")).find((candidate) => candidate.name === name);
   if (!found) throw new Error(`no container ${name}`);
   return found;
 }
@@ -77,7 +71,7 @@ describe("KudInstallerChart", () => {
 
   it("stores hosts.ini under data key hosts.ini, byte for byte", () => {
     const { objects } = render({ masters: { "master-1": "node-01" }, workers: { "worker-1": "node-04" } });
-    expect(find(objects, "ConfigMap", "cluster-east-hosts-ini").data).toEqual({
+    expect(findObject(objects, "ConfigMap", "cluster-east-hosts-ini").data).toEqual({
       "hosts.ini":
         "[all]\n" +
         "master-1  ansible_ssh_host=10.10.110.21 ansible_ssh_port=22\n" +
@@ -108,7 +102,7 @@ describe("KudInstallerChart", () => {
 
   it("never hands a CR value to a shell: no `sh -c`, every value its own argument", () => {
     const { objects } = render({ plugins: ["multus", "sriov-network"] });
-    for (const candidate of containersOf(find(objects, "Job"))) {
+    for (const candidate of containersOf(findObject(objects, "Job"))) {
       const argv = [...asStrings(candidate.command), ...asStrings(candidate.args)];
       expect(argv).not.toContain("-c");
       expect(argv[0]).not.toMatch(/(^|\/)(ba|da|a)?sh$/);
@@ -153,7 +147,7 @@ describe("KudInstallerChart", () => {
       sshKeySecret: "site-key",
     };
     const { objects } = render({}, siteSettings);
-    const job = new Job(find(objects, "Job"));
+    const job = new Job(findObject(objects, "Job"));
     expect(job.spec?.backoffLimit).toBe(2);
     expect(job.spec?.template.spec?.hostNetwork).toBe(false);
     const installer = container(objects, "kud-installer");
@@ -196,7 +190,9 @@ describe("KudInstallerChart", () => {
       subPath: "cluster-east/artifacts",
       readOnly: true,
     });
-    const configMap = new ConfigMap(find(objects, "ConfigMap", "cluster-east-kubeconfig-kustomization"));
+    const configMap = new ConfigMap(
+      findObject(objects, "ConfigMap", "cluster-east-kubeconfig-kustomization"),
+    );
     expect(parse(configMap.data?.["kustomization.yaml"] ?? "")).toEqual({
       apiVersion: "kustomize.config.k8s.io/v1beta1",
       kind: "Kustomization",
@@ -217,7 +213,7 @@ describe("KudInstallerChart", () => {
 
   it("lets the ServiceAccount touch only its kubeconfig Secret, and only from the kubectl step", () => {
     const { objects } = render();
-    expect(find(objects, "Role").rules).toEqual([
+    expect(findObject(objects, "Role").rules).toEqual([
       {
         apiGroups: [""],
         resources: ["secrets"],
@@ -225,20 +221,21 @@ describe("KudInstallerChart", () => {
         verbs: ["create", "get", "patch", "update"],
       },
     ]);
-    expect(find(objects, "RoleBinding")).toMatchObject({
+    expect(findObject(objects, "RoleBinding")).toMatchObject({
       roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "kud-cluster-east" },
       subjects: [{ kind: "ServiceAccount", name: "kud-cluster-east", namespace: "edge-a" }],
     });
     const spec = podSpec(objects);
     expect(spec.serviceAccountName).toBe("kud-cluster-east");
     expect(spec.automountServiceAccountToken).toBe(false);
-    const tokenMounts = containersOf(find(objects, "Job")).filter((candidate) =>
+    const tokenMounts = containersOf(findObject(objects, "Job")).filter((candidate) =>
       JSON.stringify(candidate.volumeMounts).includes("kube-api-access"),
     );
     expect(tokenMounts.map((candidate) => candidate.name)).toEqual(["store-kubeconfig"]);
   });
 
   describe("Job name", () => {
+    const base = settings();
     const nameOf = (options: BpaPlanOptions = {}, siteSettings = settings()) =>
       render(options, siteSettings).chart.jobName;
 
@@ -258,13 +255,16 @@ describe("KudInstallerChart", () => {
       expect(nameOf(options)).not.toBe(nameOf());
     });
 
-    it("changes with the image and the Job knobs", () => {
-      const base = settings();
-      expect(nameOf({}, { ...base, images: { ...base.images, kudInstaller: "kud:next" } })).not.toBe(
-        nameOf(),
-      );
-      expect(nameOf({}, settings({ job: { backoffLimit: 1 } }))).not.toBe(nameOf());
-      expect(nameOf({}, { ...base, sshKeySecret: "other" })).not.toBe(nameOf());
+    it.each<[string, SiteSettings]>([
+      ["the installer image", { ...base, images: { ...base.images, kudInstaller: "kud:next" } }],
+      ["the kubectl image", { ...base, images: { ...base.images, kubectl: "kubectl:next" } }],
+      ["the pull policy", settings({ job: { imagePullPolicy: "Always" } })],
+      ["hostNetwork", settings({ job: { hostNetwork: false } })],
+      ["privileged", settings({ job: { privileged: true } })],
+      ["backoffLimit", settings({ job: { backoffLimit: 1 } })],
+      ["the SSH key Secret", { ...base, sshKeySecret: "other" }],
+    ])("changes with the site setting %s", (_, siteSettings) => {
+      expect(nameOf({}, siteSettings)).not.toBe(nameOf());
     });
 
     it("stays a valid label value for the longest cluster name", () => {

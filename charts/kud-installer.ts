@@ -1,7 +1,6 @@
 import { Chart } from "cdk8s";
 import { k8s } from "cdk8s-plus-27";
 import type { Construct } from "constructs";
-import { hash8 } from "../synth/content-hash.ts";
 import { hostsIni } from "../synth/hosts-ini.ts";
 import type { BpaClusterPlan } from "../synth/plan/model.ts";
 import type { SiteSettings } from "../synth/schema/settings.ts";
@@ -15,6 +14,7 @@ import {
   jobName,
   kubeconfigSecretName,
   nodeAddresses,
+  unprivilegedContainerSecurityContext,
   waveAnnotations,
 } from "./metadata.ts";
 
@@ -27,9 +27,9 @@ export interface KudInstallerChartProps {
 }
 
 /** Where KUD's installer looks for a cluster's hosts.ini and writes its artifacts (upstream layout). */
-export const MULTI_CLUSTER_DIR = "/opt/kud/multi-cluster";
+const MULTI_CLUSTER_DIR = "/opt/kud/multi-cluster";
 /** Field manager of the server-side apply that stores the kubeconfig. */
-export const KUBECONFIG_FIELD_MANAGER = "metalsynth-kud";
+const KUBECONFIG_FIELD_MANAGER = "metalsynth-kud";
 
 /** The kubectl step's working directory: its kustomization plus the installer's artifacts below it. */
 const KUBECONFIG_DIR = "/kubeconfig";
@@ -127,13 +127,7 @@ export class KudInstallerChart extends Chart {
       ],
       // Root without capabilities: admin.conf is written by the root installer and may be owner-only,
       // so only uid 0 can read it; with every capability dropped, uid 0 gets no further.
-      securityContext: {
-        runAsUser: 0,
-        runAsNonRoot: false,
-        allowPrivilegeEscalation: false,
-        readOnlyRootFilesystem: true,
-        capabilities: { drop: ["ALL"] },
-      },
+      securityContext: { runAsUser: 0, runAsNonRoot: false, ...unprivilegedContainerSecurityContext() },
       resources: {
         requests: { cpu: k8s.Quantity.fromString("50m"), memory: k8s.Quantity.fromString("64Mi") },
       },
@@ -201,17 +195,10 @@ export class KudInstallerChart extends Chart {
       },
     };
 
-    // Everything the Job runs with: its own spec (cluster, plugins, subnet, images, knobs, Secret name)
-    // and the content of the ConfigMaps it mounts, which are updated in place under fixed names.
-    this.jobName = jobName(
-      "kud",
-      name,
-      hash8({
-        namespace: cluster.namespace,
-        job: k8s.KubeJob.manifest({ spec: jobSpec }),
-        configMaps: { [hostsConfigMap]: hostsConfigMapData, [kustomizationConfigMap]: kustomizationData },
-      }),
-    );
+    this.jobName = jobName("kud", cluster, jobSpec, {
+      [hostsConfigMap]: hostsConfigMapData,
+      [kustomizationConfigMap]: kustomizationData,
+    });
 
     new k8s.KubeConfigMap(this, "hosts-ini", {
       metadata: { name: hostsConfigMap, annotations },

@@ -1,4 +1,6 @@
 import type { ChartProps } from "cdk8s";
+import { k8s } from "cdk8s-plus-27";
+import { hash8 } from "../synth/content-hash.ts";
 import type { InventoryNode } from "../synth/hosts-ini.ts";
 import type { NodePlacement } from "../synth/plan/model.ts";
 
@@ -14,7 +16,7 @@ export const SSH_KEY_ITEM = "id_rsa";
  */
 export const NOBODY = 65534;
 /** Argo CD's ordering annotation (SPEC §4). */
-export const SYNC_WAVE_ANNOTATION = "argocd.argoproj.io/sync-wave";
+const SYNC_WAVE_ANNOTATION = "argocd.argoproj.io/sync-wave";
 
 /**
  * Argo CD sync waves per component (SPEC §4): BMH labels first, then the SIP services, then the KUD
@@ -55,12 +57,41 @@ export function clusterChartProps(cluster: {
 const MAX_JOB_NAME = 63;
 
 /**
- * `<prefix>-<cluster>-<hash>` for a Job. The Job controller puts the name into pod labels, which hold
- * at most 63 characters, so a long cluster name is shortened; the content hash keeps it unique.
+ * `<prefix>-<cluster>-<hash8>` for a Job (SPEC §4.1). Jobs are immutable, so the hash covers everything
+ * the Job runs with: its namespace, its spec, and the data of the ConfigMaps it mounts, which are
+ * updated in place under fixed names. The Job controller puts the name into pod labels, which hold at
+ * most 63 characters, so a long cluster name is shortened; the content hash keeps it unique.
  */
-export function jobName(prefix: string, cluster: string, hash: string): string {
+export function jobName(
+  prefix: string,
+  cluster: { readonly namespace: string; readonly name: string },
+  spec: k8s.JobSpec,
+  configMaps: Readonly<Record<string, Readonly<Record<string, string>>>>,
+): string {
+  const hash = hash8({ namespace: cluster.namespace, job: k8s.KubeJob.manifest({ spec }), configMaps });
   const room = MAX_JOB_NAME - prefix.length - hash.length - 2;
-  return `${prefix}-${cluster.slice(0, room).replace(/-+$/, "")}-${hash}`;
+  return `${prefix}-${cluster.name.slice(0, room).replace(/-+$/, "")}-${hash}`;
+}
+
+/**
+ * The pod security context of a pod whose containers all run as `nobody`, with the runtime's default
+ * seccomp profile.
+ */
+export function nobodyPodSecurityContext(): k8s.PodSecurityContext {
+  return {
+    runAsNonRoot: true,
+    runAsUser: NOBODY,
+    runAsGroup: NOBODY,
+    seccompProfile: { type: "RuntimeDefault" },
+  };
+}
+
+/**
+ * A container security context that grants nothing: no privilege escalation, every capability
+ * dropped, a read-only root filesystem. Callers add the user when the pod does not set it.
+ */
+export function unprivilegedContainerSecurityContext(): k8s.SecurityContext {
+  return { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ["ALL"] } };
 }
 
 /**

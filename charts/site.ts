@@ -63,7 +63,7 @@ export function addSiteCharts(plan: SitePlan, settings: SiteSettings, scopeFor: 
     }
     if (files.size === 0) continue;
     const { key, namespace, name } = plans[0]!;
-    clusters.push({ key, plans, directory: `clusters/${namespace}/${name}`, files });
+    clusters.push({ key, plans, directory: clusterDirectory(namespace, name), files });
     addFlux(scope, namespace, name);
   }
   for (const retired of plan.retired) {
@@ -72,10 +72,15 @@ export function addSiteCharts(plan: SitePlan, settings: SiteSettings, scopeFor: 
     const files = new Map<string, Chart>([
       ["bmh-labels.yaml", new BmhLabelsChart(scope, chartId(retired, "bmh-labels"), { cluster: retired })],
     ]);
-    clusters.push({ key, plans: [], retired, directory: `clusters/${namespace}/${name}`, files });
+    clusters.push({ key, plans: [], retired, directory: clusterDirectory(namespace, name), files });
     addFlux(scope, namespace, name);
   }
   return { clusters, wiring };
+}
+
+/** A cluster's directory, relative to `rendered/` (SPEC §4). */
+function clusterDirectory(namespace: string, name: string): string {
+  return `clusters/${namespace}/${name}`;
 }
 
 /** Plans grouped by cluster directory (`namespace/name`), in plan order. */

@@ -8,6 +8,7 @@ import { INSTALL_PACKAGES_SCRIPT, SoftwareChart } from "./software.ts";
 import {
   bpaPlan,
   containersOf,
+  findObject,
   settings,
   synthObjects,
   testApp,
@@ -30,15 +31,11 @@ function render(options: BpaPlanOptions = SOFTWARE, siteSettings = settings()) {
 }
 
 function configMapData(objects: readonly KubeObject[]): Record<string, string> {
-  const found = objects.find((object) => object.kind === "ConfigMap");
-  if (!found) throw new Error("no ConfigMap");
-  return { ...new ConfigMap(found).data };
+  return { ...new ConfigMap(findObject(objects, "ConfigMap")).data };
 }
 
 function job(objects: readonly KubeObject[]): KubeObject {
-  const found = objects.find((object) => object.kind === "Job");
-  if (!found) throw new Error("no Job");
-  return found;
+  return findObject(objects, "Job");
 }
 
 describe("SoftwareChart", () => {
@@ -147,10 +144,26 @@ describe("SoftwareChart", () => {
     expect(nameOf({ ...SOFTWARE, workerSoftware: ["curl"] })).not.toBe(nameOf());
     expect(nameOf({ ...SOFTWARE, masterSoftware: ["htop", "jq=1.6-2.1ubuntu4"] })).not.toBe(nameOf());
     expect(nameOf({ ...SOFTWARE, ips: { "node-04": "10.10.110.99" } })).not.toBe(nameOf());
+    expect(nameOf({ ...SOFTWARE, namespace: "site-b" })).not.toBe(nameOf());
     const base = settings();
     expect(
       nameOf(SOFTWARE, { ...base, images: { ...base.images, softwareInstaller: "installer:next" } }),
     ).not.toBe(nameOf());
+    expect(nameOf(SOFTWARE, { ...base, sshKeySecret: "other" })).not.toBe(nameOf());
+    expect(nameOf(SOFTWARE, settings({ job: { hostNetwork: false } }))).not.toBe(nameOf());
+  });
+
+  it.each([
+    ["a shell command", { name: "htop;reboot" }],
+    ["an option", { name: "--allow-unauthenticated" }],
+    ["a version with a space", { name: "htop", version: "1.0 reboot" }],
+  ])("refuses to render a package with %s, whatever let it through", (_, bad) => {
+    const cluster = bpaPlan(SOFTWARE);
+    const software = cluster.software!;
+    const tampered = { ...cluster, software: { ...software, workerPackages: [bad] } };
+    expect(
+      () => new SoftwareChart(testApp(), "software", { cluster: tampered, settings: settings() }),
+    ).toThrow("is not a Debian package name or version");
   });
 });
 

@@ -1,7 +1,6 @@
 import { Chart } from "cdk8s";
 import { k8s } from "cdk8s-plus-27";
 import type { Construct } from "constructs";
-import { hash8 } from "../synth/content-hash.ts";
 import { kudRoles, type InventoryNode } from "../synth/hosts-ini.ts";
 import type { BpaClusterPlan } from "../synth/plan/model.ts";
 import type { Package } from "../synth/site/bpa.ts";
@@ -15,7 +14,9 @@ import {
   clusterLabels,
   jobName,
   kubeconfigSecretName,
+  nobodyPodSecurityContext,
   nodeAddresses,
+  unprivilegedContainerSecurityContext,
   waveAnnotations,
 } from "./metadata.ts";
 
@@ -28,7 +29,7 @@ export interface SoftwareChartProps {
 }
 
 /** Where the Job mounts the ConfigMap with the script and its data files. */
-export const SOFTWARE_DIR = "/opt/metalsynth/software";
+const SOFTWARE_DIR = "/opt/metalsynth/software";
 /** Where the Job mounts the installer's kubeconfig Secret, only to wait for it (see the volume). */
 const KUD_DONE_DIR = "/run/metalsynth/kud-done";
 /** Where the Job mounts the SSH key Secret. */
@@ -152,13 +153,10 @@ export class SoftwareChart extends Chart {
           hostNetwork: settings.job.hostNetwork,
           restartPolicy: "Never",
           securityContext: {
-            runAsNonRoot: true,
-            runAsUser: NOBODY,
-            runAsGroup: NOBODY,
+            ...nobodyPodSecurityContext(),
             // Makes the 0400 root-owned key group-readable (0440) for nobody; OpenSSH checks the mode
             // only of keys owned by the user running it.
             fsGroup: NOBODY,
-            seccompProfile: { type: "RuntimeDefault" },
           },
           containers: [
             {
@@ -169,11 +167,7 @@ export class SoftwareChart extends Chart {
               command: ["/bin/sh", `${SOFTWARE_DIR}/install-packages.sh`],
               // ssh wants a home; nobody's does not exist.
               env: [{ name: "HOME", value: "/tmp" }],
-              securityContext: {
-                allowPrivilegeEscalation: false,
-                readOnlyRootFilesystem: true,
-                capabilities: { drop: ["ALL"] },
-              },
+              securityContext: unprivilegedContainerSecurityContext(),
               resources: {
                 requests: { cpu: k8s.Quantity.fromString("50m"), memory: k8s.Quantity.fromString("64Mi") },
               },
@@ -205,15 +199,7 @@ export class SoftwareChart extends Chart {
       },
     };
 
-    this.jobName = jobName(
-      "software",
-      name,
-      hash8({
-        namespace: cluster.namespace,
-        job: k8s.KubeJob.manifest({ spec: jobSpec }),
-        configMaps: { [configMapName]: data },
-      }),
-    );
+    this.jobName = jobName("software", cluster, jobSpec, { [configMapName]: data });
     new k8s.KubeConfigMap(this, "configmap", { metadata: { name: configMapName, annotations }, data });
     new k8s.KubeJob(this, "job", { metadata: { name: this.jobName, annotations }, spec: jobSpec });
   }

@@ -4,17 +4,24 @@
  * would really render.
  */
 import { ApplicationSet } from "@kubernetes-models/argo-cd/argoproj.io/v1alpha1";
+import { Certificate, Issuer } from "@kubernetes-models/cert-manager/cert-manager.io/v1";
 import { Kustomization } from "@kubernetes-models/flux-cd/kustomize.toolkit.fluxcd.io/v1";
 import { App, type Chart } from "cdk8s";
+import { ValidatingWebhookConfiguration } from "kubernetes-models/admissionregistration.k8s.io/v1";
+import { CustomResourceDefinition } from "kubernetes-models/apiextensions.k8s.io/v1";
 import { Deployment } from "kubernetes-models/apps/v1";
-import { ConfigMap, Service, ServiceAccount } from "kubernetes-models/v1";
+import { ConfigMap, Namespace, Service, ServiceAccount } from "kubernetes-models/v1";
 import { Job } from "kubernetes-models/batch/v1";
-import { Role, RoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1";
+import { PodDisruptionBudget } from "kubernetes-models/policy/v1";
+import {
+  ClusterRole,
+  ClusterRoleBinding,
+  Role,
+  RoleBinding,
+} from "kubernetes-models/rbac.authorization.k8s.io/v1";
 import { makeInventory, makeHost } from "../test/builders/inventory.ts";
-import { parseDocuments } from "../synth/documents.ts";
-import { evaluateSite } from "../synth/evaluate.ts";
+import { evaluateYaml } from "../test/harness.ts";
 import { labelKeyProblem, labelValueProblem } from "../synth/inventory/selector.ts";
-import { EMPTY_LOCK } from "../synth/plan/lock.ts";
 import type { BpaClusterPlan } from "../synth/plan/model.ts";
 import { DEFAULT_SETTINGS, type SiteSettings } from "../synth/schema/settings.ts";
 import { objectsOf } from "./index.ts";
@@ -27,7 +34,7 @@ export interface FixtureHost {
 }
 
 /** Three masters and two workers, addressed on 10.10.110.0/24. */
-export const FIXTURE_HOSTS: readonly FixtureHost[] = [
+const FIXTURE_HOSTS: readonly FixtureHost[] = [
   { name: "node-01", mac: "00:c6:14:04:61:01", ip: "10.10.110.21" },
   { name: "node-02", mac: "00:c6:14:04:61:02", ip: "10.10.110.22" },
   { name: "node-03", mac: "00:c6:14:04:61:03", ip: "10.10.110.23" },
@@ -115,11 +122,9 @@ export function bpaPlan(options: BpaPlanOptions = {}): BpaClusterPlan {
       }),
     ),
   );
-  const parsed = parseDocuments("specs/test.yaml", yaml);
-  const evaluation = evaluateSite(parsed.documents, inventory, EMPTY_LOCK);
-  const problems = [...parsed.issues, ...evaluation.issues];
-  if (problems.length > 0)
-    throw new Error(`fixture has issues:\n${yaml}\n${JSON.stringify(problems, null, 2)}`);
+  const evaluation = evaluateYaml(yaml, inventory);
+  if (evaluation.all.length > 0)
+    throw new Error(`fixture has issues:\n${yaml}\n${JSON.stringify(evaluation.all, null, 2)}`);
   const plan = evaluation.plan.clusters.find((candidate) => candidate.key === `${namespace}/${cluster}`);
   if (plan?.kind !== "bpa") throw new Error(`no BPA plan for ${namespace}/${cluster}`);
   return plan;
@@ -148,6 +153,23 @@ export function testApp(): App {
 /** A chart's objects as `objectsOf` renders them, typed loosely for assertions. */
 export function synthObjects(chart: Chart): KubeObject[] {
   return objectsOf(chart).map(asKubeObject);
+}
+
+/** The objects of each file of a cluster's charts (file name → chart), as synth writes them. */
+export function objectsByFile(charts: ReadonlyMap<string, Chart>): Map<string, unknown[]> {
+  return new Map([...charts].map(([file, chart]) => [file, objectsOf(chart)]));
+}
+
+/** The first object of `kind` (and `name`, when given), or an error listing what there is. */
+export function findObject(objects: readonly KubeObject[], kind: string, name?: string): KubeObject {
+  const found = objects.find(
+    (object) => object.kind === kind && (name === undefined || object.metadata.name === name),
+  );
+  if (!found) {
+    const present = objects.map((object) => `${object.kind}/${object.metadata.name}`).join(", ");
+    throw new Error(`no ${kind}${name === undefined ? "" : `/${name}`} in ${present}`);
+  }
+  return found;
 }
 
 /** `value` as a {@link KubeObject}, or an error naming what it is instead. */
@@ -192,6 +214,15 @@ const MODELS: Readonly<Record<string, () => { validate(): void }>> = {
   "v1/Service": () => new Service(),
   "argoproj.io/v1alpha1/ApplicationSet": () => new ApplicationSet(),
   "kustomize.toolkit.fluxcd.io/v1/Kustomization": () => new Kustomization(),
+  "apiextensions.k8s.io/v1/CustomResourceDefinition": () => new CustomResourceDefinition(),
+  "v1/Namespace": () => new Namespace(),
+  "rbac.authorization.k8s.io/v1/ClusterRole": () => new ClusterRole(),
+  "rbac.authorization.k8s.io/v1/ClusterRoleBinding": () => new ClusterRoleBinding(),
+  "cert-manager.io/v1/Issuer": () => new Issuer(),
+  "cert-manager.io/v1/Certificate": () => new Certificate(),
+  "policy/v1/PodDisruptionBudget": () => new PodDisruptionBudget(),
+  "admissionregistration.k8s.io/v1/ValidatingWebhookConfiguration": () =>
+    new ValidatingWebhookConfiguration(),
 };
 
 /**

@@ -1,11 +1,13 @@
 import { realpath, rm } from "node:fs/promises";
 import path from "node:path";
+import { isDeepStrictEqual } from "node:util";
 import { GitError } from "simple-git";
 import type { Issue } from "../synth/issue.ts";
 import { UsageError } from "./errors.ts";
 import { diffTrees, type RenderedDiff } from "./diff.ts";
 import { commitMessage, type CommitMessage } from "./diff-format.ts";
 import { renderFromSite } from "./render-site.ts";
+import { SETTINGS_FILE } from "./site-reader.ts";
 import {
   changedPaths,
   commitsIn,
@@ -69,7 +71,7 @@ export type CommitOutcome =
   | { readonly kind: "failed"; readonly reason: string };
 
 /** The site's inputs, relative to the site: a render is only reproducible from committed ones. */
-const INPUTS = ["specs", "inventory", "metalsynth.yaml"];
+const INPUTS = ["specs", "inventory", SETTINGS_FILE];
 
 /** How many paths a refusal lists before it only counts. */
 const LISTED_PATHS = 5;
@@ -220,7 +222,7 @@ async function renderAndCommit(
   const { repo, out, outInRepo } = place;
   const { input, issues, rendered } = await renderFromSite({ site: place.site });
   if (!rendered) return { kind: "invalid", issues };
-  if (uncommitted.length > 0 && !sameTree(await readTree(out), rendered.files)) {
+  if (uncommitted.length > 0 && !isDeepStrictEqual(await readTree(out), rendered.files)) {
     return refused(
       `${outInRepo}/ has uncommitted changes that are not what metalsynth renders (${listPaths(uncommitted)}). ` +
         `Commit them yourself or discard them (git restore --staged --worktree -- ${outInRepo} && ` +
@@ -350,10 +352,6 @@ async function restore(place: Place, start: string | undefined): Promise<void> {
   if (committed.size > 0) await writeTree(out, committed);
   else await rm(out, { recursive: true, force: true });
   if (head !== start) await repo.git.raw(["reset", "--quiet", "--keep", start]);
-}
-
-function sameTree(a: ReadonlyMap<string, string>, b: ReadonlyMap<string, string>): boolean {
-  return a.size === b.size && [...a].every(([file, content]) => b.get(file) === content);
 }
 
 function listPaths(paths: readonly string[]): string {

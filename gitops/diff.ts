@@ -2,7 +2,7 @@ import { isDeepStrictEqual } from "node:util";
 import { parseDocuments } from "../synth/documents.ts";
 import { compareText } from "../synth/issue.ts";
 import { parseLock, type LockEntry } from "../synth/plan/lock.ts";
-import { isRecord } from "../synth/site/resources.ts";
+import { isRecord } from "../synth/inventory/raw.ts";
 import { LOCK_FILE } from "./site-reader.ts";
 
 /** How a file, object or cluster differs between two rendered trees. */
@@ -82,24 +82,26 @@ export function diffTrees(
   after: ReadonlyMap<string, string>,
 ): RenderedDiff {
   const files = fileChanges(before, after);
-  const oldLock = lockEntries(before.get(LOCK_FILE));
-  const newLock = lockEntries(after.get(LOCK_FILE));
-
-  const keys = new Set<string>();
-  for (const entry of [...oldLock, ...newLock]) keys.add(entry.cluster);
-  for (const file of [...before.keys(), ...after.keys()]) {
-    const key = clusterOf(file);
-    if (key !== undefined) keys.add(key);
-  }
+  // Everything grouped by cluster once, so the work grows with the tree, not with clusters × files.
+  const oldTree = partition(before);
+  const newTree = partition(after);
+  const oldLock = groupBy(lockEntries(before.get(LOCK_FILE)), (entry) => entry.cluster);
+  const newLock = groupBy(lockEntries(after.get(LOCK_FILE)), (entry) => entry.cluster);
+  const changedFiles = groupBy(files, (change) => clusterOf(change.path));
+  const keys = new Set([
+    ...oldLock.keys(),
+    ...newLock.keys(),
+    ...oldTree.clusters.keys(),
+    ...newTree.clusters.keys(),
+  ]);
 
   const clusters: ClusterDiff[] = [];
   for (const cluster of [...keys].sort(compareText)) {
-    const inCluster = (file: string) => clusterOf(file) === cluster;
     // A host a SIPCluster is releasing no longer serves it: the release shows as its removal.
-    const ofCluster = (entries: readonly LockEntry[]) =>
-      entries.filter((entry) => entry.cluster === cluster && entry.released !== true);
-    const oldHosts = ofCluster(oldLock).map(assignment);
-    const newHosts = ofCluster(newLock).map(assignment);
+    const hostsIn = (lock: ReadonlyMap<string, readonly LockEntry[]>) =>
+      (lock.get(cluster) ?? []).filter((entry) => entry.released !== true).map(assignment);
+    const oldHosts = hostsIn(oldLock);
+    const newHosts = hostsIn(newLock);
     const hosts = {
       added: newHosts
         .filter((host) => !oldHosts.some((old) => isDeepStrictEqual(old, host)))
@@ -108,20 +110,49 @@ export function diffTrees(
         .filter((host) => !newHosts.some((next) => isDeepStrictEqual(next, host)))
         .sort(compareHosts),
     };
-    const clusterFiles = files.filter((change) => inCluster(change.path));
+    const clusterFiles = changedFiles.get(cluster) ?? [];
     if (hosts.added.length + hosts.removed.length + clusterFiles.length === 0) continue;
-    const existed = oldHosts.length > 0 || [...before.keys()].some(inCluster);
-    const exists = newHosts.length > 0 || [...after.keys()].some(inCluster);
+    const oldFiles = oldTree.clusters.get(cluster);
+    const newFiles = newTree.clusters.get(cluster);
+    const existed = oldHosts.length > 0 || oldFiles !== undefined;
+    const exists = newHosts.length > 0 || newFiles !== undefined;
     clusters.push({
       cluster,
       status: !existed ? "added" : !exists ? "removed" : "changed",
       hosts,
-      objects: objectChanges(before, after, inCluster),
+      objects: objectChanges(oldFiles ?? new Map(), newFiles ?? new Map()),
       files: clusterFiles,
     });
   }
-  const isWiring = (file: string) => file !== LOCK_FILE && clusterOf(file) === undefined;
-  return { clusters, wiring: objectChanges(before, after, isWiring), files };
+  return { clusters, wiring: objectChanges(oldTree.wiring, newTree.wiring), files };
+}
+
+/** A tree's files per cluster directory, and the rest but the lock: the Argo CD and Flux wiring. */
+function partition(tree: ReadonlyMap<string, string>): {
+  clusters: Map<string, Map<string, string>>;
+  wiring: Map<string, string>;
+} {
+  const clusters = new Map<string, Map<string, string>>();
+  const wiring = new Map<string, string>();
+  for (const [file, text] of tree) {
+    const key = clusterOf(file);
+    if (key !== undefined) {
+      const files = clusters.get(key) ?? new Map<string, string>();
+      clusters.set(key, files.set(file, text));
+    } else if (file !== LOCK_FILE) wiring.set(file, text);
+  }
+  return { clusters, wiring };
+}
+
+function groupBy<T, K>(items: readonly T[], keyOf: (item: T) => K): Map<K, T[]> {
+  const groups = new Map<K, T[]>();
+  for (const item of items) {
+    const key = keyOf(item);
+    const group = groups.get(key);
+    if (group) group.push(item);
+    else groups.set(key, [item]);
+  }
+  return groups;
 }
 
 /** `namespace/name` of a file in `clusters/<namespace>/<name>/`, else undefined. */
@@ -171,10 +202,9 @@ type Objects = Map<string, { ref: ObjectRef; value: unknown }>;
 function objectChanges(
   before: ReadonlyMap<string, string>,
   after: ReadonlyMap<string, string>,
-  include: (file: string) => boolean,
 ): ObjectChanges {
-  const old = objectsOf(before, include);
-  const next = objectsOf(after, include);
+  const old = objectsOf(before);
+  const next = objectsOf(after);
   const changes: ObjectChanges = { added: [], changed: [], removed: [] };
   for (const [key, { ref, value }] of next) {
     const previous = old.get(key);
@@ -187,13 +217,13 @@ function objectChanges(
 }
 
 /**
- * Every object in the selected files. Kustomize's own `kustomization.yaml` is build configuration,
+ * Every object in the files of `tree`. Kustomize's own `kustomization.yaml` is build configuration,
  * not an object applied to a cluster, so it is left out (its changes follow from files added or
  * removed). A file that is not valid YAML (hand-edited) counts as one opaque object named after the
  * file, and a document without apiVersion, kind and name as one named after its position, so a
  * change to either still shows up.
  */
-function objectsOf(tree: ReadonlyMap<string, string>, include: (file: string) => boolean): Objects {
+function objectsOf(tree: ReadonlyMap<string, string>): Objects {
   const objects: Objects = new Map();
   const add = (ref: ObjectRef, value: unknown): void => {
     const identity = [ref.apiVersion, ref.kind, ref.namespace ?? "", ref.name].join("\u0000");
@@ -203,7 +233,6 @@ function objectsOf(tree: ReadonlyMap<string, string>, include: (file: string) =>
     objects.set(key, { ref, value });
   };
   for (const [file, text] of tree) {
-    if (!include(file)) continue;
     const parsed = parseDocuments(file, text);
     if (parsed.issues.length > 0) {
       add({ apiVersion: "", kind: "File", name: file, file }, text);

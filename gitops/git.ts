@@ -71,7 +71,7 @@ export async function headCommit(repo: Repository): Promise<string | undefined> 
 }
 
 /** The object a revision names, or undefined when it names none. */
-export async function resolve(repo: Repository, revision: string): Promise<string | undefined> {
+async function resolve(repo: Repository, revision: string): Promise<string | undefined> {
   return query(repo, ["rev-parse", "--verify", "--quiet", revision]);
 }
 

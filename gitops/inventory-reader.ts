@@ -10,11 +10,12 @@ import { createReadStream } from "node:fs";
 import { open, readFile, readdir, realpath, stat } from "node:fs/promises";
 import path from "node:path";
 import { parseDocuments } from "../synth/documents.ts";
-import type { Issue } from "../synth/issue.ts";
+import { compareText, type Issue } from "../synth/issue.ts";
 import type { Inventory } from "../synth/inventory/inventory.ts";
 import { InventoryBuilder } from "../synth/inventory/load.ts";
 import { jsonInventoryStream, yamlInventoryStream } from "../synth/inventory/stream.ts";
 import { UsageError } from "./errors.ts";
+import { displayPath } from "./files.ts";
 
 /** Options of {@link readInventory}. */
 export interface ReadInventoryOptions {
@@ -102,7 +103,7 @@ async function listFiles(paths: readonly string[], relativeTo: string): Promise<
       await add(absolute);
     }
   }
-  return [...found.values()].sort((a, b) => (a.display < b.display ? -1 : a.display > b.display ? 1 : 0));
+  return [...found.values()].sort((a, b) => compareText(a.display, b.display));
 }
 
 async function walk(directory: string): Promise<string[]> {
@@ -119,11 +120,6 @@ async function walk(directory: string): Promise<string[]> {
     }
   }
   return files;
-}
-
-function displayPath(absolute: string, relativeTo: string): string {
-  const relative = path.relative(relativeTo, absolute);
-  return (relative === "" ? path.basename(absolute) : relative).split(path.sep).join("/");
 }
 
 async function readOne(

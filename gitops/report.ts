@@ -1,4 +1,4 @@
-import { compareIssues, type Issue } from "../synth/issue.ts";
+import { compareIssues, issueText, type Issue } from "../synth/issue.ts";
 
 /** How diagnostics are printed (SPEC §7). */
 export type OutputFormat = "text" | "json";
@@ -23,11 +23,5 @@ export function formatIssues(issues: readonly Issue[], format: OutputFormat): st
     }));
     return `${JSON.stringify(rows, null, 2)}\n`;
   }
-  return sorted.map((found) => `${textLine(found)}\n`).join("");
-}
-
-function textLine(found: Issue): string {
-  const where = found.source ? `${found.source.file}:${found.source.line}:${found.source.column}: ` : "";
-  const path = found.path === "" ? "" : `${found.path}: `;
-  return `${where}${found.severity}[${found.rule}] ${path}${found.message}`;
+  return sorted.map((found) => `${issueText(found)}\n`).join("");
 }

@@ -36,6 +36,9 @@ export interface SiteInput {
   readonly issues: readonly Issue[];
 }
 
+/** The site's settings file (SPEC §6.1), at the root of the site. */
+export const SETTINGS_FILE = "metalsynth.yaml";
+
 /** The file name of the lock inside `rendered/`. */
 export const LOCK_FILE = "metalsynth.lock.yaml";
 
@@ -60,7 +63,7 @@ export async function readSite(location: SiteLocation): Promise<SiteInput> {
   const inventory = await readInventory(inventoryPaths, { relativeTo });
   issues.push(...inventory.issues);
 
-  const settingsFile = path.join(site, "metalsynth.yaml");
+  const settingsFile = path.join(site, SETTINGS_FILE);
   const settingsText = await readFile(settingsFile, "utf8").catch(() => undefined);
   const settingsParsed =
     settingsText === undefined

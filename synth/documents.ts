@@ -1,4 +1,4 @@
-import { LineCounter, isNode, parseAllDocuments, type Document } from "yaml";
+import { LineCounter, isMap, isNode, isScalar, parseAllDocuments, type Document } from "yaml";
 import type { FieldPath } from "./field-path.ts";
 import { issue, type Issue, type SourcePosition } from "./issue.ts";
 
@@ -54,16 +54,7 @@ export function parseDocuments(file: string, text: string): ParsedFile {
     const [start = 0, , end = text.length] = document.range;
     const bytes = Buffer.byteLength(text.slice(start, end));
     if (bytes > MAX_DOCUMENT_BYTES) {
-      issues.push(
-        issue(
-          "too-large",
-          "",
-          `document is ${formatMiB(bytes)}, over the Kubernetes object limit of 1.5 MiB`,
-          {
-            source: positionOf(start),
-          },
-        ),
-      );
+      issues.push(tooLarge(bytes, positionOf(start)));
       return;
     }
     if (document.errors.length > 0) {
@@ -111,19 +102,25 @@ function nodeOffset(document: Document, path: FieldPath): number | undefined {
 function keyOffset(document: Document, path: FieldPath): number | undefined {
   const parent = path.length === 1 ? document.contents : document.getIn(path.slice(0, -1), true);
   const last = path[path.length - 1];
-  if (!parent || typeof parent !== "object" || !("items" in parent) || typeof last !== "string")
-    return undefined;
-  for (const item of (parent as { items: unknown[] }).items) {
-    const key = (item as { key?: unknown }).key;
-    if (isNode(key) && key.range && (key as { value?: unknown }).value === last) return key.range[0];
+  if (!isMap(parent) || typeof last !== "string") return undefined;
+  for (const { key } of parent.items) {
+    if (isScalar(key) && key.range && key.value === last) return key.range[0];
   }
   return undefined;
 }
 
-function firstLine(message: string): string {
-  return message.split("\n")[0] ?? message;
+/** The `too-large` finding for a document (or a piece a splitter cut) of `bytes` bytes at `source`. */
+export function tooLarge(bytes: number, source: SourcePosition, hint = ""): Issue {
+  const size = (value: number) => `${(value / 1024 / 1024).toFixed(1)} MiB`;
+  return issue(
+    "too-large",
+    "",
+    `document is ${size(bytes)}, over the Kubernetes object limit of ${size(MAX_DOCUMENT_BYTES)}${hint}`,
+    { source },
+  );
 }
 
-function formatMiB(bytes: number): string {
-  return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+/** The first line of a parser's message (the rest is a code excerpt the position already gives). */
+export function firstLine(message: string): string {
+  return message.split("\n")[0] ?? message;
 }

@@ -101,6 +101,16 @@ export function issue(
   return { rule, severity: RULES[rule].severity, path, message, ...extra };
 }
 
+/**
+ * One finding as text (SPEC §7): `<file>:<line>:<col>: <severity>[<rule>] <path>: <message>`, the
+ * path left out for findings about a whole document (decision 0005).
+ */
+export function issueText(found: Issue): string {
+  const where = found.source ? `${found.source.file}:${found.source.line}:${found.source.column}: ` : "";
+  const path = found.path === "" ? "" : `${found.path}: `;
+  return `${where}${found.severity}[${found.rule}] ${path}${found.message}`;
+}
+
 /** True when any issue is an error (warnings never block). */
 export function hasErrors(issues: readonly Issue[]): boolean {
   return issues.some((found) => found.severity === "error");

@@ -24,11 +24,6 @@ function ipv6Groups(text: string): number[] | undefined {
   return groups.map((group) => parseInt(group, 16));
 }
 
-/** True for an IPv6 address without zone id. */
-export function isIPv6(text: string): boolean {
-  return ipv6Groups(text) !== undefined;
-}
-
 /**
  * Why a CIDR is not acceptable as a pod subnet, or undefined when it is. Host bits must be zero,
  * because kubespray passes the value to the CNI verbatim and a stray host bit there fails late.

@@ -3,18 +3,9 @@ import { cp, mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { main, type Console } from "../bin/cli.ts";
 import { expandPaths } from "../gitops/files.ts";
+import { run } from "./run-cli.ts";
 import { REPO } from "./harness.ts";
-
-/** Runs the CLI in-process with captured output. */
-async function run(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = "";
-  let err = "";
-  const io: Console = { out: (text) => void (out += text), err: (text) => void (err += text) };
-  const code = await main(argv, io);
-  return { code, out, err };
-}
 
 const site = path.join(REPO, "examples", "site");
 const broken = path.join(REPO, "examples", "broken");
@@ -72,6 +63,26 @@ describe("metalsynth validate", () => {
     expect(rules.sort()).toEqual(["mac-duplicate", "mac-format", "mac-unknown"]);
   });
 
+  it("takes every word after --specs and --inventory up to the next option, as a shell expands a glob", async () => {
+    const specs = path.join(broken, "specs");
+    const result = await run(
+      "validate",
+      "--specs",
+      path.join(specs, "macs.yaml"),
+      path.join(specs, "no-fit.yaml"),
+      "--inventory",
+      path.join(broken, "inventory"),
+      "--format",
+      "json",
+    );
+    expect(result.code).toBe(1);
+    const files = JSON.parse(result.out).map((diagnostic: { file: string }) => diagnostic.file);
+    expect([...new Set(files)].sort()).toEqual([
+      "examples/broken/specs/macs.yaml",
+      "examples/broken/specs/no-fit.yaml",
+    ]);
+  });
+
   it("exits 1 with a yaml-syntax diagnostic for a malformed spec file", async () => {
     const dir = await mkdtemp(path.join(tmpdir(), "metalsynth-cli-"));
     await cp(path.join(site, "inventory"), path.join(dir, "inventory"), { recursive: true });
@@ -92,6 +103,9 @@ describe("metalsynth validate", () => {
   it.each([
     [["validate", "--frobnicate"], /Unknown option '--frobnicate'/],
     [["validate", "--format", "xml"], /--format must be text or json/],
+    [["validate", "--site", "examples/site", "stray"], /unexpected argument "stray"/],
+    [["diff", "--exit-code", "stray"], /unexpected argument "stray"/],
+    [["explain", "--site", "examples/site"], /explain takes exactly one cluster name/],
     [["validate", "--site", "/nonexistent/site"], /specs path not found/],
     [
       ["validate", "--site", "examples/site", "--inventory", "/nonexistent/inventory"],
@@ -119,7 +133,9 @@ describe("metalsynth explain", () => {
     const kept = await run("explain", "cluster-west", "--site", site);
     expect(kept.out).toContain("chosen:   metal3/r01-node-05  kept from rendered/metalsynth.lock.yaml");
     expect(kept.out).toContain("rejected: metal3/r01-node-01  claimed by other clusters");
-    const json = await run("explain", "edge-a/cluster-west", "--site", site, "--format", "json");
+    // Options may come before the cluster name too.
+    const json = await run("explain", "--site", site, "--format", "json", "edge-a/cluster-west");
+    expect(json.code).toBe(0);
     const [explanation] = JSON.parse(json.out);
     expect(explanation.decisions.map((decision: { subject: string }) => decision.subject)).toEqual([
       "master master-1",

@@ -65,6 +65,8 @@ describe("determinism", () => {
     await copyFile(path.join(EXAMPLE, "metalsynth.yaml"), path.join(reference, "metalsynth.yaml"));
     const expected = await synthTree(reference);
     await rm(path.dirname(reference), { recursive: true });
+    // The reference is a whole tree, not an empty or partial one that any run would match.
+    expect([...expected.keys()]).toEqual([...(await readTree(path.join(EXAMPLE, "rendered"))).keys()]);
 
     await fc.assert(
       fc.asyncProperty(

@@ -4,7 +4,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { readTree } from "../gitops/tree-writer.ts";
-import { copyExampleSite, edit, run } from "./git/repos.ts";
+import { edit } from "./git/repos.ts";
+import { copyExampleSite, run } from "./run-cli.ts";
 
 async function siteCopy(): Promise<string> {
   const dir = await mkdtemp(path.join(tmpdir(), "metalsynth-diff-"));
@@ -106,6 +107,27 @@ describe("metalsynth diff", () => {
     const applied = await readTree(rendered);
     expect((await run("synth", "--site", site)).code).toBe(0);
     expect(applied).toEqual(await readTree(rendered));
+  });
+
+  it("compares with --out, and puts each file's patch in the JSON with --patch", async () => {
+    const site = await siteCopy();
+    const out = path.join(await mkdtemp(path.join(tmpdir(), "metalsynth-diff-out-")), "tree");
+    expect((await run("synth", "--site", site, "--out", out)).code).toBe(0);
+    await addWorker(site);
+    const result = await run("diff", "--site", site, "--out", out, "--patch", "--format", "json");
+    expect(result.code).toBe(0);
+    const report = JSON.parse(result.out);
+    // Against the site's own rendered/, which does not exist, every cluster would be new.
+    expect(report.out).toBe(out);
+    expect(report.clusters.map((cluster: { cluster: string }) => cluster.cluster)).toEqual([
+      "edge-a/cluster-east",
+    ]);
+    const text = await run("diff", "--site", site, "--out", out, "--patch");
+    expect(report.files.length).toBeGreaterThan(0);
+    for (const file of report.files) {
+      expect(file.patch.split("\n").slice(0, 2)).toEqual([`--- a/${file.path}`, `+++ b/${file.path}`]);
+      expect(text.out).toContain(file.patch);
+    }
   });
 
   it("exits 1 with diagnostics on invalid input and compares nothing", async () => {

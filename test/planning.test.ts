@@ -7,8 +7,10 @@ import { readInventory } from "../gitops/inventory-reader.ts";
 import { parseDocuments, type SourceDocument } from "../synth/documents.ts";
 import { evaluateSite } from "../synth/evaluate.ts";
 import { explainCluster } from "../synth/explain.ts";
+import { compareText } from "../synth/issue.ts";
 import { Inventory } from "../synth/inventory/inventory.ts";
-import { EMPTY_LOCK } from "../synth/plan/lock.ts";
+import { field } from "../synth/inventory/raw.ts";
+import { EMPTY_LOCK, type Lock, type LockEntry } from "../synth/plan/lock.ts";
 import type { SitePlan } from "../synth/plan/model.ts";
 import { makeInventory } from "./builders/inventory.ts";
 import { REPO } from "./harness.ts";
@@ -59,19 +61,15 @@ describe("planning the example site", () => {
 
   it("explain accounts for every host in every decision", () => {
     const { plan } = evaluateSite(documents, inventory, EMPTY_LOCK);
-    for (const cluster of plan.clusters) {
-      for (const explanation of explainCluster(plan, cluster.key, inventory.size)) {
-        for (const decision of explanation.decisions) {
-          const hosts = [...decision.chosen, ...decision.rejected].map((entry) => entry.host).sort();
-          if (
-            decision.chosen.some(
-              (chosen) => chosen.reason.startsWith("mac-address") || chosen.reason.startsWith("same host"),
-            )
-          )
-            continue;
-          expect(hosts).toEqual(inventory.hosts.map((host) => host.id));
-        }
-      }
+    const decisions = plan.clusters.flatMap((cluster) =>
+      explainCluster(plan, cluster.key, inventory.size).flatMap((explanation) => explanation.decisions),
+    );
+    // MAC, null-entry, resource and SIP decisions alike: chosen plus rejected is the whole inventory.
+    expect(decisions.some((decision) => decision.chosen[0]?.reason.startsWith("mac-address"))).toBe(true);
+    expect(decisions.some((decision) => decision.chosen[0]?.reason.startsWith("best fit"))).toBe(true);
+    for (const decision of decisions) {
+      const hosts = [...decision.chosen, ...decision.rejected].map((entry) => entry.host).sort();
+      expect(hosts, decision.subject).toEqual(inventory.hosts.map((host) => host.id));
     }
   });
 
@@ -115,9 +113,7 @@ describe("planning the example site", () => {
 describe("releasing SIP hosts", () => {
   /** The site with the SIPCluster's Worker standby count dropped from 1 to 0. */
   const shrink = (docs: readonly SourceDocument[]) => {
-    const sipFile = docs.find(
-      (document) => Reflect.get(Object(document.value), "kind") === "SIPCluster",
-    )?.file;
+    const sipFile = docs.find((document) => field(document.value, "kind") === "SIPCluster")?.file;
     if (sipFile === undefined) throw new Error("the example site has no SIPCluster");
     const text = readFileSync(path.join(REPO, sipFile), "utf8").replace(
       "standby: 1 # slew for upgrades",
@@ -171,9 +167,7 @@ describe("retiring a SIPCluster", () => {
     const withSip = evaluateSite(documents, inventory, EMPTY_LOCK).plan;
     const sip = withSip.clusters.find((cluster) => cluster.kind === "sip");
     if (sip?.kind !== "sip") throw new Error("the example site has a SIPCluster");
-    const withoutSip = documents.filter(
-      (document) => Reflect.get(Object(document.value), "kind") !== "SIPCluster",
-    );
+    const withoutSip = documents.filter((document) => field(document.value, "kind") !== "SIPCluster");
 
     const next = evaluateSite(withoutSip, inventory, withSip.lock).plan;
     expect(next.retired).toEqual([
@@ -181,7 +175,7 @@ describe("retiring a SIPCluster", () => {
         key: sip.key,
         namespace: sip.namespace,
         name: sip.name,
-        released: sip.members.map((member) => member.host).sort((a, b) => a.id.localeCompare(b.id)),
+        released: sip.members.map((member) => member.host).sort((a, b) => compareText(a.id, b.id)),
       },
     ]);
     expect(next.lock.entries.filter((entry) => entry.kind === "sip").map((entry) => entry.released)).toEqual(
@@ -223,5 +217,105 @@ spec:
       `aaa/a master master-1 metal3/big ${inventory.byId("metal3/big")?.nics[0]?.ipv4}`,
       "zzz/z ControlPlane false metal3/small-cp",
     ]);
+  });
+});
+
+describe("SPEC §3.1: a resource-only entry takes the best fit", () => {
+  it("is the free host with the fewest CPUs, then the least memory, then the first name", () => {
+    const GiB = 2 ** 30;
+    const inventory = makeInventory([
+      { name: "a-more-cpus", cpus: 32, memoryBytes: 64 * GiB },
+      { name: "b-more-memory", cpus: 16, memoryBytes: 128 * GiB },
+      { name: "c-tight", cpus: 16, memoryBytes: 64 * GiB },
+      { name: "d-tight", cpus: 16, memoryBytes: 64 * GiB },
+      { name: "e-too-few-cpus", cpus: 8, memoryBytes: 256 * GiB },
+    ]);
+    const yaml = `apiVersion: bpa.akraino.org/v1alpha1
+kind: Provisioning
+metadata: {name: c, namespace: ns, labels: {cluster: c}}
+spec:
+  masters:
+    - master-1: {cpu: 16, memory: 32Gi}
+  workers:
+    - worker-1: {cpu: 16, memory: 32Gi}
+    - worker-2: {cpu: 16, memory: 64Gi}
+`;
+    const evaluation = evaluateSite(parseDocuments("fit.yaml", yaml).documents, inventory, EMPTY_LOCK);
+    expect(evaluation.issues).toEqual([]);
+    expect(assignments(evaluation.plan).map((line) => line.split(" ").slice(0, 4).join(" "))).toEqual([
+      "ns/c master master-1 metal3/c-tight",
+      "ns/c worker worker-1 metal3/d-tight",
+      // Fewer CPUs wins over less memory: CPUs are compared first.
+      "ns/c worker worker-2 metal3/b-more-memory",
+    ]);
+  });
+});
+
+describe("SPEC §3.2: SIP roles", () => {
+  const RACK = "vino.airshipit.org/rack";
+  const controlPlane = { "vino.airshipit.org/flavor": "control-plane" };
+  const sipCluster = (
+    count: string,
+    topologyKey = `\n      topologyKey: ${RACK}`,
+  ) => `apiVersion: airship.airshipit.org/v1
+kind: SIPCluster
+metadata: {name: t, namespace: ns}
+spec:
+  nodes:
+    ControlPlane:
+      labelSelector: {matchLabels: {vino.airshipit.org/flavor: control-plane}}${topologyKey}
+      count: ${count}
+`;
+  const locked = (...entries: [host: string, standby: boolean][]): Lock => ({
+    entries: entries.map(([host, standby]): LockEntry => ({
+      host: `metal3/${host}`,
+      cluster: "ns/t",
+      kind: "sip",
+      role: "ControlPlane",
+      ...(standby ? { standby: true } : {}),
+    })),
+  });
+  const plan = (yaml: string, inventory: Inventory, lock: Lock) => {
+    const evaluation = evaluateSite(parseDocuments("sip.yaml", yaml).documents, inventory, lock);
+    const [cluster] = evaluation.plan.clusters;
+    if (cluster?.kind !== "sip") throw new Error("expected one SIP plan");
+    return {
+      issues: evaluation.issues,
+      members: cluster.members.map((member) => `${member.host.name}${member.standby ? " standby" : ""}`),
+      released: cluster.released.map((host) => host.name),
+    };
+  };
+
+  it("counts kept hosts in the one-per-topology-value rule (upstream forgot them)", () => {
+    const inventory = makeInventory([
+      { name: "cp-a", rack: "r1", labels: controlPlane },
+      { name: "cp-b", rack: "r1", labels: controlPlane },
+      { name: "cp-c", rack: "r2", labels: controlPlane },
+    ]);
+    // cp-a sorts first and is free, but cp-b (kept from the lock) already holds rack r1.
+    expect(plan(sipCluster("{active: 2}"), inventory, locked(["cp-b", false]))).toEqual({
+      issues: [],
+      members: ["cp-b", "cp-c"],
+      released: [],
+    });
+  });
+
+  it("leaves hosts without the topology label unconstrained", () => {
+    const inventory = makeInventory([
+      { name: "cp-a", labels: controlPlane },
+      { name: "cp-b", labels: controlPlane },
+      { name: "cp-c", rack: "r1", labels: controlPlane },
+    ]);
+    expect(plan(sipCluster("{active: 3}"), inventory, EMPTY_LOCK).members).toEqual(["cp-a", "cp-b", "cp-c"]);
+  });
+
+  it("shrinks by releasing standby hosts first, then the highest names", () => {
+    const inventory = makeInventory(["cp-a", "cp-b", "cp-c"].map((name) => ({ name, labels: controlPlane })));
+    const lock = locked(["cp-a", true], ["cp-b", false], ["cp-c", false]);
+    expect(plan(sipCluster("{active: 1, standby: 0}", ""), inventory, lock)).toEqual({
+      issues: [],
+      members: ["cp-b"],
+      released: ["cp-a", "cp-c"],
+    });
   });
 });

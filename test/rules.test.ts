@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import type { Inventory } from "../synth/inventory/inventory.ts";
 import { RULES } from "../synth/issue.ts";
+import type { Lock } from "../synth/plan/lock.ts";
 import { evaluateYaml, rulesAndPaths, rulesInventory } from "./harness.ts";
 
 let inventory: Inventory;
@@ -223,6 +224,13 @@ describe("each rule reports its id at the field path", () => {
       /no usable IP address; NICs with an IPv4: 00:c6:14:04:61:e1 \(eno2, 10.0.0.14\)/,
     ],
     [
+      // Every role, unlike upstream BPA, which checked only the masters' addresses.
+      "ip-missing",
+      provisioning(`${oneMaster}  workers:\n    - worker-1:\n        mac-address: 00:c6:14:04:61:e0\n`),
+      "spec.workers[0].worker-1.mac-address",
+      /NIC 00:c6:14:04:61:e0 of host metal3\/node-04 has no usable IP address/,
+    ],
+    [
       "cpu-insufficient",
       provisioning(`  masters:\n    - master-1:\n        mac-address: 00:c6:14:04:61:b3\n        cpu: 20\n`),
       "spec.masters[0].master-1.cpu",
@@ -265,6 +273,13 @@ describe("each rule reports its id at the field path", () => {
       provisioning(`  masters:\n    - master-1:\n        mac-address: 00:c6:14:04:62:10\n`),
       "spec.masters[0].master-1.mac-address",
       /already belongs to edge\/other-sip/,
+    ],
+    [
+      // Another CR of the site names the same host: the first cluster key keeps it (decision 0004).
+      "host-claimed",
+      `${provisioning(oneMaster)}---\n${provisioning(oneMaster, "cluster: beta", "beta")}`,
+      "spec.masters[0].master-1.mac-address",
+      /already requested by mac-address for cluster edge-a\/alpha in Provisioning edge-a\/alpha/,
     ],
     [
       "no-fit",
@@ -329,7 +344,7 @@ describe("each rule reports its id at the field path", () => {
       "topology-key",
       sip(sipNodes.replace("topologyKey: vino.airshipit.org/rack", "topologyKey: rack key")),
       "spec.nodes.ControlPlane.topologyKey",
-      /.+/,
+      /name part of "rack key" must consist of alphanumerics/,
     ],
     [
       "node-port",
@@ -362,6 +377,16 @@ describe("each rule reports its id at the field path", () => {
       ),
       "spec.services.loadBalancerWorker[0].nodePortRange",
       /already used by another service/,
+    ],
+    [
+      // Two SIPClusters of the site on one NodePort: the later key is told which one has it.
+      "node-port",
+      `${sip(`${sipNodes}  services:\n    loadBalancerControlPlane:\n      - {nodeInterfaceId: oam-ipv4, nodePort: 30100}\n`)}---\n${sip(
+        "  nodes: {}\n  services:\n    loadBalancerControlPlane:\n      - {nodeInterfaceId: oam-ipv4, nodePort: 30100}\n",
+        "zeta",
+      )}`,
+      "spec.services.loadBalancerControlPlane[0].nodePort",
+      /nodePort 30100 is already used by SIPCluster\/edge\/tenant/,
     ],
     [
       "ssh-key",
@@ -459,11 +484,41 @@ describe("warnings", () => {
       "spec.masters[0].master-1.cpu",
       /no hardware details/,
     ],
+    [
+      "resources-unknown",
+      provisioning(
+        `  masters:\n    - master-1:\n        mac-address: 00:c6:14:04:61:f0\n        memory: 8Gi\n`,
+      ),
+      "spec.masters[0].master-1.memory",
+      /no hardware details; can't check memory: 8Gi/,
+    ],
   ])("%s (case %#)", (rule, yaml, path, message) => {
     const issues = evaluateYaml(yaml, inventory).all;
     expect(rulesAndPaths(issues)).toEqual([`${rule} ${path}`]);
     expect(issues[0]?.severity).toBe("warning");
     expect(issues[0]?.message).toMatch(message);
+  });
+});
+
+describe("host-claimed by the rendered/ lock", () => {
+  it("reports a MAC entry for a host the lock gives another cluster of the site", () => {
+    const lock: Lock = {
+      entries: [
+        { host: "metal3/node-01", cluster: "edge-a/beta", kind: "bpa", role: "master", node: "master-1" },
+      ],
+    };
+    const yaml = `${provisioning(oneMaster)}---\n${provisioning(
+      `  masters:\n    - master-1:\n        cpu: 8\n`,
+      "cluster: beta",
+      "beta",
+    )}`;
+    const issues = evaluateYaml(yaml, inventory, lock).all.filter((found) => found.severity === "error");
+    expect(issues.map((found) => `${found.rule} ${found.object} ${found.path}`)).toEqual([
+      "host-claimed Provisioning/edge-a/alpha spec.masters[0].master-1.mac-address",
+    ]);
+    expect(issues[0]?.message).toMatch(
+      /already belongs to edge-a\/beta: recorded for edge-a\/beta in rendered\/metalsynth.lock.yaml/,
+    );
   });
 });
 

@@ -14,8 +14,9 @@ import path from "node:path";
 import { parse } from "yaml";
 import { describe, expect, it } from "vitest";
 import { main, type Console } from "../bin/cli.ts";
-import { asKubeObject, validateKubernetesObject } from "../charts/test-support.ts";
+import { asKubeObject, type KubeObject, validateKubernetesObject } from "../charts/test-support.ts";
 import { readTree, writeTree } from "../gitops/tree-writer.ts";
+import { compareText } from "../synth/issue.ts";
 import { secretMaterialIn } from "../synth/secrets.ts";
 import { hasKubectl, REPO } from "./harness.ts";
 
@@ -39,10 +40,7 @@ function scenarios(): Scenario[] {
   const walk = (dir: string) => {
     const manifest = path.join(dir, "scenario.yaml");
     if (existsSync(manifest)) {
-      const { specs, inventory } = parse(readFileSync(manifest, "utf8")) as {
-        specs: string[];
-        inventory: string[];
-      };
+      const { specs, inventory } = scenarioManifest(manifest);
       const previousLock = path.join(dir, "previous-lock.yaml");
       found.push({
         name: path.relative(SCENARIOS, dir),
@@ -54,13 +52,23 @@ function scenarios(): Scenario[] {
       });
       return;
     }
-    for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) =>
-      a.name.localeCompare(b.name),
-    ))
+    for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => compareText(a.name, b.name)))
       if (entry.isDirectory()) walk(path.join(dir, entry.name));
   };
   walk(SCENARIOS);
   return found;
+}
+
+/** `specs` and `inventory` of a `scenario.yaml`, refused unless both are lists of paths. */
+function scenarioManifest(file: string): { specs: string[]; inventory: string[] } {
+  const value: unknown = parse(readFileSync(file, "utf8"));
+  const paths = (key: string): string[] => {
+    const list: unknown = typeof value === "object" && value !== null ? Reflect.get(value, key) : undefined;
+    if (!Array.isArray(list) || !list.every((entry) => typeof entry === "string"))
+      throw new Error(`${file}: ${key} must be a list of paths`);
+    return list;
+  };
+  return { specs: paths("specs"), inventory: paths("inventory") };
 }
 
 const exampleSite: Scenario = {
@@ -113,6 +121,39 @@ async function updateGolden(expected: string, actual: ReadonlyMap<string, string
   await writeFile(path.join(expected, "diagnostics.txt"), diagnostics);
 }
 
+/** The objects of a rendered YAML stream. */
+function objectsIn(content: string): KubeObject[] {
+  return content
+    .split(/^---\n/m)
+    .filter((text) => text.trim() !== "")
+    .map((document) => asKubeObject(parse(document)));
+}
+
+/** SPEC §4: the component files a cluster directory may hold, each with its objects' sync wave. */
+const COMPONENT_WAVES: Readonly<Record<string, string>> = {
+  "bmh-labels.yaml": "-1",
+  "jumphost.yaml": "0",
+  "loadbalancer-controlplane.yaml": "0",
+  "loadbalancer-worker.yaml": "0",
+  "cluster-configmap.yaml": "1",
+  "kud-installer.yaml": "1",
+  "software.yaml": "2",
+};
+
+/** SPEC §4.1, §4.2: the name each component gives its objects of a kind (a further service adds `-<n>`). */
+function specName(component: string, kind: string, clusterName: string): RegExp | undefined {
+  const cluster = clusterName.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  const names: Readonly<Record<string, RegExp>> = {
+    "cluster-configmap.yaml ConfigMap": new RegExp(`^${cluster}-configmap$`),
+    "kud-installer.yaml Job": new RegExp(`^kud-${cluster}-[0-9a-f]{8}$`),
+    "software.yaml Job": new RegExp(`^software-${cluster}-[0-9a-f]{8}$`),
+    "loadbalancer-controlplane.yaml Service": new RegExp(`^loadbalancer-controlplane-${cluster}(-\\d+)?$`),
+    "loadbalancer-worker.yaml Service": new RegExp(`^loadbalancer-worker-${cluster}(-\\d+)?$`),
+    "jumphost.yaml Service": new RegExp(`^jumphost-${cluster}(-\\d+)?$`),
+  };
+  return names[`${component} ${kind}`];
+}
+
 describe.each(ALL.map((scenario) => [scenario.name, scenario] as const))(
   "golden scenario %s",
   (_, scenario) => {
@@ -129,13 +170,65 @@ describe.each(ALL.map((scenario) => [scenario.name, scenario] as const))(
       for (const [file, content] of expected) {
         expect(secretMaterialIn(content), file).toBeUndefined();
         if (!file.endsWith(".yaml") || file === LOCK_FILE || file.endsWith("kustomization.yaml")) continue;
-        for (const document of content.split(/^---\n/m).filter((text) => text.trim() !== "")) {
-          const object = asKubeObject(parse(document));
+        for (const object of objectsIn(content)) {
           expect(
             () => validateKubernetesObject(object),
             `${file} ${object.kind}/${object.metadata.name}`,
           ).not.toThrow();
         }
+      }
+    });
+
+    it("follows SPEC §4: component files, object names, namespaces, labels, sync waves and wiring", async () => {
+      const expected = await readTree(scenario.expected);
+      const directories = new Map<string, string[]>();
+      for (const [file, content] of expected) {
+        const match = /^clusters\/([^/]+)\/([^/]+)\/([^/]+)$/.exec(file);
+        if (!match) continue;
+        const [, namespace = "", cluster = "", component = ""] = match;
+        const components = directories.get(`${namespace}/${cluster}`) ?? [];
+        directories.set(`${namespace}/${cluster}`, components);
+        if (component === "kustomization.yaml") continue;
+        components.push(component);
+        expect(Object.keys(COMPONENT_WAVES), file).toContain(component);
+        for (const object of objectsIn(content)) {
+          const where = `${file} ${object.kind}/${object.metadata.name}`;
+          expect(object.metadata.annotations?.["argocd.argoproj.io/sync-wave"], where).toBe(
+            COMPONENT_WAVES[component],
+          );
+          const name = specName(component, object.kind, cluster);
+          if (name) expect(object.metadata.name, where).toMatch(name);
+          if (object.kind === "BareMetalHost") {
+            // A label patch lives in its BMH's namespace and never claims the BMH (decision 0009); a
+            // released host's patch carries no labels at all.
+            expect(object.metadata.labels?.["app.kubernetes.io/managed-by"], where).toBeUndefined();
+            if (object.metadata.labels)
+              expect(object.metadata.labels["metalsynth.io/cluster"], where).toBe(cluster);
+            continue;
+          }
+          expect(object.metadata.namespace, where).toBe(namespace);
+          expect(object.metadata.labels, where).toMatchObject({
+            "app.kubernetes.io/managed-by": "metalsynth",
+            "metalsynth.io/cluster": cluster,
+          });
+        }
+      }
+      for (const [directory, components] of directories) {
+        const kustomization: unknown = parse(expected.get(`clusters/${directory}/kustomization.yaml`) ?? "");
+        expect(kustomization, directory).toEqual({
+          apiVersion: "kustomize.config.k8s.io/v1beta1",
+          kind: "Kustomization",
+          resources: [...components].sort(compareText),
+        });
+      }
+      // Flux, when the site renders it, has one Kustomization per cluster directory.
+      const flux = [...expected.keys()].filter((file) => file.startsWith("flux/"));
+      if (flux.length > 0) {
+        expect(flux.sort(compareText)).toEqual(
+          [...directories.keys()]
+            .map((directory) => `flux/${directory.replace("/", "-")}.yaml`)
+            .sort(compareText),
+        );
       }
     });
 

@@ -1,64 +1,91 @@
-import { cp, mkdtemp, writeFile } from "node:fs/promises";
+import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { main, type Console } from "../bin/cli.ts";
 import { readTree } from "../gitops/tree-writer.ts";
 import { secretMaterialIn } from "../synth/secrets.ts";
+import { copyExampleSite, run } from "./run-cli.ts";
 import { REPO } from "./harness.ts";
 
-async function run(...argv: string[]) {
-  let out = "";
-  let err = "";
-  const io: Console = { out: (text) => void (out += text), err: (text) => void (err += text) };
-  return { code: await main(argv, io), out: () => out, err: () => err };
-}
-
+/** A copy of the example site without its committed `rendered/`, so synth has to write it. */
 async function exampleCopy(): Promise<string> {
   const dir = await mkdtemp(path.join(tmpdir(), "metalsynth-synth-"));
-  await cp(path.join(REPO, "examples", "site"), dir, { recursive: true });
+  await copyExampleSite(dir);
   return dir;
 }
+
+const TYPO = `apiVersion: bpa.akraino.org/v1alpha1
+kind: Provisioning
+metadata: {name: x, namespace: edge-a, labels: {cluster: x}}
+spec: {mastrs: []}
+`;
 
 describe("metalsynth synth", () => {
   it("writes the rendered tree, and a second run changes nothing", async () => {
     const site = await exampleCopy();
     const first = await run("synth", "--site", site);
     expect(first.code).toBe(0);
-    expect(first.out()).toMatch(/^edge-a\/cluster-east: 3 master\(s\)/m);
+    expect(first.out).toMatch(/^edge-a\/cluster-east: 3 master\(s\)/m);
     const tree = await readTree(path.join(site, "rendered"));
+    expect(first.out).toContain(`${tree.size} added, 0 changed, 0 removed, 0 unchanged`);
     // The committed example output is the golden (test/scenarios.test.ts checks its bytes).
     expect([...tree.keys()]).toEqual([
       ...(await readTree(path.join(REPO, "examples", "site", "rendered"))).keys(),
     ]);
     expect(tree.get("clusters/edge-sip/tenant-a/kustomization.yaml")).toContain("bmh-labels.yaml");
     const second = await run("synth", "--site", site);
-    expect(second.out()).toContain(`0 added, 0 changed, 0 removed, ${tree.size} unchanged`);
+    expect(second.out).toContain(`0 added, 0 changed, 0 removed, ${tree.size} unchanged`);
     expect(await readTree(path.join(site, "rendered"))).toEqual(tree);
   });
 
   it("renders the same bytes from another directory (no absolute paths, no environment)", async () => {
     const [a, b] = [await exampleCopy(), await exampleCopy()];
-    await run("synth", "--site", a);
-    await run("synth", "--site", b);
-    expect(await readTree(path.join(a, "rendered"))).toEqual(await readTree(path.join(b, "rendered")));
-    for (const content of (await readTree(path.join(a, "rendered"))).values()) {
+    expect((await run("synth", "--site", a)).code).toBe(0);
+    expect((await run("synth", "--site", b)).code).toBe(0);
+    const tree = await readTree(path.join(a, "rendered"));
+    expect(tree.size).toBeGreaterThan(0);
+    expect(await readTree(path.join(b, "rendered"))).toEqual(tree);
+    for (const content of tree.values()) {
       expect(content).not.toContain(a);
       expect(secretMaterialIn(content)).toBeUndefined();
     }
   });
 
+  it("writes to --out and reports the run as JSON with --format json", async () => {
+    const site = await exampleCopy();
+    const out = path.join(await mkdtemp(path.join(tmpdir(), "metalsynth-out-")), "tree");
+    const result = await run("synth", "--site", site, "--out", out, "--format", "json");
+    expect(result.code).toBe(0);
+    const report = JSON.parse(result.out);
+    const tree = await readTree(out);
+    expect(report).toMatchObject({
+      out,
+      change: { added: [...tree.keys()], changed: [], removed: [], unchanged: 0 },
+      diagnostics: [],
+    });
+    expect(report.clusters.map((cluster: { cluster: string }) => cluster.cluster)).toEqual([
+      "edge-a/cluster-east",
+      "edge-a/cluster-west",
+      "edge-sip/tenant-a",
+    ]);
+    expect((await readTree(path.join(site, "rendered"))).size).toBe(0);
+  });
+
   it("leaves rendered/ untouched and exits 1 when the input has errors", async () => {
     const site = await exampleCopy();
-    await run("synth", "--site", site);
+    expect((await run("synth", "--site", site)).code).toBe(0);
     const before = await readTree(path.join(site, "rendered"));
-    await writeFile(
-      path.join(site, "specs", "typo.yaml"),
-      "apiVersion: bpa.akraino.org/v1alpha1\nkind: Provisioning\nmetadata: {name: x, namespace: edge-a, labels: {cluster: x}}\nspec: {mastrs: []}\n",
-    );
+    await writeFile(path.join(site, "specs", "typo.yaml"), TYPO);
     const result = await run("synth", "--site", site);
     expect(result.code).toBe(1);
-    expect(result.out()).toMatch(/error\[schema\] spec\.mastrs/);
+    expect(result.out).toMatch(/error\[schema\] spec\.mastrs/);
+    expect(result.err).toMatch(/left unchanged/);
     expect(await readTree(path.join(site, "rendered"))).toEqual(before);
+
+    const json = await run("synth", "--site", site, "--format", "json");
+    expect(json.code).toBe(1);
+    expect(JSON.parse(json.out)).toContainEqual(
+      expect.objectContaining({ severity: "error", rule: "schema", path: "spec.mastrs" }),
+    );
   });
 });

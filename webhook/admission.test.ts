@@ -1,17 +1,16 @@
 import { describe, expect, it } from "vitest";
 import { admissionReview, provisioning } from "../test/webhook/reviews.ts";
-import { MAX_OBJECT_DEPTH, MAX_WARNING_LENGTH, admit, type Review } from "./admission.ts";
-import type { Finding } from "./site-review.ts";
+import { MAX_OBJECT_DEPTH, MAX_WARNING_LENGTH, admit } from "./admission.ts";
+import type { Finding, Reviewer } from "./site-review.ts";
 
 const cr = provisioning({ name: "c1", masters: [["master-1", { "mac-address": "00:c6:14:04:61:b3" }]] });
 const error = (text: string): Finding => ({ rule: "mac-unknown", severity: "error", text });
 const warning = (text: string): Finding => ({ rule: "host-not-ready", severity: "warning", text });
-const returning =
-  (findings: Finding[]): Review =>
-  () =>
-    findings;
-const never: Review = () => {
-  throw new Error("must not be reviewed");
+const returning = (findings: Finding[]): Reviewer => ({ review: () => findings });
+const never: Reviewer = {
+  review: () => {
+    throw new Error("must not be reviewed");
+  },
 };
 
 function response(outcome: ReturnType<typeof admit>) {
@@ -62,8 +61,10 @@ describe("admit", () => {
 
   it("denies with an internal error when the review throws, handing the failure to the caller", () => {
     const failure = new RangeError("boom");
-    const outcome = admit("Provisioning", admissionReview(cr, { uid: "u-1" }), () => {
-      throw failure;
+    const outcome = admit("Provisioning", admissionReview(cr, { uid: "u-1" }), {
+      review: () => {
+        throw failure;
+      },
     });
     expect(outcome).toMatchObject({
       status: 200,
@@ -81,9 +82,11 @@ describe("admit", () => {
     delete (
       (body.request as { object: { metadata: Record<string, unknown> } }).object.metadata as { name?: string }
     ).name;
-    admit("Provisioning", body, (object) => {
-      seen.push(object);
-      return [];
+    admit("Provisioning", body, {
+      review: (object) => {
+        seen.push(object);
+        return [];
+      },
     });
     expect(seen).toMatchObject([{ metadata: { namespace: "edge-z", name: "from-request" } }]);
   });

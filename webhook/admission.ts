@@ -1,11 +1,12 @@
 /**
  * The admission contract (SPEC §5), pure: an `admission.k8s.io/v1` AdmissionReview in, the response
  * AdmissionReview (or a 400 for a body that is not one) out. No I/O and no rule logic: the rules
- * arrive as a function.
+ * arrive as a {@link Reviewer}.
  */
 import { z } from "zod";
 import { KINDS, type CrKind } from "../synth/schema/kinds.ts";
-import type { Finding } from "./site-review.ts";
+import { isRecord } from "../synth/inventory/raw.ts";
+import type { Finding, Reviewer } from "./site-review.ts";
 
 /** The only AdmissionReview version the webhook speaks (`admissionReviewVersions: [v1]`). */
 export const ADMISSION_API_VERSION = "admission.k8s.io/v1";
@@ -19,9 +20,6 @@ export const MAX_WARNING_LENGTH = 256;
  * before they run rather than costing seconds and a stack overflow.
  */
 export const MAX_OBJECT_DEPTH = 64;
-
-/** The rules for one object: every finding, errors and warnings. May throw on a bug. */
-export type Review = (object: unknown) => readonly Finding[];
 
 /** How an admission request that was understood ended. */
 export type AdmissionResult = "allowed" | "denied" | "internal-error" | "unavailable";
@@ -92,10 +90,11 @@ type AdmissionRequest = z.infer<typeof AdmissionRequestSchema>;
 
 /**
  * Decides one AdmissionReview for the endpoint of `kind`. DELETE (and CONNECT) are allowed without
- * review; `dryRun` changes nothing, since reviewing has no side effects. `review` is `undefined`
- * while the inventory is not loaded: the request is then denied as unavailable, never allowed blind.
+ * review; `dryRun` changes nothing, since reviewing has no side effects. `reviewer` runs the rules
+ * (and may throw on a bug); it is `undefined` while the inventory is not loaded: the request is then
+ * denied as unavailable, never allowed blind.
  */
-export function admit(kind: CrKind, body: unknown, review: Review | undefined): AdmissionOutcome {
+export function admit(kind: CrKind, body: unknown, reviewer: Reviewer | undefined): AdmissionOutcome {
   const parsed = AdmissionReviewSchema.safeParse(body);
   if (!parsed.success) {
     const problems = parsed.error.issues.map(
@@ -126,7 +125,7 @@ export function admit(kind: CrKind, body: unknown, review: Review | undefined): 
   if (object.kind !== kind) {
     return invalid(`request.object.kind is ${JSON.stringify(object.kind) ?? "missing"}, not ${kind}`);
   }
-  if (review === undefined) {
+  if (reviewer === undefined) {
     return respond(summary, "unavailable", {
       uid: request.uid,
       allowed: false,
@@ -150,7 +149,7 @@ export function admit(kind: CrKind, body: unknown, review: Review | undefined): 
   }
   let findings: readonly Finding[];
   try {
-    findings = review(withRequestIdentity(object, request));
+    findings = reviewer.review(withRequestIdentity(object, request));
   } catch (failure) {
     return {
       ...respond(summary, "internal-error", {
@@ -242,8 +241,4 @@ function deeperThan(value: unknown, limit: number): boolean {
 function truncate(text: string, limit: number): string {
   const characters = Array.from(text);
   return characters.length <= limit ? text : `${characters.slice(0, limit - 1).join("")}…`;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

@@ -94,8 +94,7 @@ export function createApp(deps: WebhookDeps): express.Express {
   const review: RequestHandler = (request, response) => {
     const entry = tracked.get(request);
     if (entry === undefined || entry.kind === "unknown") throw new Error("admission route without tracking");
-    const reviewer = knowledge.reviewer();
-    const outcome = admit(entry.kind, request.body, reviewer && ((object) => reviewer.review(object)));
+    const outcome = admit(entry.kind, request.body, knowledge.reviewer());
     entry.outcome = outcome;
     response.status(outcome.status).json(outcome.body);
   };

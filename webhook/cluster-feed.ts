@@ -171,8 +171,9 @@ export class ClusterFeed implements Feed {
   static async start(options: ClusterFeedOptions): Promise<ClusterFeed> {
     const feed = new ClusterFeed(options);
     options.state.addFeed(feed);
-    await Promise.all(RESOURCES.map((resource) => feed.#open(resource)));
+    // Armed before the first lists, so that a shutdown while they run (close()) also disarms it.
     feed.#staleCheck = setInterval(() => feed.#replaceStale(), Math.max(250, feed.#staleAfterMs / 4));
+    await Promise.all(RESOURCES.map((resource) => feed.#open(resource)));
     return feed;
   }
 
@@ -212,7 +213,10 @@ export class ClusterFeed implements Feed {
     const { kubeConfig } = this.#options;
     const list = async () => {
       const listed = await resource.list(kubeConfig);
-      if (watch.informer === informer) watch.listed = true;
+      // client-node goes on to watch after a list even when stop() came meanwhile (a shutdown, or a
+      // stale informer replaced): failing the list ends it there. Its error is ignored below.
+      if (!current()) throw new Error(`informer for ${resource.name} stopped while listing`);
+      watch.listed = true;
       return listed;
     };
     // The watch path carries the server-side timeout that makes a healthy watch end and restart

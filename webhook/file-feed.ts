@@ -5,7 +5,7 @@
  * service and `/readyz` and the log say why (docs/decisions/0011-webhook-admission-scope.md).
  */
 import type { SourceDocument } from "../synth/documents.ts";
-import type { Issue, RuleId } from "../synth/issue.ts";
+import { issueText, type Issue, type RuleId } from "../synth/issue.ts";
 import type { Inventory } from "../synth/inventory/inventory.ts";
 import type { Lock } from "../synth/plan/lock.ts";
 import { readResources } from "../synth/site/resources.ts";
@@ -96,7 +96,7 @@ export class FileFeed implements Feed {
     }
     const unreadable = files.issues.filter((found) => UNREADABLE.has(found.rule));
     if (unreadable.length > 0) {
-      this.#fail(unreadable.map(describeIssue).join("; "));
+      this.#fail(unreadable.map(issueText).join("; "));
       return;
     }
     const { resources, issues: specIssues } = readResources(files.documents);
@@ -119,7 +119,7 @@ export class FileFeed implements Feed {
     });
     // Objects with such findings are left out of what the webhook knows; say which.
     for (const found of issues.slice(0, LOGGED_ISSUES))
-      log.warn("file finding", { finding: describeIssue(found) });
+      log.warn("file finding", { finding: issueText(found) });
     if (issues.length > LOGGED_ISSUES)
       log.warn("more file findings", { count: issues.length - LOGGED_ISSUES });
   }
@@ -131,10 +131,4 @@ export class FileFeed implements Feed {
       { problem },
     );
   }
-}
-
-/** `file:line:col: rule path: message`, as `metalsynth validate` words a finding. */
-function describeIssue(found: Issue): string {
-  const where = found.source ? `${found.source.file}:${found.source.line}:${found.source.column}: ` : "";
-  return `${where}${found.severity}[${found.rule}] ${found.path === "" ? "" : `${found.path}: `}${found.message}`;
 }

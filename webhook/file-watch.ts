@@ -83,7 +83,8 @@ export function watchPaths(
       // The directory does not exist yet: the periodic check notices when it appears.
     }
   }
-  const poll = setInterval(() => void check(), options.pollMs ?? 5000);
+  // Like the fs watchers (persistent: false), the poll never keeps the process alive on its own.
+  const poll = setInterval(() => void check(), options.pollMs ?? 5000).unref();
 
   return {
     close() {

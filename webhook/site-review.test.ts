@@ -1,6 +1,5 @@
 import { describe, expect, it } from "vitest";
 import { makeInventory } from "../test/builders/inventory.ts";
-import { parseDocuments } from "../synth/documents.ts";
 import { EMPTY_LOCK } from "../synth/plan/lock.ts";
 import { readResources, type AnyResource } from "../synth/site/resources.ts";
 import { provisioning } from "../test/webhook/reviews.ts";
@@ -108,10 +107,16 @@ describe("knownResources", () => {
     ]);
     expect(known[1]?.object.metadata.labels?.cluster).toBe("other");
   });
+});
 
-  it("makes documents whose every path points at the object's origin", () => {
-    const document = objectDocument({ a: 1 }, "cluster");
-    expect(document.position(["spec", "x"])).toEqual({ file: "cluster", line: 1, column: 1 });
-    expect(parseDocuments("x.yaml", "a: 1").documents[0]?.value).toEqual(document.value);
+describe("objectDocument", () => {
+  it("makes a document of the value whose every path points at the object's origin", () => {
+    const value = { a: 1 };
+    const document = objectDocument(value, "cluster");
+    expect(document).toMatchObject({ file: "cluster", index: 0 });
+    expect(document.value).toBe(value);
+    for (const path of [[], ["spec", "x"], ["items", 3]]) {
+      expect(document.position(path)).toEqual({ file: "cluster", line: 1, column: 1 });
+    }
   });
 });

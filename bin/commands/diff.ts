@@ -1,20 +1,18 @@
-import { parseArgs } from "node:util";
 import { diffTrees, hasChanges, type FileChange } from "../../gitops/diff.ts";
 import { diffText, filePatch } from "../../gitops/diff-format.ts";
 import { renderFromSite } from "../../gitops/render-site.ts";
 import { formatIssues } from "../../gitops/report.ts";
 import { readTree } from "../../gitops/tree-writer.ts";
-import { EXIT, outputFormat, SITE_OPTIONS, siteLocation, summary, type Console } from "../common.ts";
+import { EXIT, outputFormat, parseSiteArgs, siteLocation, summary, type Console } from "../common.ts";
 
 /**
  * `metalsynth diff`: what synth would change in `rendered/`, per cluster, without writing anything.
  * With `--exit-code` a pending change exits 1, like `git diff --exit-code`.
  */
 export async function diff(argv: readonly string[], io: Console): Promise<number> {
-  const { values } = parseArgs({
-    args: [...argv],
-    options: { ...SITE_OPTIONS, "exit-code": { type: "boolean" }, patch: { type: "boolean" } },
-    strict: true,
+  const { values } = parseSiteArgs(argv, {
+    "exit-code": { type: "boolean" },
+    patch: { type: "boolean" },
   });
   const format = outputFormat(values.format);
   const { input, issues, rendered } = await renderFromSite(siteLocation(values));

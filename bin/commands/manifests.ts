@@ -1,9 +1,8 @@
 import { parseArgs } from "node:util";
 import { webhookManifestsYaml } from "../../charts/webhook/index.ts";
 import { UsageError } from "../../gitops/errors.ts";
+import { DNS1123_LABEL } from "../../synth/inventory/selector.ts";
 import { EXIT, type Console } from "../common.ts";
-
-const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
 /** `metalsynth manifests`: the webhook's deployment YAML on stdout (what deploy/metalsynth.yaml holds). */
 export async function manifests(argv: readonly string[], io: Console): Promise<number> {
@@ -19,6 +18,6 @@ export async function manifests(argv: readonly string[], io: Console): Promise<n
   if (image !== undefined && !/^\S+$/.test(image)) {
     throw new UsageError(`--image must be an image reference, not "${image}"`);
   }
-  io.out(webhookManifestsYaml({ ...(namespace && { namespace }), ...(image && { image }) }));
+  io.out(webhookManifestsYaml({ namespace, image }));
   return EXIT.ok;
 }

@@ -1,12 +1,11 @@
-import { parseArgs } from "node:util";
 import { renderFromSite } from "../../gitops/render-site.ts";
 import { formatIssues } from "../../gitops/report.ts";
 import { writeTree } from "../../gitops/tree-writer.ts";
-import { EXIT, outputFormat, SITE_OPTIONS, siteLocation, summary, type Console } from "../common.ts";
+import { EXIT, outputFormat, parseSiteArgs, siteLocation, summary, type Console } from "../common.ts";
 
 /** `metalsynth synth`: validate, plan and write `rendered/`; on errors the tree is left as it was. */
 export async function synth(argv: readonly string[], io: Console): Promise<number> {
-  const { values } = parseArgs({ args: [...argv], options: SITE_OPTIONS, strict: true });
+  const { values } = parseSiteArgs(argv);
   const format = outputFormat(values.format);
   const { input, issues, rendered } = await renderFromSite(siteLocation(values));
   if (rendered === undefined) {

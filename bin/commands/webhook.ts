@@ -4,14 +4,14 @@ import { parseArgs } from "node:util";
 import { KubeConfig } from "@kubernetes/client-node";
 import { UsageError } from "../../gitops/errors.ts";
 import { readInventory } from "../../gitops/inventory-reader.ts";
-import { LOCK_FILE, readSite } from "../../gitops/site-reader.ts";
+import { LOCK_FILE, readSite, SETTINGS_FILE } from "../../gitops/site-reader.ts";
 import { EMPTY_LOCK } from "../../synth/plan/lock.ts";
 import { ClusterFeed } from "../../webhook/cluster-feed.ts";
 import { FileFeed, type SiteFiles } from "../../webhook/file-feed.ts";
 import { jsonLogger } from "../../webhook/log.ts";
 import { startWebhook } from "../../webhook/main.ts";
 import { WebhookState } from "../../webhook/state.ts";
-import { EXIT, type Console } from "../common.ts";
+import { EXIT, listWords, type Console } from "../common.ts";
 
 const OPTIONS = {
   inventory: { type: "string", multiple: true },
@@ -29,7 +29,16 @@ const OPTIONS = {
  * and lock. JSON logs go to stdout.
  */
 export async function webhook(argv: readonly string[], io: Console): Promise<number> {
-  const { values } = parseArgs({ args: [...argv], options: OPTIONS, strict: true });
+  const parsed = parseArgs({
+    args: [...argv],
+    options: OPTIONS,
+    strict: true,
+    allowPositionals: true,
+    tokens: true,
+  });
+  const [unexpected] = listWords(parsed, ["inventory"]);
+  if (unexpected !== undefined) throw new UsageError(`unexpected argument "${unexpected}"`);
+  const { values } = parsed;
   const inventory = values.inventory;
   const fromCluster = values["from-cluster"] === true;
   if ((inventory !== undefined) === fromCluster) {
@@ -90,9 +99,12 @@ export async function webhook(argv: readonly string[], io: Console): Promise<num
   return EXIT.ok;
 }
 
-/** The site's files the webhook reads: specs and the lock. */
+/**
+ * The site's files the webhook reads: specs and the lock, and the settings, which readSite parses
+ * too: a broken settings file stops a read, so fixing it must trigger the next one.
+ */
 export function sitePaths(site: string): string[] {
-  return [path.join(site, "specs"), path.join(site, "rendered", LOCK_FILE)];
+  return [path.join(site, "specs"), path.join(site, "rendered", LOCK_FILE), path.join(site, SETTINGS_FILE)];
 }
 
 /** Specs and lock of `site`, with the inventory from `inventory` (none with `[]`). */

@@ -50,24 +50,23 @@ export class BmhLabelsChart extends Chart {
     const { cluster } = props;
     // No chart-wide namespace or labels: each patch names its BMH's namespace and its own labels.
     super(scope, id, { disableResourceNameHashes: true });
-    const labelsOf = new Map<string, Record<string, string>>();
-    const members = cluster.members ?? [];
-    for (const member of members) {
-      labelsOf.set(member.host.id, {
-        [CLUSTER_LABEL]: cluster.name,
-        [SIP_LABELS.namespace]: cluster.namespace,
-        [SIP_LABELS.name]: cluster.name,
-        [SIP_LABELS.nodeType]: member.role,
+    // A released host's patch has no labels; a host released and chosen again is a member.
+    const patches = new Map<string, { host: Host; labels?: Record<string, string> }>();
+    for (const host of cluster.released) patches.set(host.id, { host });
+    for (const member of cluster.members ?? []) {
+      patches.set(member.host.id, {
+        host: member.host,
+        labels: {
+          [CLUSTER_LABEL]: cluster.name,
+          [SIP_LABELS.namespace]: cluster.namespace,
+          [SIP_LABELS.name]: cluster.name,
+          [SIP_LABELS.nodeType]: member.role,
+        },
       });
     }
-    const hosts = new Map<string, Host>();
-    for (const host of [...cluster.released, ...members.map((member) => member.host)]) {
-      hosts.set(host.id, host);
-    }
-    [...hosts.values()]
-      .sort((a, b) => compareText(a.id, b.id))
-      .forEach((host, index) => {
-        const labels = labelsOf.get(host.id);
+    [...patches.values()]
+      .sort((a, b) => compareText(a.host.id, b.host.id))
+      .forEach(({ host, labels }, index) => {
         new ApiObject(this, `bmh-${index}`, {
           apiVersion: "metal3.io/v1alpha1",
           kind: "BareMetalHost",

@@ -8,25 +8,21 @@ import type { SipClusterPlan } from "../../synth/plan/model.ts";
 import type { SiteSettings } from "../../synth/schema/settings.ts";
 import { secretFindings, secretMaterialIn } from "../../synth/secrets.ts";
 import { toYaml, toYamlStream } from "../../synth/yaml-output.ts";
-import { objectsOf } from "../index.ts";
-import { asKubeObject, testApp, type KubeObject, validateKubernetesObject } from "../test-support.ts";
+import { hasKubectl } from "../../test/harness.ts";
+import {
+  asKubeObject,
+  objectsByFile,
+  testApp,
+  type KubeObject,
+  validateKubernetesObject,
+} from "../test-support.ts";
 import { addSipClusterCharts } from "./index.ts";
 import { examplePlan, sipPlan } from "./test-support.ts";
 import { serviceObjectName } from "./workload.ts";
 
-const hasKubectl = (() => {
-  try {
-    execFileSync("kubectl", ["version", "--client"], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  }
-})();
-
 /** The objects of each of a cluster's files, as synth writes them. */
 function sipClusterObjects(cluster: SipClusterPlan, settings: SiteSettings): Map<string, unknown[]> {
-  const charts = addSipClusterCharts(testApp(), cluster, settings);
-  return new Map([...charts].map(([file, chart]) => [file, objectsOf(chart)]));
+  return objectsByFile(addSipClusterCharts(testApp(), cluster, settings));
 }
 
 function kubeObjects(files: Map<string, unknown[]>): KubeObject[] {

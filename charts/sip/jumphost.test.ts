@@ -4,7 +4,13 @@ import { describe, expect, it } from "vitest";
 import type { SipClusterPlan } from "../../synth/plan/model.ts";
 import { DEFAULT_SETTINGS, type SiteSettings } from "../../synth/schema/settings.ts";
 import { toYamlStream } from "../../synth/yaml-output.ts";
-import { synthObjects, testApp, type KubeObject, validateKubernetesObject } from "../test-support.ts";
+import {
+  findObject,
+  synthObjects,
+  testApp,
+  type KubeObject,
+  validateKubernetesObject,
+} from "../test-support.ts";
 import { JumpHostChart } from "./jumphost.ts";
 import { PUBLIC_KEY, SIP_HOSTS, examplePlan, sipHost, sipPlan, type SipServices } from "./test-support.ts";
 
@@ -15,9 +21,7 @@ function render(cluster: SipClusterPlan, settings: SiteSettings = DEFAULT_SETTIN
 }
 
 function find(objects: readonly KubeObject[], kind: string, name = NAME): KubeObject {
-  const found = objects.find((object) => object.kind === kind && object.metadata.name === name);
-  if (!found) throw new Error(`no ${kind}/${name}`);
-  return found;
+  return findObject(objects, kind, name);
 }
 
 function podSpec(objects: readonly KubeObject[], name = NAME) {

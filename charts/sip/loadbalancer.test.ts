@@ -4,7 +4,13 @@ import { describe, expect, it } from "vitest";
 import type { SipClusterPlan } from "../../synth/plan/model.ts";
 import { DEFAULT_SETTINGS, type SiteSettings } from "../../synth/schema/settings.ts";
 import { toYamlStream } from "../../synth/yaml-output.ts";
-import { synthObjects, testApp, type KubeObject, validateKubernetesObject } from "../test-support.ts";
+import {
+  findObject,
+  synthObjects,
+  testApp,
+  type KubeObject,
+  validateKubernetesObject,
+} from "../test-support.ts";
 import { LoadBalancerChart, type LoadBalancerTier } from "./loadbalancer.ts";
 import { examplePlan, sipPlan, type SipServices } from "./test-support.ts";
 
@@ -12,15 +18,8 @@ function render(cluster: SipClusterPlan, tier: LoadBalancerTier, settings: SiteS
   return synthObjects(new LoadBalancerChart(testApp(), `loadbalancer-${tier}`, { cluster, settings, tier }));
 }
 
-function find(objects: readonly KubeObject[], kind: string, name: string): KubeObject {
-  const found = objects.find((object) => object.kind === kind && object.metadata.name === name);
-  if (!found)
-    throw new Error(`no ${kind}/${name} in ${objects.map((object) => object.metadata.name).join(", ")}`);
-  return found;
-}
-
 function haproxyCfg(objects: readonly KubeObject[], name: string): string {
-  return new ConfigMap(find(objects, "ConfigMap", name)).data?.["haproxy.cfg"] ?? "";
+  return new ConfigMap(findObject(objects, "ConfigMap", name)).data?.["haproxy.cfg"] ?? "";
 }
 
 function serverLines(config: string): string[] {
@@ -28,7 +27,7 @@ function serverLines(config: string): string[] {
 }
 
 function podTemplate(objects: readonly KubeObject[], name: string) {
-  const template = new Deployment(find(objects, "Deployment", name)).spec?.template;
+  const template = new Deployment(findObject(objects, "Deployment", name)).spec?.template;
   if (!template?.spec) throw new Error(`Deployment ${name} without a pod template`);
   return { metadata: template.metadata, spec: template.spec };
 }
@@ -81,7 +80,7 @@ describe("LoadBalancerChart", () => {
       "  server wk-1 10.41.0.21:30101",
       "  server wk-2 10.41.0.22:30101",
     ]);
-    expect(new Service(find(objects, "Service", "loadbalancer-worker-tenant-a")).spec?.ports).toEqual([
+    expect(new Service(findObject(objects, "Service", "loadbalancer-worker-tenant-a")).spec?.ports).toEqual([
       { name: "port-30100", protocol: "TCP", port: 30100, targetPort: 30100, nodePort: 30100 },
       { name: "port-30101", protocol: "TCP", port: 30101, targetPort: 30101, nodePort: 30101 },
     ]);
@@ -90,7 +89,7 @@ describe("LoadBalancerChart", () => {
   it("publishes 6443 on the CR's nodePort, and lets Kubernetes choose for nodePort 0", () => {
     const ports = (nodePort: number) =>
       new Service(
-        find(
+        findObject(
           render(
             sipPlan({ services: { loadBalancerControlPlane: [{ nodeInterfaceId: "oam-ipv4", nodePort }] } }),
             "controlplane",
@@ -112,8 +111,8 @@ describe("LoadBalancerChart", () => {
     const objects = render(sipPlan(), "controlplane");
     const name = "loadbalancer-controlplane-tenant-a";
     const selector = { "app.kubernetes.io/name": "haproxy", "app.kubernetes.io/instance": name };
-    expect(new Service(find(objects, "Service", name)).spec?.selector).toEqual(selector);
-    expect(new Deployment(find(objects, "Deployment", name)).spec?.selector).toEqual({
+    expect(new Service(findObject(objects, "Service", name)).spec?.selector).toEqual(selector);
+    expect(new Deployment(findObject(objects, "Deployment", name)).spec?.selector).toEqual({
       matchLabels: selector,
     });
     expect(podTemplate(objects, name).metadata?.labels).toEqual({

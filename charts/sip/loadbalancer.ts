@@ -3,7 +3,13 @@ import { k8s } from "cdk8s-plus-27";
 import type { Construct } from "constructs";
 import type { SipClusterPlan } from "../../synth/plan/model.ts";
 import type { SiteSettings } from "../../synth/schema/settings.ts";
-import { NOBODY, SYNC_WAVES, clusterChartProps, waveAnnotations } from "../metadata.ts";
+import {
+  SYNC_WAVES,
+  clusterChartProps,
+  nobodyPodSecurityContext,
+  unprivilegedContainerSecurityContext,
+  waveAnnotations,
+} from "../metadata.ts";
 import {
   HAPROXY_HEALTH_PATH,
   HAPROXY_HEALTH_PORT,
@@ -121,12 +127,7 @@ function haproxyPod(
   return {
     automountServiceAccountToken: false,
     // HAProxy needs no account; the official 2.3 image would otherwise run as root.
-    securityContext: {
-      runAsNonRoot: true,
-      runAsUser: NOBODY,
-      runAsGroup: NOBODY,
-      seccompProfile: { type: "RuntimeDefault" },
-    },
+    securityContext: nobodyPodSecurityContext(),
     affinity: {
       podAntiAffinity: {
         preferredDuringSchedulingIgnoredDuringExecution: [
@@ -145,11 +146,7 @@ function haproxyPod(
         name: "haproxy",
         image,
         // The ports are above 1023 and the config writes no files: no capability, no writable path.
-        securityContext: {
-          allowPrivilegeEscalation: false,
-          readOnlyRootFilesystem: true,
-          capabilities: { drop: ["ALL"] },
-        },
+        securityContext: unprivilegedContainerSecurityContext(),
         ports: [
           { name: "health", containerPort: HAPROXY_HEALTH_PORT },
           ...ports.map((published) => ({ name: published.name, containerPort: published.port })),

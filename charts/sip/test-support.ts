@@ -7,6 +7,7 @@ import { readFileSync, readdirSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { makeHost, makeInventory, type HostOptions } from "../../test/builders/inventory.ts";
+import { evaluateYaml } from "../../test/harness.ts";
 import { parseDocuments } from "../../synth/documents.ts";
 import { evaluateSite } from "../../synth/evaluate.ts";
 import { buildInventory } from "../../synth/inventory/load.ts";
@@ -136,15 +137,9 @@ export function sipPlan(options: SipPlanOptions = {}): SipClusterPlan {
       services,
     },
   });
-  const parsed = parseDocuments("specs/tenant-a.yaml", yaml);
-  const evaluation = evaluateSite(
-    parsed.documents,
-    makeInventory(options.hosts ?? SIP_HOSTS()),
-    options.lock ?? EMPTY_LOCK,
-  );
-  const problems = [...parsed.issues, ...evaluation.issues];
-  if (problems.length > 0)
-    throw new Error(`fixture has issues:\n${yaml}\n${JSON.stringify(problems, null, 2)}`);
+  const evaluation = evaluateYaml(yaml, makeInventory(options.hosts ?? SIP_HOSTS()), options.lock);
+  if (evaluation.all.length > 0)
+    throw new Error(`fixture has issues:\n${yaml}\n${JSON.stringify(evaluation.all, null, 2)}`);
   return sipPlanOf(evaluation.plan.clusters, "edge-sip/tenant-a");
 }
 

@@ -11,7 +11,7 @@ import type { SipClusterPlan, SipMember } from "../../synth/plan/model.ts";
 import { clusterLabels } from "../metadata.ts";
 
 /** Pod annotation holding a hash of the pod's ConfigMap: a changed config rolls the Deployment. */
-export const CONFIG_HASH_ANNOTATION = "metalsynth.io/config-hash";
+const CONFIG_HASH_ANNOTATION = "metalsynth.io/config-hash";
 
 /** Longest DNS-1035 label: a Service name must be one. */
 const MAX_SERVICE_NAME = 63;

@@ -2,9 +2,9 @@ import { App } from "cdk8s";
 import packageJson from "../../package.json" with { type: "json" };
 import { toYamlStream } from "../../synth/yaml-output.ts";
 import { objectsOf } from "../index.ts";
-import { WebhookChart } from "./webhook-chart.ts";
+import { WEBHOOK_NAME, WebhookChart } from "./webhook-chart.ts";
 
-export { WEBHOOK_NAME, WebhookChart, type WebhookChartProps } from "./webhook-chart.ts";
+export { TIMEOUT_SECONDS, WEBHOOK_NAME, WebhookChart, type WebhookChartProps } from "./webhook-chart.ts";
 
 /** Where the webhook is installed unless `--namespace` says otherwise. */
 export const DEFAULT_NAMESPACE = "metalsynth-system";
@@ -23,7 +23,7 @@ export interface WebhookManifestOptions {
 export function webhookManifests(options: WebhookManifestOptions = {}): unknown[] {
   const app = new App({ recordConstructMetadata: false });
   return objectsOf(
-    new WebhookChart(app, "metalsynth-webhook", {
+    new WebhookChart(app, WEBHOOK_NAME, {
       namespace: options.namespace ?? DEFAULT_NAMESPACE,
       image: options.image ?? DEFAULT_IMAGE,
     }),

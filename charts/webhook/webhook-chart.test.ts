@@ -1,48 +1,26 @@
-import { Certificate, Issuer } from "@kubernetes-models/cert-manager/cert-manager.io/v1";
+import { Certificate } from "@kubernetes-models/cert-manager/cert-manager.io/v1";
 import { ValidatingWebhookConfiguration } from "kubernetes-models/admissionregistration.k8s.io/v1";
-import { CustomResourceDefinition } from "kubernetes-models/apiextensions.k8s.io/v1";
 import { Deployment } from "kubernetes-models/apps/v1";
 import { PodDisruptionBudget } from "kubernetes-models/policy/v1";
-import { ClusterRole, ClusterRoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1";
-import { Namespace, Service, ServiceAccount } from "kubernetes-models/v1";
+import { ClusterRole } from "kubernetes-models/rbac.authorization.k8s.io/v1";
+import { Namespace, Service } from "kubernetes-models/v1";
 import { describe, expect, it } from "vitest";
 import { KINDS } from "../../synth/schema/kinds.ts";
-import { asKubeObject, type KubeObject } from "../test-support.ts";
+import { asKubeObject, findObject, validateKubernetesObject, type KubeObject } from "../test-support.ts";
 import { DEFAULT_IMAGE, DEFAULT_NAMESPACE, webhookManifests } from "./index.ts";
-
-/** A model of each kind the chart renders, filled with the object and validated against its schema. */
-const MODELS: Readonly<Record<string, (object: KubeObject) => { validate(): void }>> = {
-  "apiextensions.k8s.io/v1/CustomResourceDefinition": (object) =>
-    new CustomResourceDefinition(object as never),
-  "v1/Namespace": (object) => new Namespace(object as never),
-  "v1/ServiceAccount": (object) => new ServiceAccount(object as never),
-  "rbac.authorization.k8s.io/v1/ClusterRole": (object) => new ClusterRole(object as never),
-  "rbac.authorization.k8s.io/v1/ClusterRoleBinding": (object) => new ClusterRoleBinding(object as never),
-  "cert-manager.io/v1/Issuer": (object) => new Issuer(object as never),
-  "cert-manager.io/v1/Certificate": (object) => new Certificate(object as never),
-  "v1/Service": (object) => new Service(object as never),
-  "apps/v1/Deployment": (object) => new Deployment(object as never),
-  "policy/v1/PodDisruptionBudget": (object) => new PodDisruptionBudget(object as never),
-  "admissionregistration.k8s.io/v1/ValidatingWebhookConfiguration": (object) =>
-    new ValidatingWebhookConfiguration(object as never),
-};
 
 const objects = (options?: Parameters<typeof webhookManifests>[0]) =>
   webhookManifests(options).map(asKubeObject);
 /** The object of `kind`, in its kubernetes-models class for typed reading. */
 function one<T>(list: KubeObject[], kind: string, model: new (data: never) => T): T {
-  const found = list.find((object) => object.kind === kind);
-  if (!found) throw new Error(`no ${kind}`);
-  return new model(found as never);
+  return new model(findObject(list, kind) as never);
 }
 
 describe("WebhookChart", () => {
   it("validates every object against its kind's schema, in apply order", () => {
     const rendered = objects();
     for (const object of rendered) {
-      const model = MODELS[`${object.apiVersion}/${object.kind}`];
-      if (!model) throw new Error(`no schema for ${object.apiVersion}/${object.kind}`);
-      expect(() => model(object).validate(), `${object.kind} ${object.metadata.name}`).not.toThrow();
+      expect(() => validateKubernetesObject(object), `${object.kind} ${object.metadata.name}`).not.toThrow();
     }
     expect(rendered.map((object) => object.kind)).toEqual([
       ...Object.values(KINDS).map(() => "CustomResourceDefinition"),
@@ -148,6 +126,23 @@ describe("WebhookChart", () => {
     expect(one(objects(), "PodDisruptionBudget", PodDisruptionBudget).spec).toMatchObject({
       minAvailable: 1,
     });
+  });
+
+  it("points the Service and the PodDisruptionBudget at the Deployment's pods and port", () => {
+    const rendered = objects();
+    const deployment = one(rendered, "Deployment", Deployment);
+    const labels = deployment.spec?.template.metadata?.labels;
+    expect(labels).toBeDefined();
+    expect(deployment.spec?.selector.matchLabels).toEqual(labels);
+    const service = one(rendered, "Service", Service).spec;
+    expect(service?.selector).toEqual(labels);
+    expect(service?.ports).toEqual([{ name: "https", port: 443, targetPort: "https" }]);
+    expect(deployment.spec?.template.spec?.containers[0]?.ports).toEqual([
+      { name: "https", containerPort: 8443 },
+    ]);
+    expect(one(rendered, "PodDisruptionBudget", PodDisruptionBudget).spec?.selector?.matchLabels).toEqual(
+      labels,
+    );
   });
 
   it("issues the certificate for the Service's DNS names", () => {

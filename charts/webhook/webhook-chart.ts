@@ -16,9 +16,9 @@ export interface WebhookChartProps {
 /** Name of the Deployment, Service, ServiceAccount, RBAC objects, PDB, certificate and configuration. */
 export const WEBHOOK_NAME = "metalsynth-webhook";
 /** The Secret cert-manager writes the serving certificate into. */
-export const TLS_SECRET = `${WEBHOOK_NAME}-tls`;
+const TLS_SECRET = `${WEBHOOK_NAME}-tls`;
 /** The port the server listens on inside the pod (non-root: above 1024). */
-export const WEBHOOK_PORT = 8443;
+const WEBHOOK_PORT = 8443;
 /** The API server gives up on a call after this many seconds (SPEC §5); the server answers within 4 s. */
 export const TIMEOUT_SECONDS = 5;
 

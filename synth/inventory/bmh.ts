@@ -4,8 +4,9 @@
  */
 import type { FieldPath } from "../field-path.ts";
 import { normalizeMac } from "../mac.ts";
+import { isIPv4 } from "../network.ts";
 import type { Nic, SipOwnership } from "./host.ts";
-import { StringPool, detach, field, isRecord, stringField } from "./raw.ts";
+import { DEFAULT_NAMESPACE, StringPool, describe, detach, field, isRecord, stringField } from "./raw.ts";
 
 /** Reports a problem at a field path of the object being read. */
 export type Report = (path: FieldPath, message: string) => void;
@@ -48,7 +49,7 @@ export interface HostDraft {
 /** `metadata.namespace` or Kubernetes' default for objects written without one. */
 export function namespaceOf(value: unknown): string | undefined {
   const namespace = field(field(value, "metadata"), "namespace");
-  if (namespace === undefined || namespace === null || namespace === "") return "default";
+  if (namespace === undefined || namespace === null || namespace === "") return DEFAULT_NAMESPACE;
   return typeof namespace === "string" ? namespace : undefined;
 }
 
@@ -182,7 +183,7 @@ export function readHardware(
       let nic = nics.find((known) => known.mac === mac && known.name === name);
       if (!nic) nics.push((nic = { name, mac }));
       const ip = stringField(rawNic, "ip")?.trim() ?? "";
-      if (nic.ipv4 === undefined && isIpv4(ip)) nic.ipv4 = detach(ip);
+      if (nic.ipv4 === undefined && isIPv4(ip)) nic.ipv4 = detach(ip);
       else if (nic.ipv6 === undefined && isGlobalIpv6(ip)) nic.ipv6 = detach(ip);
     });
   }
@@ -249,25 +250,9 @@ function positiveInteger(raw: unknown, path: FieldPath, owner: string, report: R
   return undefined;
 }
 
-const IPV4 = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
-
-/** Dotted-quad IPv4. */
-export function isIpv4(text: string): boolean {
-  return IPV4.test(text);
-}
-
 /** An IPv6 address that is not link-local (`fe80::/10`, or scoped with `%if`) nor loopback/unspecified. */
 export function isGlobalIpv6(text: string): boolean {
   if (!text.includes(":") || text.includes("%") || !/^[0-9a-f:.]+$/i.test(text)) return false;
   if (/^fe[89ab]/i.test(text)) return false;
   return text !== "::1" && text !== "::";
-}
-
-/** A short, safe rendering of a raw value for messages. */
-export function describe(value: unknown): string {
-  if (value === undefined) return "nothing";
-  if (typeof value === "string")
-    return JSON.stringify(value.length > 60 ? `${value.slice(0, 57)}...` : value);
-  if (value === null || typeof value === "number" || typeof value === "boolean") return String(value);
-  return Array.isArray(value) ? "a list" : "a map";
 }

@@ -2,9 +2,9 @@
  * Parsing one piece ("chunk") of a large snapshot file: a list item or a single document that a
  * splitter cut out, with the line and column it starts at, so positions still point into the file.
  */
-import { MAX_DOCUMENT_BYTES, parseDocuments, type SourceDocument } from "../documents.ts";
+import { parseDocuments, type SourceDocument } from "../documents.ts";
 import type { FieldPath } from "../field-path.ts";
-import { issue, type Issue, type SourcePosition } from "../issue.ts";
+import type { Issue, SourcePosition } from "../issue.ts";
 import type { InventoryObject } from "./load.ts";
 
 /** Text of one object (or document) of a file and where it starts (1-based). */
@@ -70,15 +70,4 @@ export function parseJsonChunk(file: string, chunk: TextChunk, issues: Issue[]):
       },
     },
   ];
-}
-
-/** The `too-large` issue for a chunk a splitter stopped buffering. */
-export function tooLarge(file: string, line: number, column: number, bytes: number, hint = ""): Issue {
-  const size = `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
-  return issue(
-    "too-large",
-    "",
-    `document is ${size}, over the Kubernetes object limit of ${(MAX_DOCUMENT_BYTES / 1024 / 1024).toFixed(1)} MiB${hint}`,
-    { source: { file, line, column } },
-  );
 }

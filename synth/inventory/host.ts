@@ -57,6 +57,11 @@ export interface Host {
   readonly source?: SourcePosition;
 }
 
+/** `namespace/name` of the SIPCluster the host's SIP labels assign it to, if they do. */
+export function sipOwnerKey(host: Host): string | undefined {
+  return host.sipOwner && `${host.sipOwner.namespace}/${host.sipOwner.name}`;
+}
+
 /** The IP for a MAC (SPEC §1.3): the IPv4 of the NIC with that MAC, else its global IPv6. */
 export function ipForMac(host: Host, mac: string): string | undefined {
   const nics = host.nics.filter((nic) => nic.mac === mac);

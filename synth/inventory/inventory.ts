@@ -3,9 +3,10 @@
  * lookup the webhook's hot path needs (by id, by MAC, by label, by size) is a map or a binary search,
  * never a scan of all hosts (SPEC §8: one CR against 10,000 hosts in ≤ 2 ms).
  */
+import { pushTo } from "../group.ts";
 import { compareText } from "../issue.ts";
 import { ClosestMac, type KnownMac } from "./closest-mac.ts";
-import type { Host } from "./host.ts";
+import { sipOwnerKey, type Host } from "./host.ts";
 import type { LabelSelector } from "./selector.ts";
 import { matchesSelector } from "./selector.ts";
 
@@ -50,7 +51,8 @@ export class Inventory {
         pushTo(values, value, host);
         pushTo(this.#withKey, key, host);
       }
-      if (host.sipOwner) pushTo(this.#bySipOwner, `${host.sipOwner.namespace}/${host.sipOwner.name}`, host);
+      const sipOwner = sipOwnerKey(host);
+      if (sipOwner !== undefined) pushTo(this.#bySipOwner, sipOwner, host);
     }
     const known = (host: Host): boolean => host.cpus !== undefined && host.memoryBytes !== undefined;
     this.#sized = sorted.filter(known).sort(compareBySize);
@@ -135,12 +137,6 @@ export class Inventory {
   withUnknownResources(): readonly Host[] {
     return this.#unknownResources;
   }
-}
-
-function pushTo<K>(map: Map<K, Host[]>, key: K, host: Host): void {
-  const list = map.get(key);
-  if (list) list.push(host);
-  else map.set(key, [host]);
 }
 
 function compareBySize(a: Host, b: Host): number {

@@ -8,9 +8,9 @@
  * token-level streaming parser (stream-json builds every value token by token) and, unlike one, gives
  * each item its own line and column for messages.
  */
-import { MAX_DOCUMENT_BYTES } from "../documents.ts";
+import { MAX_DOCUMENT_BYTES, tooLarge } from "../documents.ts";
 import { issue, type Issue } from "../issue.ts";
-import { tooLarge, type TextChunk } from "./chunks.ts";
+import type { TextChunk } from "./chunks.ts";
 
 /** What the splitter finds, in file order. */
 export interface JsonSplitEvents {
@@ -302,7 +302,8 @@ export class JsonSplitter {
   #endRoot(bytes: Uint8Array, end: number): void {
     const text = this.#root.finish(bytes, end, this.#decode);
     if (text === undefined) {
-      this.#events.issue(tooLarge(this.#file, this.#rootLine, this.#rootColumn, this.#root.size));
+      const source = { file: this.#file, line: this.#rootLine, column: this.#rootColumn };
+      this.#events.issue(tooLarge(this.#root.size, source));
     } else {
       this.#events.root({ text, line: this.#rootLine, column: this.#rootColumn }, this.#rootHadItems);
     }
@@ -311,7 +312,8 @@ export class JsonSplitter {
   #endItem(bytes: Uint8Array, end: number): void {
     const text = this.#item.finish(bytes, end, this.#decode);
     if (text === undefined) {
-      this.#events.issue(tooLarge(this.#file, this.#itemLine, this.#itemColumn, this.#item.size));
+      const source = { file: this.#file, line: this.#itemLine, column: this.#itemColumn };
+      this.#events.issue(tooLarge(this.#item.size, source));
     } else {
       this.#events.item({ text: text.trimEnd(), line: this.#itemLine, column: this.#itemColumn });
     }

@@ -22,7 +22,16 @@ import {
 import type { Host, Nic } from "./host.ts";
 import { Inventory } from "./inventory.ts";
 import { hasNetworkData, readNetworkData } from "./network-data.ts";
-import { StringPool, detach, field, isListKind, isRecord, listItem, stringField } from "./raw.ts";
+import {
+  DEFAULT_NAMESPACE,
+  StringPool,
+  detach,
+  field,
+  isListKind,
+  isRecord,
+  listItem,
+  stringField,
+} from "./raw.ts";
 
 /** One top-level object of a snapshot file, as a reader hands it over. */
 export interface InventoryObject {
@@ -204,7 +213,7 @@ export class InventoryBuilder {
       report(["metadata", "name"], "Secret with networkData but without metadata.name is ignored");
       return;
     }
-    const owner = `${namespace || "default"}/${name}`;
+    const owner = `${namespace || DEFAULT_NAMESPACE}/${name}`;
     const networks = readNetworkData(secret, owner, report, this.#strings);
     if (networks === undefined) return;
     this.#secrets.push({
@@ -242,7 +251,7 @@ function isMetal3(apiVersion: unknown): boolean {
 }
 
 function secretKey(secret: NetworkDataSecret): string {
-  return `${secret.declaredNamespace ?? "default"}/${secret.name}`;
+  return `${secret.declaredNamespace ?? DEFAULT_NAMESPACE}/${secret.name}`;
 }
 
 /**

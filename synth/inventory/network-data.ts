@@ -4,6 +4,7 @@
  * every other key of these Secrets, is never read, so BMC passwords can't leak into the inventory.
  */
 import { parseDocument } from "yaml";
+import { firstLine } from "../documents.ts";
 import type { FieldPath } from "../field-path.ts";
 import type { Report } from "./bmh.ts";
 import { StringPool, detach, field, isRecord, stringField } from "./raw.ts";
@@ -94,8 +95,4 @@ function parseNetworkData(text: string, report: (message: string) => void): unkn
     report(`networkData can't be expanded: ${firstLine(String(error))}`);
     return undefined;
   }
-}
-
-function firstLine(message: string): string {
-  return message.split("\n")[0] ?? message;
 }

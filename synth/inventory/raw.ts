@@ -3,6 +3,9 @@
  * from other tools), so every field is checked before use instead of being cast.
  */
 
+/** The namespace of an object written without one, as `kubectl apply` would place it. */
+export const DEFAULT_NAMESPACE = "default";
+
 /** A plain object from parsed YAML/JSON. */
 export type RawObject = Readonly<Record<string, unknown>>;
 
@@ -20,6 +23,17 @@ export function field(value: unknown, key: string): unknown {
 export function stringField(value: unknown, key: string): string | undefined {
   const found = field(value, key);
   return typeof found === "string" ? found : undefined;
+}
+
+/** A short, safe rendering of a raw value for messages: `"abc"`, `42`, `null`, `a list`, `a map`. */
+export function describe(value: unknown): string {
+  if (value === undefined) return "nothing";
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "a list";
+  if (typeof value === "object") return "a map";
+  if (typeof value === "string")
+    return JSON.stringify(value.length > 80 ? `${value.slice(0, 77)}...` : value);
+  return String(value);
 }
 
 /** Kubernetes list wrappers: `kind: List` and typed lists such as `BareMetalHostList`. */

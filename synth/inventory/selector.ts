@@ -11,9 +11,6 @@ import type { FieldPath } from "../field-path.ts";
 /** The operators Kubernetes accepts in `matchExpressions`. */
 export const SELECTOR_OPERATORS = ["In", "NotIn", "Exists", "DoesNotExist"] as const;
 
-/** One of {@link SELECTOR_OPERATORS}. */
-export type SelectorOperator = (typeof SELECTOR_OPERATORS)[number];
-
 /**
  * One `matchExpressions` entry. `operator` is typed as `string` on purpose: selectors come from user
  * CRs, and {@link selectorProblems} is where an unknown operator gets its readable message.
@@ -74,6 +71,8 @@ export function matchesRequirement(
   }
 }
 
+/** A DNS-1123 label: what Kubernetes allows as a namespace, and what a host name part must be. */
+export const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 const NAME_PART = /^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const MAX_NAME = 63;

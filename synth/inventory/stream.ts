@@ -33,6 +33,13 @@ class ListItems {
     if ((key === "kind" || key === "apiVersion") && typeof value === "string") this.#header[key] = value;
   }
 
+  /** Takes `kind`/`apiVersion` from the part of a list document outside its items. */
+  headerFrom(value: unknown): void {
+    if (!isRecord(value)) return;
+    this.headerField("kind", value["kind"]);
+    this.headerField("apiVersion", value["apiVersion"]);
+  }
+
   add(object: InventoryObject): void {
     const kindless = isRecord(object.value) && object.value["kind"] === undefined;
     if (!kindless) this.builder.add(object);
@@ -75,11 +82,8 @@ export function jsonInventoryStream(file: string, builder: InventoryBuilder): In
     rootString: (key, value) => items.headerField(key, value),
     root: (chunk, hadItems) => {
       for (const object of parse(chunk)) {
-        if (!hadItems) builder.add(object);
-        else if (isRecord(object.value)) {
-          items.headerField("kind", object.value["kind"]);
-          items.headerField("apiVersion", object.value["apiVersion"]);
-        }
+        if (hadItems) items.headerFrom(object.value);
+        else builder.add(object);
       }
       items.end();
     },
@@ -109,11 +113,8 @@ export function yamlInventoryStream(file: string, builder: InventoryBuilder): In
   const splitter = new YamlSplitter(file, {
     segment: (chunk, partOfList) => {
       for (const object of parse(chunk)) {
-        if (!partOfList) builder.add(object);
-        else if (isRecord(object.value)) {
-          items.headerField("kind", object.value["kind"]);
-          items.headerField("apiVersion", object.value["apiVersion"]);
-        }
+        if (partOfList) items.headerFrom(object.value);
+        else builder.add(object);
       }
     },
     item: (chunk) => parse(chunk).forEach((object) => items.add(object)),

@@ -9,9 +9,9 @@
  * it was. Any other shape (flow style, a root that isn't a mapping, `items:` holding a mapping) is read
  * as one whole document, the way small files are.
  */
-import { MAX_DOCUMENT_BYTES } from "../documents.ts";
+import { MAX_DOCUMENT_BYTES, tooLarge } from "../documents.ts";
 import { issue, type Issue } from "../issue.ts";
-import { tooLarge, type TextChunk } from "./chunks.ts";
+import type { TextChunk } from "./chunks.ts";
 
 /** What the splitter finds, in file order. */
 export interface YamlSplitEvents {
@@ -185,7 +185,7 @@ export class YamlSplitter {
     this.#item = undefined;
     if (!item) return;
     if (item.chars > MAX_DOCUMENT_BYTES) {
-      this.#events.issue(tooLarge(this.#file, item.line, 1, item.chars));
+      this.#events.issue(tooLarge(item.chars, { file: this.#file, line: item.line, column: 1 }));
     } else {
       this.#events.item({ text: item.lines.join("\n"), line: item.line, column: 1 });
     }
@@ -220,7 +220,9 @@ export class YamlSplitter {
     this.#header = undefined;
     if (!header || !this.#hasContent) return;
     if (header.chars > MAX_DOCUMENT_BYTES) {
-      this.#events.issue(tooLarge(this.#file, header.line, 1, header.chars, this.#hint));
+      this.#events.issue(
+        tooLarge(header.chars, { file: this.#file, line: header.line, column: 1 }, this.#hint),
+      );
     } else {
       this.#events.segment({ text: header.lines.join("\n"), line: header.line, column: 1 }, this.#partOfList);
     }

@@ -1,4 +1,5 @@
 import type { Host } from "../inventory/host.ts";
+import { compareText } from "../issue.ts";
 import { formatBytes } from "../quantity.ts";
 
 /**
@@ -81,10 +82,7 @@ export function fitHistogram(total: number, fitting: number, reasons: Iterable<s
   const counts = new Map<string, number>();
   for (const reason of reasons) counts.set(reason, (counts.get(reason) ?? 0) + 1);
   const parts = [...counts]
-    .sort(
-      ([reasonA, countA], [reasonB, countB]) =>
-        countB - countA || (reasonA < reasonB ? -1 : reasonA > reasonB ? 1 : 0),
-    )
+    .sort(([reasonA, countA], [reasonB, countB]) => countB - countA || compareText(reasonA, reasonB))
     .map(([reason, count]) => `${count} ${reason}`);
   return `${fitting}/${total} hosts fit${parts.length > 0 ? `: ${parts.join(", ")}` : ""}`;
 }

@@ -1,5 +1,5 @@
 import { compareText } from "../issue.ts";
-import { isRecord } from "../site/resources.ts";
+import { isRecord } from "../inventory/raw.ts";
 
 /** Which planner made an allocation. */
 export type LockKind = "bpa" | "sip";

@@ -1,12 +1,13 @@
 import { formatPath } from "../field-path.ts";
+import { pushTo } from "../group.ts";
 import { compareText, type Issue } from "../issue.ts";
-import { ipForInterface, ipForMac, type Host } from "../inventory/host.ts";
+import { ipForInterface, ipForMac, sipOwnerKey, type Host } from "../inventory/host.ts";
 import type { BestFit, Inventory } from "../inventory/inventory.ts";
 import { matchesSelector } from "../inventory/selector.ts";
 import { formatBytes } from "../quantity.ts";
 import type { NodeRequest, Provisioning } from "../site/bpa.ts";
 import { reporter } from "../site/resources.ts";
-import type { SipCluster, SipRole } from "../site/sip.ts";
+import { sipKey, type SipCluster, type SipRole } from "../site/sip.ts";
 import { fitHistogram, rejection, resourceFilters, unclaimed, type HostFilter } from "./filters.ts";
 import { compareLockEntries, type Lock, type LockEntry } from "./lock.ts";
 import type {
@@ -60,7 +61,7 @@ export function planSite({ model, inventory, lock }: PlanInput): { plan: SitePla
 
   const bestFit = inventory.bestFit();
   const bpaByKey = groupBpa(model);
-  const sipKeys = new Set(model.sips.map((sip) => sipKey(sip)));
+  const sipKeys = new Set(model.sips.map((sip) => sipKey(sip.resource)));
   const liveClusters = new Set([...bpaByKey.keys(), ...sipKeys]);
 
   // 1. The lock: allocations of clusters that still exist stay where they are. Hosts a SIPCluster
@@ -80,22 +81,22 @@ export function planSite({ model, inventory, lock }: PlanInput): { plan: SitePla
           entry.cluster,
           `being released by SIPCluster ${entry.cluster} (its labels are removed first)`,
         );
-      releasing.set(entry.cluster, [...(releasing.get(entry.cluster) ?? []), { host, entry }]);
+      pushTo(releasing, entry.cluster, { host, entry });
       continue;
     }
     if (!liveClusters.has(entry.cluster)) continue;
     if (!claims.has(host.id))
       claim(host, entry.cluster, `recorded for ${entry.cluster} in rendered/metalsynth.lock.yaml`);
-    heldByLock.set(entry.cluster, [...(heldByLock.get(entry.cluster) ?? []), entry]);
+    pushTo(heldByLock, entry.cluster, entry);
   }
   // 2. SIP labels in the inventory: what the live cluster says, for clusters the lock doesn't know
   // yet. Read when a host is considered instead of recorded for every labelled host up front, so
   // reviewing one CR against a region's inventory (the webhook) costs nothing per labelled host.
   // Such a claim comes before every decision (sequence 0), exactly as if it had been recorded here.
   function labelClaim(host: Host): Claim | undefined {
-    if (!host.sipOwner) return undefined;
-    const owner = `${host.sipOwner.namespace}/${host.sipOwner.name}`;
-    if (heldByLock.has(owner)) return undefined; // the lock is authoritative for clusters it records
+    const owner = sipOwnerKey(host);
+    // The lock is authoritative for the clusters it records.
+    if (owner === undefined || heldByLock.has(owner)) return undefined;
     return {
       cluster: owner,
       why: `labelled for SIPCluster ${owner} (sip.airshipit.org labels in the inventory)`,
@@ -115,20 +116,17 @@ export function planSite({ model, inventory, lock }: PlanInput): { plan: SitePla
     if (!group.provisioning) continue;
     for (const request of [...group.provisioning.masters, ...group.provisioning.workers]) {
       const host = request.mac === undefined ? undefined : inventory.byMac(request.mac);
-      if (!host) continue;
-      macHosts.set(host.id, [
-        ...(macHosts.get(host.id) ?? []),
-        { host, cluster: key, request, provisioning: group.provisioning },
-      ]);
+      if (host) pushTo(macHosts, host.id, { host, cluster: key, request, provisioning: group.provisioning });
     }
   }
-  const contested = new Set<string>();
+  // MAC entries whose host another cluster has: reported here, never placed.
+  const contested = new Set<NodeRequest>();
   for (const [hostId, users] of macHosts) {
     const clusters = new Set(users.map((user) => user.cluster));
     const existing = users[0] && claimOf(users[0].host);
     if (existing) {
       for (const user of users.filter((candidate) => candidate.cluster !== existing.cluster)) {
-        contested.add(`${user.cluster}|${formatPath(user.request.path)}`);
+        contested.add(user.request);
         issues.push(
           reportRequest(user.provisioning)(
             "host-claimed",
@@ -147,7 +145,7 @@ export function planSite({ model, inventory, lock }: PlanInput): { plan: SitePla
     const owner = `${first.provisioning.resource.kind} ${first.provisioning.resource.namespace}/${first.provisioning.resource.name}`;
     claim(first.host, first.cluster, `requested by mac-address in ${owner}`);
     for (const user of users.filter((candidate) => candidate.cluster !== first.cluster)) {
-      contested.add(`${user.cluster}|${formatPath(user.request.path)}`);
+      contested.add(user.request);
       issues.push(
         reportRequest(user.provisioning)(
           "host-claimed",
@@ -166,7 +164,7 @@ export function planSite({ model, inventory, lock }: PlanInput): { plan: SitePla
   const nextLock: LockEntry[] = [];
   const keys = [...liveClusters].sort(compareText);
   const sipsByKey = new Map<string, SipCluster[]>();
-  for (const sip of model.sips) sipsByKey.set(sipKey(sip), [...(sipsByKey.get(sipKey(sip)) ?? []), sip]);
+  for (const sip of model.sips) pushTo(sipsByKey, sipKey(sip.resource), sip);
   // Clusters not planned yet: only they can still take a host another cluster has claimed.
   const unplanned = new Set(keys);
   const stillPlanning = (cluster: string) => unplanned.has(cluster);
@@ -230,11 +228,6 @@ export function planSite({ model, inventory, lock }: PlanInput): { plan: SitePla
   };
 }
 
-/** `namespace/name` of the SIPCluster a host's labels name, if any. */
-function sipOwnerKey(host: Host): string | undefined {
-  return host.sipOwner && `${host.sipOwner.namespace}/${host.sipOwner.name}`;
-}
-
 /** The lock entry recording that `cluster` is releasing `host`, which served it as `role`. */
 function releaseEntry(host: Host, cluster: string, role: string): LockEntry {
   return { host: host.id, cluster, kind: "sip", role, released: true };
@@ -291,11 +284,6 @@ function groupBpa(model: SiteModel): Map<string, BpaGroup> {
   return groups;
 }
 
-/** `namespace/name` of a SIPCluster: its cluster identity. */
-export function sipKey(sip: SipCluster): string {
-  return `${sip.resource.namespace}/${sip.resource.name}`;
-}
-
 function reportRequest(provisioning: Provisioning) {
   return reporter(provisioning.resource, `${provisioning.resource.namespace}/${provisioning.cluster ?? ""}`);
 }
@@ -319,7 +307,7 @@ interface PlanningContext {
 function planBpaCluster(
   key: string,
   group: BpaGroup & { provisioning: Provisioning },
-  context: PlanningContext & { readonly contested: ReadonlySet<string> },
+  context: PlanningContext & { readonly contested: ReadonlySet<NodeRequest> },
 ): { plan: BpaClusterPlan; lock: LockEntry[] } {
   const { provisioning } = group;
   const report = reportRequest(provisioning);
@@ -360,7 +348,7 @@ function planBpaCluster(
       continue;
     }
     if (request.mac !== undefined) {
-      const placement = placeByMac({ ...request, mac: request.mac }, key, context, report);
+      const placement = placeByMac(request, request.mac, context, report);
       if (!placement) continue;
       context.bestFit.take(placement.host);
       if (request.role === "master") placedMasters.set(request.label, placement);
@@ -416,25 +404,25 @@ function otherHosts(inventory: Inventory, chosen: Host, reason: string): () => R
 
 /** A MAC entry: that host, checked against the resources the entry asks for. */
 function placeByMac(
-  request: NodeRequest & { mac: string },
-  cluster: string,
-  context: PlanningContext & { readonly contested: ReadonlySet<string> },
+  request: NodeRequest,
+  mac: string,
+  context: PlanningContext & { readonly contested: ReadonlySet<NodeRequest> },
   report: ReturnType<typeof reporter>,
 ): NodePlacement | undefined {
   const { inventory, issues } = context;
   const macPath = [...request.path, "mac-address"];
-  const host = inventory.byMac(request.mac);
+  const host = inventory.byMac(mac);
   if (!host) {
-    const closest = inventory.closestMac(request.mac);
+    const closest = inventory.closestMac(mac);
     const hint = closest
       ? ` (closest: ${closest.mac} on ${closest.host.id})`
       : " (the inventory has no hosts)";
-    issues.push(report("mac-unknown", macPath, `${request.mac} matches no BareMetalHost${hint}`));
+    issues.push(report("mac-unknown", macPath, `${mac} matches no BareMetalHost${hint}`));
     return undefined;
   }
-  if (context.contested.has(`${cluster}|${formatPath(request.path)}`)) return undefined;
+  if (context.contested.has(request)) return undefined;
   checkResources(request, host, report, issues);
-  const ip = ipForMac(host, request.mac);
+  const ip = ipForMac(host, mac);
   if (ip === undefined) {
     const withIp = host.nics
       .filter((nic) => nic.ipv4)
@@ -444,11 +432,11 @@ function placeByMac(
         ? `; NICs with an IPv4: ${withIp.join(", ")}`
         : "; the host reports no IPv4 at all (inspection not done?)";
     issues.push(
-      report("ip-missing", macPath, `NIC ${request.mac} of host ${host.id} has no usable IP address${hint}`),
+      report("ip-missing", macPath, `NIC ${mac} of host ${host.id} has no usable IP address${hint}`),
     );
   }
   notReady(request, host, report, issues);
-  return { request, host, ...(ip === undefined ? {} : { ip }), reason: `mac-address ${request.mac}` };
+  return { request, host, ...(ip === undefined ? {} : { ip }), reason: `mac-address ${mac}` };
 }
 
 function checkResources(
@@ -556,14 +544,15 @@ function placeByResources(
   const subject = `${request.role} ${request.label}`;
   const limit = context.sequence();
   const usedBefore = new Set(used);
-  const filters: HostFilter[] = [
-    unclaimed(context.ownerAt(limit), cluster),
+  // What the host itself must be; a locked host is checked against these, its claim separately.
+  const fitFilters: HostFilter[] = [
     {
       name: "Unused",
       check: (host) => (usedBefore.has(host.id) ? "serves another node of this cluster" : undefined),
     },
     ...resourceFilters(request),
   ];
+  const filters: HostFilter[] = [unclaimed(context.ownerAt(limit), cluster), ...fitFilters];
   // Every host not chosen gets a reason, including those that fit but lost the best-fit comparison.
   const rejectedBesides = (chosen: Host | undefined, lost: string) => (): Rejection[] =>
     inventory.hosts.flatMap((host) => {
@@ -601,7 +590,7 @@ function placeByResources(
   const lockedHost = locked && inventory.byId(locked.host);
   if (
     lockedHost &&
-    rejection(filters.slice(1), lockedHost) === undefined &&
+    rejection(fitFilters, lockedHost) === undefined &&
     context.claimOf(lockedHost)?.cluster === cluster
   ) {
     return take(lockedHost, "kept from rendered/metalsynth.lock.yaml", "fits, but the locked host is kept");
@@ -622,13 +611,9 @@ function placeByResources(
         host.cpus === undefined
           ? "no hardware details"
           : `${host.cpus} CPUs, ${formatBytes(host.memoryBytes ?? 0)}`;
-      return needsKnownResources
-        ? take(host, `best fit: ${size}`, "fits, but a smaller host was chosen")
-        : take(
-            host,
-            `first free host by name (no requirements): ${size}`,
-            "fits, but an earlier host was chosen",
-          );
+      // Without cpu/memory the candidates are still in best-fit order: the smallest free host wins.
+      const why = needsKnownResources ? "best fit" : "smallest free host (no cpu or memory requested)";
+      return take(host, `${why}: ${size}`, "fits, but a smaller host was chosen");
     }
   }
   const rejected = rejectedBesides(undefined, "fits");
@@ -655,7 +640,7 @@ function planSipCluster(
     readonly releasing: readonly { host: Host; entry: LockEntry }[];
   },
 ): { plan: SipClusterPlan; lock: LockEntry[] } {
-  const key = sipKey(sip);
+  const key = sipKey(sip.resource);
   const { inventory, issues } = context;
   const report = reporter(sip.resource, key);
   const members: SipMember[] = [];
@@ -699,9 +684,8 @@ function planSipCluster(
       if (chosenIds.has(host.id) || rejection(filters, host) !== undefined || !fitsTopology(host)) continue;
       add(host, `matches ${formatPath(role.path)}.labelSelector`, false);
     }
-    const otherRoles = new Set(
-      [...chosenIds].filter((id) => !roleMembers.some((member) => member.host.id === id)),
-    );
+    const roleIds = new Set(roleMembers.map((member) => member.host.id));
+    const otherRoles = new Set([...chosenIds].filter((id) => !roleIds.has(id)));
     const rejected = (): Rejection[] =>
       sipRejections(
         inventory.hosts,
@@ -787,7 +771,7 @@ function previousMembers(
   sip: SipCluster,
   context: PlanningContext,
 ): { host: Host; role: string; standby: boolean; why: string }[] {
-  const key = sipKey(sip);
+  const key = sipKey(sip.resource);
   const fromLock = context.lockEntries.filter((entry) => entry.kind === "sip");
   if (fromLock.length > 0) {
     return fromLock.flatMap((entry) => {

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { CustomResourceDefinition } from "kubernetes-models/apiextensions.k8s.io/v1";
 import { describe, expect, it } from "vitest";
-import { CRDS_FILE, crdsYaml } from "../../test/crds-file.ts";
+import { CRDS_FILE, crdsYaml } from "../../scripts/deploy-files.ts";
 import { REPO } from "../../test/harness.ts";
 import { customResourceDefinitions } from "./crds.ts";
 

@@ -22,9 +22,15 @@ export function formatted(format: keyof typeof FORMATS): z.ZodString {
   return z.string().meta({ pattern: FORMATS[format].pattern });
 }
 
+// Compiled once: the webhook checks every plugin of the site on each request.
+const FORMAT_PATTERNS: Record<keyof typeof FORMATS, RegExp> = {
+  mac: new RegExp(FORMATS.mac.pattern),
+  plugin: new RegExp(FORMATS.plugin.pattern),
+};
+
 /** True when `text` has the format (the same anchored pattern the CRD publishes). */
 export function hasFormat(format: keyof typeof FORMATS, text: string): boolean {
-  return new RegExp(FORMATS[format].pattern).test(text);
+  return FORMAT_PATTERNS[format].test(text);
 }
 
 /**

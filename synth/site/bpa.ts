@@ -6,6 +6,7 @@ import { parseMemory } from "../quantity.ts";
 import { FORMATS, hasFormat } from "../schema/formats.ts";
 import type { WorkerRequestSpec } from "../schema/provisioning.ts";
 import { reporter, type Resource } from "./resources.ts";
+import { DNS1123_LABEL } from "../inventory/selector.ts";
 
 /** A node's part in a BPA cluster. */
 export type Role = "master" | "worker";
@@ -63,7 +64,6 @@ export interface ClusterGlue {
   readonly softwareCR?: string;
 }
 
-const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 const DEBIAN_PACKAGE = /^[a-z0-9][a-z0-9+.-]+(:[a-z0-9-]+)?$/;
 const DEBIAN_VERSION = /^([0-9]+:)?[0-9][A-Za-z0-9.+~-]*$/;
 

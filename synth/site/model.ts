@@ -1,8 +1,15 @@
 import { compareText, type Issue } from "../issue.ts";
 import type { SiteModel } from "../plan/model.ts";
-import { normalizeClusterGlue, normalizeProvisioning, normalizeSoftware } from "./bpa.ts";
+import {
+  normalizeClusterGlue,
+  normalizeProvisioning,
+  normalizeSoftware,
+  type ClusterGlue,
+  type Provisioning,
+  type Software,
+} from "./bpa.ts";
 import { reporter, type AnyResource } from "./resources.ts";
-import { normalizeSipCluster, type RequestedPort } from "./sip.ts";
+import { normalizeSipCluster, sipKey, type RequestedPort, type SipCluster } from "./sip.ts";
 
 /**
  * Normalises schema-valid resources into the site model and runs the checks that look across CRs
@@ -30,12 +37,12 @@ export function siteModel(resources: readonly AnyResource[]): { model: SiteModel
     unique.push(resource);
   }
 
-  const model = {
-    provisionings: [] as ReturnType<typeof normalizeProvisioning>["provisioning"][],
-    softwares: [] as ReturnType<typeof normalizeSoftware>["software"][],
-    glues: [] as ReturnType<typeof normalizeClusterGlue>["glue"][],
-    sips: [] as ReturnType<typeof normalizeSipCluster>["sip"][],
-  };
+  const model: {
+    provisionings: Provisioning[];
+    softwares: Software[];
+    glues: ClusterGlue[];
+    sips: SipCluster[];
+  } = { provisionings: [], softwares: [], glues: [], sips: [] };
   for (const resource of unique) {
     switch (resource.kind) {
       case "Provisioning": {
@@ -98,22 +105,32 @@ function onePerCluster(members: readonly ClusterMember[]): Issue[] {
   return issues;
 }
 
+/** `namespace/name` → member, so each glue reference is one lookup (the webhook re-checks the site per request). */
+function byName(members: readonly ClusterMember[]): Map<string, ClusterMember> {
+  const index = new Map<string, ClusterMember>();
+  for (const member of members) {
+    const key = `${member.resource.namespace}/${member.resource.name}`;
+    if (!index.has(key)) index.set(key, member);
+  }
+  return index;
+}
+
 function glueReferences(model: SiteModel): Issue[] {
+  if (model.glues.length === 0) return [];
+  const provisionings = byName(model.provisionings);
+  const softwares = byName(model.softwares);
   return model.glues.flatMap((glue) => {
     const report = reporter(glue.resource, glue.cluster && `${glue.resource.namespace}/${glue.cluster}`);
     const check = (
       field: "provisioningCR" | "softwareCR",
-      candidates: readonly ClusterMember[],
+      candidates: ReadonlyMap<string, ClusterMember>,
       kind: string,
     ): Issue[] => {
       const name = glue[field];
       if (name === undefined) return [];
-      const target = candidates.find(
-        (candidate) =>
-          candidate.resource.namespace === glue.resource.namespace && candidate.resource.name === name,
-      );
+      const target = candidates.get(`${glue.resource.namespace}/${name}`);
       if (!target) {
-        const known = candidates
+        const known = [...candidates.values()]
           .filter((candidate) => candidate.resource.namespace === glue.resource.namespace)
           .map((candidate) => candidate.resource.name)
           .sort(compareText);
@@ -137,8 +154,8 @@ function glueReferences(model: SiteModel): Issue[] {
       return [];
     };
     return [
-      ...check("provisioningCR", model.provisionings, "Provisioning"),
-      ...check("softwareCR", model.softwares, "Software"),
+      ...check("provisioningCR", provisionings, "Provisioning"),
+      ...check("softwareCR", softwares, "Software"),
     ];
   });
 }
@@ -177,7 +194,7 @@ function nodePortClashes(model: SiteModel): Issue[] {
       reported.add(pathKey);
       const where = owner.key === sip.resource.key ? "another service of this SIPCluster" : owner.key;
       issues.push(
-        reporter(sip.resource, `${sip.resource.namespace}/${sip.resource.name}`)(
+        reporter(sip.resource, sipKey(sip.resource))(
           "node-port",
           port.path,
           `nodePort ${port.port} is already used by ${where} (${owner.port.path.join(".")})`,

@@ -2,6 +2,7 @@ import type { z } from "zod";
 import type { SourceDocument } from "../documents.ts";
 import { formatPath, type FieldPath } from "../field-path.ts";
 import { compareText, issue, type Issue, type RuleId } from "../issue.ts";
+import { DEFAULT_NAMESPACE, describe, isRecord } from "../inventory/raw.ts";
 import { editDistance } from "../mac.ts";
 import { KINDS, apiVersionOf, kindFor, type CrKind } from "../schema/kinds.ts";
 import { structuralSchema } from "../schema/openapi.ts";
@@ -10,9 +11,6 @@ import type { ProvisioningSpec } from "../schema/provisioning.ts";
 import type { SipClusterSpec } from "../schema/sipcluster.ts";
 import type { SoftwareSpec } from "../schema/software.ts";
 import { secretFindings } from "../secrets.ts";
-
-/** The namespace of an object that names none, as `kubectl apply` would place it. */
-export const DEFAULT_NAMESPACE = "default";
 
 /** The typed object of each kind, after schema validation. */
 interface SpecByKind {
@@ -228,20 +226,4 @@ export function valueAt(value: unknown, path: FieldPath): unknown {
     else return undefined;
   }
   return current;
-}
-
-/** A short description of a value for messages: `"abc"`, `42`, `a list`, `a map`. */
-export function describe(value: unknown): string {
-  if (value === null) return "null";
-  if (value === undefined) return "nothing";
-  if (Array.isArray(value)) return "a list";
-  if (typeof value === "object") return "a map";
-  if (typeof value === "string")
-    return JSON.stringify(value.length > 80 ? `${value.slice(0, 77)}...` : value);
-  return String(value);
-}
-
-/** Narrowing for plain objects from parsed YAML/JSON. */
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

@@ -16,9 +16,6 @@ export interface SipRole {
   readonly plannable: boolean;
 }
 
-/** Which SIP service a port belongs to. */
-export type SipServiceKind = "loadBalancerControlPlane" | "loadBalancerWorker" | "jumpHost";
-
 /** A NodePort a SIP service asks for, with where it was written (for site-wide clash reports). */
 export interface RequestedPort {
   readonly port: number;
@@ -55,6 +52,11 @@ const SSH_KEY_TYPES = [
 /** Longest Kubernetes label value: a SIPCluster's name becomes one on each of its hosts. */
 const MAX_LABEL_VALUE = 63;
 
+/** `namespace/name`: a SIPCluster's cluster identity (SPEC §1.2), as its lock entries and SIP labels name it. */
+export function sipKey(resource: Pick<Resource<"SIPCluster">, "namespace" | "name">): string {
+  return `${resource.namespace}/${resource.name}`;
+}
+
 /** Planning order of roles. */
 export function compareRoles(a: string, b: string): number {
   const rank = (role: string) => (ROLE_ORDER.includes(role) ? ROLE_ORDER.indexOf(role) : ROLE_ORDER.length);
@@ -64,7 +66,7 @@ export function compareRoles(a: string, b: string): number {
 /** Normalises a SIPCluster and runs the rules that need nothing but the CR itself. */
 export function normalizeSipCluster(resource: Resource<"SIPCluster">): { sip: SipCluster; issues: Issue[] } {
   const issues: Issue[] = [];
-  const report = reporter(resource, `${resource.namespace}/${resource.name}`);
+  const report = reporter(resource, sipKey(resource));
   const { spec } = resource.object;
   if (resource.name.length > MAX_LABEL_VALUE)
     issues.push(

@@ -5,16 +5,15 @@ import { readTree } from "../../gitops/tree-writer.ts";
 import {
   changeInventory,
   configure,
-  copyExampleSite,
   EAST_IP,
   filesIn,
   git,
   installHook,
   RENDERED,
   renderedRemote,
-  run,
   temporary,
 } from "./repos.ts";
+import { copyExampleSite, run } from "../run-cli.ts";
 
 describe("metalsynth commit", () => {
   it("in a fresh repository makes one commit of rendered/ only, and a second run none", async () => {
@@ -117,10 +116,15 @@ describe("metalsynth commit", () => {
 
   it("refuses a detached HEAD", async () => {
     const { a } = await renderedRemote();
+    await changeInventory(a.site, EAST_IP);
+    git(a.dir, "commit", "--quiet", "-am", "inventory");
     git(a.dir, "checkout", "--quiet", "--detach");
+    const head = git(a.dir, "rev-parse", "HEAD");
     const result = await run("commit", "--site", a.site);
     expect(result.code).toBe(2);
     expect(result.err).toMatch(/refusing to commit: HEAD is detached/);
+    expect(git(a.dir, "rev-parse", "HEAD")).toBe(head);
+    expect(git(a.dir, "status", "--porcelain")).toBe("");
   });
 
   it("refuses hand edits in rendered/ and keeps them, but accepts what synth wrote", async () => {

@@ -12,10 +12,10 @@ import {
   makeRemote,
   RENDERED,
   renderedRemote,
-  run,
   SITE_DIR,
   WEST_IP,
 } from "./repos.ts";
+import { run } from "../run-cli.ts";
 
 describe("metalsynth commit --push", () => {
   it("pushes the first render from a subdirectory site, then finds nothing to do", async () => {
@@ -32,6 +32,28 @@ describe("metalsynth commit --push", () => {
     expect(again.code).toBe(0);
     expect(again.out).toBe("nothing to commit: rendered/ is up to date on main\npushed to origin main\n");
     expect(remote.log()).toHaveLength(2);
+  });
+
+  it("pushes to the --remote and --branch given, leaving the remote's other branches alone", async () => {
+    const remote = await makeRemote();
+    const a = await remote.clone("a");
+    git(a.dir, "remote", "rename", "origin", "upstream");
+    const main = git(remote.bare, "rev-parse", "main");
+
+    const result = await run(
+      "commit",
+      "--site",
+      a.site,
+      "--push",
+      "--remote",
+      "upstream",
+      "--branch",
+      "render",
+    );
+    expect(result.code).toBe(0);
+    expect(result.out).toMatch(/\npushed to upstream render\n$/);
+    expect(git(remote.bare, "rev-parse", "render")).toBe(git(a.dir, "rev-parse", "HEAD"));
+    expect(git(remote.bare, "rev-parse", "main")).toBe(main);
   });
 
   it("after losing a race with no local commits, resets to the remote and renders its inputs", async () => {

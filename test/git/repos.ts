@@ -1,9 +1,8 @@
 import { execFileSync } from "node:child_process";
-import { chmod, cp, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { chmod, mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { main, type Console } from "../../bin/cli.ts";
-import { REPO } from "../harness.ts";
+import { copyExampleSite, run } from "../run-cli.ts";
 
 /**
  * Real repositories for the commit tests: a bare remote on disk and clones of it, isolated from the
@@ -16,15 +15,6 @@ process.env.GIT_CONFIG_NOSYSTEM = "1";
 /** Runs git in `cwd` and returns its trimmed standard output; throws on a non-zero exit. */
 export function git(cwd: string, ...args: string[]): string {
   return execFileSync("git", args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }).trimEnd();
-}
-
-/** Runs the CLI in-process with captured output. */
-export async function run(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = "";
-  let err = "";
-  const io: Console = { out: (text) => void (out += text), err: (text) => void (err += text) };
-  const code = await main(argv, io);
-  return { code, out, err };
 }
 
 /** Where the example site sits inside each clone: a subdirectory, as in a monorepo. */
@@ -51,12 +41,6 @@ export function configure(dir: string, name: string): void {
 /** A new temporary directory. */
 export async function temporary(prefix: string): Promise<string> {
   return mkdtemp(path.join(tmpdir(), `metalsynth-${prefix}-`));
-}
-
-/** A copy of `examples/site` without its committed `rendered/`, so a first run renders it. */
-export async function copyExampleSite(target: string): Promise<void> {
-  await cp(path.join(REPO, "examples", "site"), target, { recursive: true });
-  await rm(path.join(target, "rendered"), { recursive: true, force: true });
 }
 
 /** A bare remote whose main branch has one commit: the example site's inputs under {@link SITE_DIR}. */

@@ -16,7 +16,7 @@ import { REPO } from "../harness.ts";
 import { postJson, send, type Target } from "./client.ts";
 import { FakeApiServer, type KubeObject } from "./fake-apiserver.ts";
 import { FAST_WATCH, eventually } from "./harness.ts";
-import { admissionReview, provisioning } from "./reviews.ts";
+import { admissionReview, provisioning, type Cr } from "./reviews.ts";
 import { createTestCa, issueServerCertificate } from "./tls-fixture.ts";
 
 const BMHS = "/apis/metal3.io/v1alpha1/baremetalhosts";
@@ -140,6 +140,18 @@ describe("the webhook fed by informers (--from-cluster)", () => {
     expect((json as { response: { status: { message: string } } }).response.status.message).toBe(
       "spec.masters[0].master-1.mac-address: host metal3/r01-node-04 (3c:fd:fe:13:f8:b8) is already requested by mac-address for cluster edge-a/cluster-east in Provisioning edge-a/cluster-east; a host belongs to at most one cluster",
     );
+  });
+
+  it("never reports a CR known from the cluster as conflicting with its own UPDATE", async () => {
+    await whenReady();
+    const [east] = (await exampleObjects("specs/cluster-east/provisioning.yaml")) as Cr[];
+    if (east === undefined) throw new Error("no cluster-east in the example site");
+    const { json } = await postJson(
+      target,
+      "/validate/provisioning",
+      admissionReview(east, { operation: "UPDATE", oldObject: east, uid: "u-east" }),
+    );
+    expect(json).toMatchObject({ response: { uid: "u-east", allowed: true } });
   });
 
   it("reads hardware from HardwareData and addresses from labelled networkData Secrets only", async () => {

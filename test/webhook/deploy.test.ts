@@ -1,27 +1,21 @@
 import { readFileSync } from "node:fs";
 import { parseAllDocuments } from "yaml";
 import { describe, expect, it } from "vitest";
-import { main, type Console } from "../../bin/cli.ts";
 import { customResourceDefinitions } from "../../synth/schema/crds.ts";
 import { REPO } from "../harness.ts";
-import { DEPLOY_FILE, deployYaml } from "./deploy-file.ts";
-
-async function run(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = "";
-  let err = "";
-  const io: Console = { out: (text) => void (out += text), err: (text) => void (err += text) };
-  return { code: await main(argv, io), out, err };
-}
+import { run } from "../run-cli.ts";
+import { webhookManifestsYaml } from "../../charts/webhook/index.ts";
+import { DEPLOY_FILE } from "../../scripts/deploy-files.ts";
 
 describe("deploy/metalsynth.yaml", () => {
   it("is up to date (run `npm run manifests`)", () => {
-    expect(readFileSync(`${REPO}/${DEPLOY_FILE}`, "utf8")).toBe(deployYaml());
+    expect(readFileSync(`${REPO}/${DEPLOY_FILE}`, "utf8")).toBe(webhookManifestsYaml());
   });
 
   it("is what `metalsynth manifests` prints, CRDs identical to deploy/crds.yaml's", async () => {
     const result = await run("manifests");
     expect(result).toMatchObject({ code: 0, err: "" });
-    expect(result.out).toBe(deployYaml());
+    expect(result.out).toBe(webhookManifestsYaml());
     const documents = parseAllDocuments(result.out).map((document) => document.toJS() as { kind: string });
     expect(documents.filter((document) => document.kind === "CustomResourceDefinition")).toEqual(
       customResourceDefinitions().map((crd) => ({
@@ -34,6 +28,14 @@ describe("deploy/metalsynth.yaml", () => {
     );
   });
 
+  it("prints the manifests for --namespace and --image", async () => {
+    const options = { namespace: "bare-metal", image: "registry.example/metalsynth:1.2.3" };
+    const result = await run("manifests", "--namespace", options.namespace, "--image", options.image);
+    expect(result).toMatchObject({ code: 0, err: "" });
+    expect(result.out).toBe(webhookManifestsYaml(options));
+    expect(result.out).not.toBe(webhookManifestsYaml());
+  });
+
   it.each([
     [["manifests", "--namespace", "Bad_Name"], /--namespace must be a DNS-1123 label/],
     [["manifests", "--image", "has space"], /--image must be an image reference/],
@@ -43,6 +45,24 @@ describe("deploy/metalsynth.yaml", () => {
     [
       ["webhook", "--inventory", "/nonexistent", "--tls-cert", "a", "--tls-key", "b"],
       /\/nonexistent: no such file/,
+    ],
+    // `--inventory PATH…`: the second word is a path too (a shell-expanded glob), not a stray argument.
+    [
+      [
+        "webhook",
+        "--inventory",
+        "examples/site/inventory",
+        "/nonexistent",
+        "--tls-cert",
+        "a",
+        "--tls-key",
+        "b",
+      ],
+      /\/nonexistent: no such file/,
+    ],
+    [
+      ["webhook", "stray", "--from-cluster", "--tls-cert", "a", "--tls-key", "b"],
+      /unexpected argument "stray"/,
     ],
   ])("refuses %j with a usage error", async (argv, message) => {
     const result = await run(...argv);

@@ -6,13 +6,16 @@ import { X509Certificate } from "node:crypto";
 import { rm, writeFile } from "node:fs/promises";
 import { request } from "node:https";
 import path from "node:path";
+import { connect } from "node:tls";
 import { stringify } from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { makeBmh } from "../builders/inventory.ts";
-import { postJson, send } from "./client.ts";
+import { TIMEOUT_SECONDS } from "../../charts/webhook/index.ts";
+import { REQUEST_TIMEOUT_MS } from "../../webhook/main.ts";
+import { postJson, readReply, send, type Reply } from "./client.ts";
 import { eventually, startTestWebhook, type TestWebhook } from "./harness.ts";
 import { admissionReview, provisioning, sipCluster, type Cr } from "./reviews.ts";
-import { issueServerCertificate, rotate } from "./tls-fixture.ts";
+import { SERVICE_NAME, issueServerCertificate, rotate } from "./tls-fixture.ts";
 
 /** The response part of an AdmissionReview answer. */
 interface Answer {
@@ -76,6 +79,51 @@ describe("the webhook over TLS", () => {
     });
     expect(failure.message).toMatch(/does not match certificate's altnames/);
   });
+
+  it("refuses a client that offers nothing newer than TLS 1.1", async () => {
+    const failure = await new Promise<NodeJS.ErrnoException>((resolve) => {
+      const socket = connect(
+        {
+          host: "127.0.0.1",
+          port: webhook.target.port,
+          ca: webhook.ca.cert,
+          servername: SERVICE_NAME,
+          minVersion: "TLSv1",
+          maxVersion: "TLSv1.1",
+          // OpenSSL's default security level would stop the client from offering TLS 1.1 at all;
+          // lowered, the refusal (a protocol_version alert) must come from the server.
+          ciphers: "DEFAULT@SECLEVEL=0",
+        },
+        () => {
+          socket.end();
+          resolve(new Error(`connected with ${socket.getProtocol()}`));
+        },
+      );
+      socket.on("error", resolve);
+    });
+    expect(failure.code).toBe("ERR_SSL_TLSV1_ALERT_PROTOCOL_VERSION");
+  });
+
+  it("cuts off a request whose body stalls, before the API server's timeoutSeconds", async () => {
+    expect(REQUEST_TIMEOUT_MS).toBeLessThan(TIMEOUT_SECONDS * 1000);
+    const reply = await new Promise<Reply>((resolve, reject) => {
+      const outgoing = request({
+        host: "127.0.0.1",
+        port: webhook.target.port,
+        method: "POST",
+        path: "/validate/provisioning",
+        ca: webhook.ca.cert,
+        servername: SERVICE_NAME,
+        agent: false,
+        headers: { "content-type": "application/json", "content-length": "1000" },
+      });
+      outgoing.on("response", (response) => readReply(response).then(resolve, reject));
+      outgoing.on("error", reject);
+      // Part of the body, and then nothing: the server must not wait for the rest forever.
+      outgoing.write('{"apiVersion": "admission.k8s.io/v1", ');
+    });
+    expect(reply.status).toBe(408);
+  }, 15_000);
 
   it("allows a CR that fits free hosts, echoing the uid", async () => {
     const cr = provisioning({
@@ -191,10 +239,13 @@ describe("the webhook over TLS", () => {
   it("decides dryRun requests exactly like real ones", async () => {
     const good = provisioning({ name: "c1", masters: [["master-1", { "mac-address": MAC.r01node07 }]] });
     const bad = provisioning({ name: "c1", masters: [["master-1", { "mac-address": "00:00:00:00:00:01" }]] });
-    for (const cr of [good, bad]) {
-      expect(await review(webhook, cr, { dryRun: true })).toEqual(
-        await review(webhook, cr, { dryRun: false }),
-      );
+    for (const [cr, allowed] of [
+      [good, true],
+      [bad, false],
+    ] as const) {
+      const dryRun = await review(webhook, cr, { dryRun: true });
+      expect(dryRun.allowed).toBe(allowed);
+      expect(dryRun).toEqual(await review(webhook, cr, { dryRun: false }));
     }
   });
 

@@ -7,9 +7,10 @@ import { execFileSync } from "node:child_process";
 import { mkdtemp, readFile, rename, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { DEFAULT_NAMESPACE, WEBHOOK_NAME } from "../../charts/webhook/index.ts";
 
 /** The name the API server connects to: `<service>.<namespace>.svc` of the deployment chart. */
-export const SERVICE_NAME = "metalsynth-webhook.metalsynth-system.svc";
+export const SERVICE_NAME = `${WEBHOOK_NAME}.${DEFAULT_NAMESPACE}.svc`;
 
 /** A CA and where its files are. */
 export interface TestCa {

@@ -1,0 +1,91 @@
+import { describe, expect, it } from "vitest";
+import { EMPTY_LOCK } from "../synth/plan/lock.ts";
+import type { SitePlan } from "../synth/plan/model.ts";
+import { DEFAULT_SETTINGS, type SiteSettings } from "../synth/schema/settings.ts";
+import { addSiteCharts } from "./site.ts";
+import { sipHost, sipPlan } from "./sip/test-support.ts";
+import { bpaPlan, synthObjects, testApp } from "./test-support.ts";
+
+/**
+ * A site whose BPA cluster and SIPCluster share the name `edge-sip/tenant-a`, a BPA cluster without a
+ * Provisioning, and a SIPCluster gone from the site that still has a host to release.
+ */
+function sitePlan(): SitePlan {
+  return {
+    clusters: [
+      { ...bpaPlan({ namespace: "edge-a", cluster: "no-hosts" }), provisioning: undefined },
+      bpaPlan({ namespace: "edge-sip", cluster: "tenant-a", masterSoftware: ["htop"] }),
+      sipPlan(),
+    ],
+    retired: [
+      {
+        key: "edge-sip/tenant-old",
+        namespace: "edge-sip",
+        name: "tenant-old",
+        released: [sipHost("wk-9", "worker", "10.41.0.29")],
+      },
+    ],
+    lock: EMPTY_LOCK,
+  };
+}
+
+function withTargets(targets: SiteSettings["gitops"]["targets"]): SiteSettings {
+  return { ...DEFAULT_SETTINGS, gitops: { ...DEFAULT_SETTINGS.gitops, targets } };
+}
+
+describe("addSiteCharts", () => {
+  it("renders a BPA cluster and a SIPCluster of one name into one directory, with one Flux Kustomization", () => {
+    const { clusters, wiring } = addSiteCharts(sitePlan(), DEFAULT_SETTINGS, testApp);
+    expect(
+      clusters.map(({ key, directory, files }) => ({ key, directory, files: [...files.keys()] })),
+    ).toEqual([
+      {
+        key: "edge-sip/tenant-a",
+        directory: "clusters/edge-sip/tenant-a",
+        files: [
+          "cluster-configmap.yaml",
+          "kud-installer.yaml",
+          "software.yaml",
+          "bmh-labels.yaml",
+          "jumphost.yaml",
+          "loadbalancer-controlplane.yaml",
+          "loadbalancer-worker.yaml",
+        ],
+      },
+      // A retired SIPCluster's directory only removes its hosts' labels.
+      { key: "edge-sip/tenant-old", directory: "clusters/edge-sip/tenant-old", files: ["bmh-labels.yaml"] },
+    ]);
+    expect(clusters[0]?.plans.map((plan) => plan.kind)).toEqual(["bpa", "sip"]);
+    expect(clusters[1]?.retired?.key).toBe("edge-sip/tenant-old");
+    // The cluster without a Provisioning has nothing to render, so no directory and no wiring.
+    expect([...wiring.keys()]).toEqual([
+      "argocd/applicationset.yaml",
+      "flux/edge-sip-tenant-a.yaml",
+      "flux/edge-sip-tenant-old.yaml",
+    ]);
+  });
+
+  it("gives a released host a patch without labels in the retired cluster's directory", () => {
+    const { clusters } = addSiteCharts(sitePlan(), DEFAULT_SETTINGS, testApp);
+    const patches = synthObjects(clusters[1]!.files.get("bmh-labels.yaml")!);
+    expect(patches.map((patch) => patch.metadata)).toEqual([
+      expect.objectContaining({ name: "wk-9", namespace: "metal3" }),
+    ]);
+    expect(patches[0]?.metadata.labels).toBeUndefined();
+  });
+
+  it("renders only the GitOps targets the site asks for", () => {
+    const wiringFor = (targets: SiteSettings["gitops"]["targets"]) => [
+      ...addSiteCharts(sitePlan(), withTargets(targets), testApp).wiring.keys(),
+    ];
+    expect(wiringFor(["argocd"])).toEqual(["argocd/applicationset.yaml"]);
+    expect(wiringFor(["flux"])).toEqual(["flux/edge-sip-tenant-a.yaml", "flux/edge-sip-tenant-old.yaml"]);
+    expect(wiringFor([])).toEqual([]);
+  });
+
+  it("lets one App hold the whole site, as `npx cdk8s synth` does", () => {
+    const app = testApp();
+    addSiteCharts(sitePlan(), DEFAULT_SETTINGS, () => app);
+    expect(() => app.synthYaml()).not.toThrow();
+  });
+});
