@@ -12,7 +12,7 @@ import { Inventory } from "../synth/inventory/inventory.ts";
 import { field } from "../synth/inventory/raw.ts";
 import { EMPTY_LOCK, type Lock, type LockEntry } from "../synth/plan/lock.ts";
 import type { SitePlan } from "../synth/plan/model.ts";
-import { makeInventory } from "./builders/inventory.ts";
+import { macFor, makeInventory } from "./builders/inventory.ts";
 import { REPO } from "./harness.ts";
 
 const site = path.join(REPO, "examples", "site");
@@ -317,5 +317,83 @@ spec:
       members: ["cp-b"],
       released: ["cp-a", "cp-c"],
     });
+  });
+});
+
+describe("SPEC §3.4: a lost host never reshuffles its siblings", () => {
+  /** Who serves what, keyed by node (BPA) or host (SIP), so a moved node shows as one changed entry. */
+  const placements = (plan: SitePlan): Map<string, string> =>
+    new Map(
+      plan.clusters.flatMap((cluster) =>
+        cluster.kind === "bpa"
+          ? [...cluster.masters, ...cluster.workers].map((node): [string, string] => [
+              `${cluster.key} ${node.request.role} ${node.request.label}`,
+              node.host.id,
+            ])
+          : cluster.members.map((member): [string, string] => [
+              `${cluster.key} ${member.role} ${member.host.id}`,
+              member.host.id,
+            ]),
+      ),
+    );
+  /** The nodes whose host changed between two plans. */
+  const moved = (before: SitePlan, after: SitePlan): string[] => {
+    const next = placements(after);
+    return [...placements(before)].filter(([node, host]) => next.get(node) !== host).map(([node]) => node);
+  };
+  const without = (hostId: string) => new Inventory(inventory.hosts.filter((host) => host.id !== hostId));
+
+  it("moves only cluster-west's master-1 when its host r01-node-05 leaves the inventory", () => {
+    const first = evaluateSite(documents, inventory, EMPTY_LOCK).plan;
+    const second = evaluateSite(documents, without("metal3/r01-node-05"), first.lock);
+    expect(second.issues).toEqual([]);
+    expect(moved(first, second.plan)).toEqual(["edge-a/cluster-west master master-1"]);
+  });
+
+  it("moves only master-1 when r01-node-05 shrinks below what master-1 asks for", () => {
+    const first = evaluateSite(documents, inventory, EMPTY_LOCK).plan;
+    const shrunk = new Inventory(
+      inventory.hosts.map((host) =>
+        host.id === "metal3/r01-node-05" ? { ...host, memoryBytes: 32 * 2 ** 30 } : host,
+      ),
+    );
+    expect(moved(first, evaluateSite(documents, shrunk, first.lock).plan)).toEqual([
+      "edge-a/cluster-west master master-1",
+    ]);
+  });
+
+  it("never gives a resource-only entry the host a later MAC entry of its cluster names", () => {
+    const hosts = makeInventory([
+      { name: "a-small", cpus: 8 },
+      { name: "b-big", cpus: 32 },
+    ]);
+    const mac = macFor("metal3/a-small", 0);
+    const yaml = `apiVersion: bpa.akraino.org/v1alpha1
+kind: Provisioning
+metadata: {name: c, namespace: ns, labels: {cluster: c}}
+spec:
+  masters:
+    - master-1: {cpu: 4}
+  workers:
+    - worker-1: {mac-address: "${mac}"}
+`;
+    const evaluation = evaluateSite(parseDocuments("mac.yaml", yaml).documents, hosts, EMPTY_LOCK);
+    expect(evaluation.issues).toEqual([]);
+    expect(assignments(evaluation.plan).map((line) => line.split(" ").slice(0, 4).join(" "))).toEqual([
+      "ns/c master master-1 metal3/b-big",
+      "ns/c worker worker-1 metal3/a-small",
+    ]);
+  });
+
+  it("moves only the nodes the host served when any one host is removed (property)", () => {
+    const first = evaluateSite(documents, inventory, EMPTY_LOCK).plan;
+    fc.assert(
+      fc.property(fc.constantFrom(...inventory.hosts.map((host) => host.id)), (hostId) => {
+        const second = evaluateSite(documents, without(hostId), first.lock).plan;
+        const served = [...placements(first)].filter(([, host]) => host === hostId).map(([node]) => node);
+        expect(moved(first, second)).toEqual(served);
+      }),
+      { numRuns: 48 },
+    );
   });
 });

@@ -318,6 +318,7 @@ function planBpaCluster(
   const placedMasters = new Map<string, NodePlacement>();
   // Hosts this cluster already uses: a resource-only entry must not land on another entry's host.
   const used = new Set<string>();
+  const reserved = reservedHosts(key, provisioning, context);
 
   for (const request of [...provisioning.masters, ...provisioning.workers]) {
     const placements = request.role === "master" ? masters : workers;
@@ -370,7 +371,7 @@ function planBpaCluster(
       continue;
     }
     if (request.macMalformed) continue;
-    const placed = placeByResources(request, key, used, context, report);
+    const placed = placeByResources(request, key, { used, reserved }, context, report);
     decisions.push(placed.decision);
     if (!placed.placement) continue;
     placements.push(placed.placement);
@@ -395,6 +396,45 @@ function planBpaCluster(
     decisions,
   };
   return { plan, lock };
+}
+
+/**
+ * Hosts that belong to one entry of this cluster whatever the planning order: the host a MAC entry
+ * names, and the locked host of a resource-only entry that still fits it. Best fit for another entry
+ * must not take them, or one lost host would move the entry planned before its siblings onto a
+ * sibling's host and shift every sibling along (SPEC §3.4).
+ */
+function reservedHosts(
+  cluster: string,
+  provisioning: Provisioning,
+  context: PlanningContext,
+): Map<string, NodeRequest> {
+  const reserved = new Map<string, NodeRequest>();
+  const requests = [...provisioning.masters, ...provisioning.workers];
+  for (const request of requests) {
+    const host = request.mac === undefined ? undefined : context.inventory.byMac(request.mac);
+    if (host && !reserved.has(host.id)) reserved.set(host.id, request);
+  }
+  for (const request of requests) {
+    if (request.mac !== undefined || request.macMalformed || request.sameAsMaster) continue;
+    const host = lockedHost(request, context);
+    if (
+      host &&
+      !reserved.has(host.id) &&
+      rejection(resourceFilters(request), host) === undefined &&
+      context.claimOf(host)?.cluster === cluster
+    )
+      reserved.set(host.id, request);
+  }
+  return reserved;
+}
+
+/** The host the lock records for a BPA entry, if it is still in the inventory. */
+function lockedHost(request: NodeRequest, context: PlanningContext): Host | undefined {
+  const locked = context.lockEntries.find(
+    (entry) => entry.kind === "bpa" && entry.role === request.role && entry.node === request.label,
+  );
+  return locked && context.inventory.byId(locked.host);
 }
 
 /** For a decision the CR made itself (a MAC, a null entry): every other host, with one reason. */
@@ -536,19 +576,26 @@ function hostAddress(host: Host): string | undefined {
 function placeByResources(
   request: NodeRequest,
   cluster: string,
-  used: ReadonlySet<string>,
+  siblings: {
+    /** Hosts placed for earlier entries of this cluster. */
+    readonly used: ReadonlySet<string>;
+    /** Hosts that belong to one entry of this cluster (see {@link reservedHosts}). */
+    readonly reserved: ReadonlyMap<string, NodeRequest>;
+  },
   context: PlanningContext,
   report: ReturnType<typeof reporter>,
 ): { placement?: NodePlacement; decision: Decision } {
   const { inventory, issues } = context;
   const subject = `${request.role} ${request.label}`;
   const limit = context.sequence();
-  const usedBefore = new Set(used);
+  const usedBefore = new Set(siblings.used);
+  const servesSibling = (host: Host) =>
+    usedBefore.has(host.id) || (siblings.reserved.get(host.id) ?? request) !== request;
   // What the host itself must be; a locked host is checked against these, its claim separately.
   const fitFilters: HostFilter[] = [
     {
       name: "Unused",
-      check: (host) => (usedBefore.has(host.id) ? "serves another node of this cluster" : undefined),
+      check: (host) => (servesSibling(host) ? "serves another node of this cluster" : undefined),
     },
     ...resourceFilters(request),
   ];
@@ -584,16 +631,9 @@ function placeByResources(
     };
   };
 
-  const locked = context.lockEntries.find(
-    (entry) => entry.kind === "bpa" && entry.role === request.role && entry.node === request.label,
-  );
-  const lockedHost = locked && inventory.byId(locked.host);
-  if (
-    lockedHost &&
-    rejection(fitFilters, lockedHost) === undefined &&
-    context.claimOf(lockedHost)?.cluster === cluster
-  ) {
-    return take(lockedHost, "kept from rendered/metalsynth.lock.yaml", "fits, but the locked host is kept");
+  const locked = lockedHost(request, context);
+  if (locked && rejection(fitFilters, locked) === undefined && context.claimOf(locked)?.cluster === cluster) {
+    return take(locked, "kept from rendered/metalsynth.lock.yaml", "fits, but the locked host is kept");
   }
 
   const needsKnownResources = request.cpus !== undefined || request.memoryBytes !== undefined;
