@@ -53,7 +53,10 @@ export const RULES = {
   "package-name": { severity: "error", summary: "not a valid Debian package name" },
   "package-version": { severity: "error", summary: "not a valid Debian package version" },
   "selector-invalid": { severity: "error", summary: "bad label selector" },
-  "topology-key": { severity: "error", summary: "topologyKey is not a valid label key" },
+  "topology-key": {
+    severity: "error",
+    summary: "topologyKey is not a valid label key, or no host the role's selector matches carries it",
+  },
   "node-port": {
     severity: "error",
     summary: "nodePort out of range, reversed/oversized range, or used twice",

@@ -347,6 +347,13 @@ describe("each rule reports its id at the field path", () => {
       /name part of "rack key" must consist of alphanumerics/,
     ],
     [
+      // A key no candidate host carries would silently constrain nothing.
+      "topology-key",
+      sip(sipNodes.replace("topologyKey: vino.airshipit.org/rack", "topologyKey: vino.airshipit.org/rak")),
+      "spec.nodes.ControlPlane.topologyKey",
+      /no host matching the labelSelector \(3 hosts\) carries label "vino.airshipit.org\/rak", so it would constrain nothing \(did you mean vino.airshipit.org\/rack\?\)/,
+    ],
+    [
       "node-port",
       sip(
         `${sipNodes}  services:\n    loadBalancerControlPlane:\n      - {nodeInterfaceId: oam-ipv4, nodePort: 8080}\n`,

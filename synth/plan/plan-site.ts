@@ -4,6 +4,7 @@ import { compareText, type Issue } from "../issue.ts";
 import { ipForInterface, ipForMac, sipOwnerKey, type Host } from "../inventory/host.ts";
 import type { BestFit, Inventory } from "../inventory/inventory.ts";
 import { matchesSelector } from "../inventory/selector.ts";
+import { editDistance } from "../mac.ts";
 import { formatBytes } from "../quantity.ts";
 import type { NodeRequest, Provisioning } from "../site/bpa.ts";
 import { reporter } from "../site/resources.ts";
@@ -718,8 +719,11 @@ function planSipCluster(
       (a, b) => Number(a.wasStandby) - Number(b.wasStandby) || compareText(a.host.id, b.host.id),
     );
     for (const dropped of roleMembers.splice(wanted)) chosenIds.delete(dropped.host.id);
+    const candidates = inventory.matching(role.selector);
+    const topologyProblem = unusedTopologyKey(role, candidates);
+    if (topologyProblem) issues.push(report("topology-key", [...role.path, "topologyKey"], topologyProblem));
     // Fill from free hosts that match, in name order, one per topology value.
-    for (const host of inventory.matching(role.selector)) {
+    for (const host of candidates) {
       if (roleMembers.length >= wanted) break;
       if (chosenIds.has(host.id) || rejection(filters, host) !== undefined || !fitsTopology(host)) continue;
       add(host, `matches ${formatPath(role.path)}.labelSelector`, false);
@@ -794,6 +798,24 @@ function planSipCluster(
     },
     lock,
   };
+}
+
+/**
+ * Why a role's `topologyKey` is a mistake even though it is a valid label key: no host the selector
+ * matches carries it, so every host is unconstrained and the role's hosts may share a rack. The
+ * usual cause is a typo, so the message names the closest key those hosts do carry.
+ */
+function unusedTopologyKey(role: SipRole, candidates: readonly Host[]): string | undefined {
+  const key = role.topologyKey;
+  // No candidates at all is a no-fit, reported on its own.
+  if (key === undefined || candidates.length === 0) return undefined;
+  if (candidates.some((host) => host.labels[key] !== undefined)) return undefined;
+  const carried = new Set(candidates.flatMap((host) => Object.keys(host.labels)));
+  const closest = [...carried]
+    .map((label) => ({ label, distance: editDistance(key, label) }))
+    .sort((a, b) => a.distance - b.distance || compareText(a.label, b.label))[0];
+  const hint = closest ? ` (did you mean ${closest.label}?)` : " (they carry no labels)";
+  return `no host matching the labelSelector (${candidates.length} hosts) carries label "${key}", so it would constrain nothing${hint}`;
 }
 
 /** Every `nodeInterfaceId` the cluster's services target: member hosts need an IP on each. */
