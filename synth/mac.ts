@@ -4,29 +4,38 @@
  * compare whole addresses instead.
  */
 
-const SEPARATED =
-  /^([0-9a-f]{2})[:-]([0-9a-f]{2})[:-]([0-9a-f]{2})[:-]([0-9a-f]{2})[:-]([0-9a-f]{2})[:-]([0-9a-f]{2})$/i;
-const CISCO_DOTTED = /^([0-9a-f]{4})\.([0-9a-f]{4})\.([0-9a-f]{4})$/i;
+/**
+ * The anchored pattern the CRDs publish, and the one definition of a MAC in a CR: six hex octets
+ * separated by ':' alone or by '-' alone, or Cisco's `aabb.ccdd.eeff`. Nothing around it, not even
+ * whitespace: the API server runs this pattern on the value as written, and `validate` must refuse
+ * exactly what it refuses. Written in the subset of regular expressions that ECMAScript and the API
+ * server's RE2 share (no backreference to say "the same separator"), hence one branch per separator.
+ */
+export const MAC_PATTERN = [
+  "^[0-9A-Fa-f]{2}(:[0-9A-Fa-f]{2}){5}$",
+  "^[0-9A-Fa-f]{2}(-[0-9A-Fa-f]{2}){5}$",
+  "^[0-9A-Fa-f]{4}\\.[0-9A-Fa-f]{4}\\.[0-9A-Fa-f]{4}$",
+].join("|");
+
+const MAC = new RegExp(MAC_PATTERN);
 
 /**
  * Returns the canonical form (`aa:bb:cc:dd:ee:ff`) of a MAC written as `AA:BB:…`, `AA-BB-…` or
- * `aabb.ccdd.eeff`, or `undefined` when the text is not a MAC.
+ * `aabb.ccdd.eeff` ({@link MAC_PATTERN}), or `undefined` when the text is not a MAC.
  */
 export function normalizeMac(text: string): string | undefined {
-  const trimmed = text.trim();
-  const separated = SEPARATED.exec(trimmed);
-  if (separated) {
-    if (new Set(trimmed.replace(/[0-9a-f]/gi, "")).size !== 1) return undefined; // mixed ':' and '-'
-    return separated.slice(1).join(":").toLowerCase();
-  }
-  const dotted = CISCO_DOTTED.exec(trimmed);
-  if (dotted) return (dotted.slice(1).join("").match(/../g) ?? []).join(":").toLowerCase();
-  return undefined;
+  if (!MAC.test(text)) return undefined;
+  return (text.replace(/[^0-9A-Fa-f]/g, "").match(/../g) ?? []).join(":").toLowerCase();
 }
 
-/** The anchored pattern the CRDs publish, so the API server rejects obvious garbage too. */
-export const MAC_PATTERN =
-  "^([0-9A-Fa-f]{2}[:-]){5}[0-9A-Fa-f]{2}$|^[0-9A-Fa-f]{4}\\.[0-9A-Fa-f]{4}\\.[0-9A-Fa-f]{4}$";
+/** Why `text` is not a MAC beyond "it is not one", when a small slip explains it. */
+export function macSlip(text: string): string | undefined {
+  if (text !== text.trim() && normalizeMac(text.trim()) !== undefined)
+    return "remove the whitespace around it";
+  if (/^[0-9A-Fa-f]{2}([:-][0-9A-Fa-f]{2}){5}$/.test(text))
+    return "use one separator, ':' or '-', throughout";
+  return undefined;
+}
 
 /**
  * Levenshtein distance, used to suggest the closest known MAC (or kind, or field) for a typo. With a

@@ -203,7 +203,14 @@ describe("each rule reports its id at the field path", () => {
       "mac-format",
       provisioning(`  masters:\n    - master-1:\n        mac-address: "00:c6-14:04:61:b3"\n`),
       "spec.masters[0].master-1.mac-address",
-      /is not a MAC address/,
+      /is not a MAC address .*\(use one separator, ':' or '-', throughout\)/,
+    ],
+    [
+      // The CRD pattern refuses it on kubectl apply, so validate must too.
+      "mac-format",
+      provisioning(`  masters:\n    - master-1:\n        mac-address: "00:c6:14:04:61:b3 "\n`),
+      "spec.masters[0].master-1.mac-address",
+      /"00:c6:14:04:61:b3 " is not a MAC address .*\(remove the whitespace around it\)/,
     ],
     [
       "mac-duplicate",

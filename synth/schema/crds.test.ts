@@ -3,7 +3,9 @@ import { CustomResourceDefinition } from "kubernetes-models/apiextensions.k8s.io
 import { describe, expect, it } from "vitest";
 import { CRDS_FILE, crdsYaml } from "../../scripts/deploy-files.ts";
 import { REPO } from "../../test/harness.ts";
+import { normalizeMac } from "../mac.ts";
 import { customResourceDefinitions } from "./crds.ts";
+import { hasFormat } from "./formats.ts";
 
 /** Structural-schema rules of apiextensions.k8s.io/v1 that the API server enforces on create. */
 function structuralProblems(node: unknown, path = "openAPIV3Schema"): string[] {
@@ -48,8 +50,86 @@ describe("CRDs", () => {
 
   it("publishes the anchored MAC pattern and the printer columns", () => {
     const yaml = crdsYaml();
-    expect(yaml).toContain("pattern: ^([0-9A-Fa-f]{2}[:-]){5}[0-9A-Fa-f]{2}$|^[0-9A-Fa-f]{4}");
+    expect(yaml).toContain(
+      "pattern: ^[0-9A-Fa-f]{2}(:[0-9A-Fa-f]{2}){5}$|^[0-9A-Fa-f]{2}(-[0-9A-Fa-f]{2}){5}$|",
+    );
     expect(yaml).toContain("jsonPath: .metadata.labels.cluster");
     expect(yaml).toContain("jsonPath: .spec.nodes.ControlPlane.count.active");
   });
+});
+
+/** Every `pattern` a CRD publishes, by the name of the property that carries it (`items` use the list's name). */
+function publishedPatterns(node: unknown, name = "", found = new Map<string, Set<string>>()) {
+  if (typeof node !== "object" || node === null) return found;
+  const schema = node as Record<string, unknown>;
+  if (typeof schema.pattern === "string") {
+    const patterns = found.get(name) ?? new Set<string>();
+    found.set(name, patterns.add(schema.pattern));
+  }
+  for (const [key, child] of Object.entries((schema.properties as Record<string, unknown> | undefined) ?? {}))
+    publishedPatterns(child, key, found);
+  for (const key of ["items", "additionalProperties"]) publishedPatterns(schema[key], name, found);
+  return found;
+}
+
+/**
+ * The rule that checks each published format at runtime (what `validate` and the webhook run), with
+ * values on both sides of the line. The API server runs the CRD pattern; the two must agree on each.
+ */
+const FORMAT_RULES: Record<string, { accepts: (text: string) => boolean; values: string[] }> = {
+  "mac-address": {
+    accepts: (text) => normalizeMac(text) !== undefined,
+    values: [
+      "00:c6:14:04:61:b3",
+      "00:C6:14:04:61:B3",
+      "00-c6-14-04-61-b3",
+      "00c6.1404.61b3",
+      "00C6.1404.61B3",
+      "00:c6:14:04:61:b3 ",
+      " 00:c6:14:04:61:b3",
+      "00:c6:14:04:61:b3\n",
+      "00:c6-14:04:61:b3",
+      "00-c6:14:04:61:b3",
+      "00:c6:14:04:61",
+      "00:c6:14:04:61:b3:00",
+      "00:c6:14:04:61:zz",
+      "00c614.0461b3",
+      "00c6.1404.61b3.0000",
+      "00.c6.14.04.61.b3",
+      "00c6141461b3",
+      "",
+    ],
+  },
+  KUDPlugins: {
+    accepts: (text) => hasFormat("plugin", text),
+    values: ["multus", "ovn4nfv", "sriov-network", "0-day", "Multus", "multus_cni", "-multus", "multus ", ""],
+  },
+};
+
+describe("CRD patterns and the runtime rules", () => {
+  const patterns = new Map<string, Set<string>>();
+  for (const crd of customResourceDefinitions()) {
+    const version = (crd as { spec: { versions: { schema: { openAPIV3Schema: unknown } }[] } }).spec
+      .versions[0];
+    for (const [name, found] of publishedPatterns(version?.schema.openAPIV3Schema)) {
+      patterns.set(name, new Set([...(patterns.get(name) ?? []), ...found]));
+    }
+  }
+
+  it("has a table for every published pattern", () => {
+    expect([...patterns.keys()].sort()).toEqual(Object.keys(FORMAT_RULES).sort());
+  });
+
+  it.each(Object.entries(FORMAT_RULES).flatMap(([name, rule]) => rule.values.map((value) => [name, value])))(
+    "%s %j: the CRD pattern and the rule agree",
+    (name, value) => {
+      const rule = FORMAT_RULES[name];
+      for (const pattern of patterns.get(name) ?? []) {
+        // The API server's regular expressions (RE2) share this subset with ECMAScript: no lookaround,
+        // no backreferences, no lazy quantifiers, no flags.
+        expect(pattern).not.toMatch(/\(\?|\\[1-9bBk]|[*+?}]\?/);
+        expect(new RegExp(pattern).test(value), pattern).toBe(rule?.accepts(value));
+      }
+    },
+  );
 });

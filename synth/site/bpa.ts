@@ -1,6 +1,6 @@
 import type { FieldPath } from "../field-path.ts";
 import type { Issue } from "../issue.ts";
-import { normalizeMac } from "../mac.ts";
+import { macSlip, normalizeMac } from "../mac.ts";
 import { cidrProblem } from "../network.ts";
 import { parseMemory } from "../quantity.ts";
 import { FORMATS, hasFormat } from "../schema/formats.ts";
@@ -71,6 +71,12 @@ const DEBIAN_VERSION = /^([0-9]+:)?[0-9][A-Za-z0-9.+~-]*$/;
 const UNSUPPORTED_CLUSTER_TYPES: Readonly<Record<string, string>> = {
   "virtlet-vm": "virtlet VM clusters are not supported: metalsynth provisions bare-metal hosts only",
 };
+
+/** The `mac-format` message: what was written, what a MAC looks like, and the slip when it is a small one. */
+function macFormatMessage(text: string): string {
+  const slip = macSlip(text);
+  return `${JSON.stringify(text)} is not ${FORMATS.mac.expected}${slip === undefined ? "" : ` (${slip})`}`;
+}
 
 /** The `cluster` label of a BPA CR, checked; problems become `cluster-label` issues. */
 function clusterLabel(
@@ -157,13 +163,7 @@ export function normalizeProvisioning(resource: Resource<"Provisioning">): {
     if (request["mac-address"] !== undefined) {
       mac = normalizeMac(request["mac-address"]);
       if (mac === undefined) {
-        issues.push(
-          report(
-            "mac-format",
-            [...path, "mac-address"],
-            `"${request["mac-address"]}" is not ${FORMATS.mac.expected}`,
-          ),
-        );
+        issues.push(report("mac-format", [...path, "mac-address"], macFormatMessage(request["mac-address"])));
       }
     }
     let memoryBytes: number | undefined;
