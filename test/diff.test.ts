@@ -139,7 +139,23 @@ describe("metalsynth diff", () => {
     );
     const result = await run("diff", "--site", site, "--format", "json");
     expect(result.code).toBe(1);
-    expect(JSON.parse(result.out)).toContainEqual(expect.objectContaining({ rule: "pod-subnet" }));
+    // The documented report, with nothing compared and the diagnostics.
+    const report = JSON.parse(result.out);
+    expect(report).toMatchObject({
+      out: path.join(site, "rendered"),
+      changed: false,
+      clusters: [],
+      wiring: { added: [], changed: [], removed: [] },
+      files: [],
+    });
+    expect(report.diagnostics).toEqual([
+      expect.objectContaining({
+        severity: "error",
+        rule: "pod-subnet",
+        path: "spec.PodSubnet",
+        line: expect.any(Number),
+      }),
+    ]);
     expect(result.err).toMatch(/1 error, 0 warnings; nothing to compare/);
   });
 });

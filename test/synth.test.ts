@@ -84,8 +84,15 @@ describe("metalsynth synth", () => {
 
     const json = await run("synth", "--site", site, "--format", "json");
     expect(json.code).toBe(1);
-    expect(JSON.parse(json.out)).toContainEqual(
-      expect.objectContaining({ severity: "error", rule: "schema", path: "spec.mastrs" }),
+    const report = JSON.parse(json.out);
+    expect(report).toMatchObject({ out: path.join(site, "rendered"), clusters: [], change: null });
+    expect(report.diagnostics).toContainEqual(
+      expect.objectContaining({
+        severity: "error",
+        rule: "schema",
+        path: "spec.mastrs",
+        file: expect.any(String),
+      }),
     );
   });
 });

@@ -1,7 +1,7 @@
 import { diffTrees, hasChanges, type FileChange } from "../../gitops/diff.ts";
 import { diffText, filePatch } from "../../gitops/diff-format.ts";
 import { renderFromSite } from "../../gitops/render-site.ts";
-import { formatIssues } from "../../gitops/report.ts";
+import { formatIssues, jsonReport } from "../../gitops/report.ts";
 import { readTree } from "../../gitops/tree-writer.ts";
 import { EXIT, outputFormat, parseSiteArgs, siteLocation, summary, type Console } from "../common.ts";
 
@@ -17,7 +17,10 @@ export async function diff(argv: readonly string[], io: Console): Promise<number
   const format = outputFormat(values.format);
   const { input, issues, rendered } = await renderFromSite(siteLocation(values));
   if (!rendered) {
-    io.out(formatIssues(issues, format));
+    if (format === "json") {
+      const nothing = { clusters: [], wiring: { added: [], changed: [], removed: [] }, files: [] };
+      io.out(jsonReport({ out: input.out, changed: false, ...nothing, diagnostics: issues }));
+    } else io.out(formatIssues(issues, "text"));
     io.err(`${summary(issues)}; nothing to compare\n`);
     return EXIT.invalid;
   }
@@ -28,8 +31,9 @@ export async function diff(argv: readonly string[], io: Console): Promise<number
     const files = values.patch
       ? changes.files.map((change) => ({ ...change, patch: patch(change) }))
       : changes.files;
-    const report = { out: input.out, changed: hasChanges(changes), ...changes, files, diagnostics: issues };
-    io.out(`${JSON.stringify(report, null, 2)}\n`);
+    io.out(
+      jsonReport({ out: input.out, changed: hasChanges(changes), ...changes, files, diagnostics: issues }),
+    );
   } else {
     if (issues.length > 0) io.err(formatIssues(issues, "text"));
     io.out(diffText(changes, input.out));

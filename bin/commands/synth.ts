@@ -1,5 +1,5 @@
 import { renderFromSite } from "../../gitops/render-site.ts";
-import { formatIssues } from "../../gitops/report.ts";
+import { formatIssues, jsonReport } from "../../gitops/report.ts";
 import { writeTree } from "../../gitops/tree-writer.ts";
 import { EXIT, outputFormat, parseSiteArgs, siteLocation, summary, type Console } from "../common.ts";
 
@@ -9,15 +9,16 @@ export async function synth(argv: readonly string[], io: Console): Promise<numbe
   const format = outputFormat(values.format);
   const { input, issues, rendered } = await renderFromSite(siteLocation(values));
   if (rendered === undefined) {
-    io.out(formatIssues(issues, format));
+    // The same report shape as a successful run, so a CI script reads one format either way.
+    if (format === "json")
+      io.out(jsonReport({ out: input.out, clusters: [], change: null, diagnostics: issues }));
+    else io.out(formatIssues(issues, "text"));
     io.err(`${summary(issues)}; ${input.out} left unchanged\n`);
     return EXIT.invalid;
   }
   const change = await writeTree(input.out, rendered.files);
   if (format === "json") {
-    io.out(
-      `${JSON.stringify({ out: input.out, clusters: rendered.clusters, change, diagnostics: issues }, null, 2)}\n`,
-    );
+    io.out(jsonReport({ out: input.out, clusters: rendered.clusters, change, diagnostics: issues }));
     return EXIT.ok;
   }
   if (issues.length > 0) io.err(formatIssues(issues, "text"));
