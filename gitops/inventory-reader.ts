@@ -7,15 +7,15 @@
  * item becomes a Host's facts before the next one is read.
  */
 import { createReadStream } from "node:fs";
-import { open, readFile, readdir, realpath, stat } from "node:fs/promises";
+import { open, readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import { parseDocuments } from "../synth/documents.ts";
-import { compareText, type Issue } from "../synth/issue.ts";
+import type { Issue } from "../synth/issue.ts";
 import type { Inventory } from "../synth/inventory/inventory.ts";
 import { InventoryBuilder } from "../synth/inventory/load.ts";
 import { jsonInventoryStream, yamlInventoryStream } from "../synth/inventory/stream.ts";
 import { UsageError } from "./errors.ts";
-import { displayPath } from "./files.ts";
+import { errorCode, listInputFiles, systemReason, unreadIssue } from "./files.ts";
 
 /** Options of {@link readInventory}. */
 export interface ReadInventoryOptions {
@@ -26,6 +26,11 @@ export interface ReadInventoryOptions {
    */
   readonly relativeTo?: string;
   /**
+   * The site directory: symbolic links below a path inside it must stay inside it (see
+   * {@link listInputFiles}). Without it, each named path is its own boundary.
+   */
+  readonly site?: string;
+  /**
    * Files at least this big are streamed instead of parsed whole. Exposed for tests.
    * @default 1 MiB
    */
@@ -33,8 +38,8 @@ export interface ReadInventoryOptions {
 }
 
 /**
- * A path given to {@link readInventory} that can't be read at all. A {@link UsageError}, so the CLI
- * exits 2 (how metalsynth was called), not 1 (what the site contains).
+ * A path given to {@link readInventory} that does not exist. A {@link UsageError}, so the CLI exits 2
+ * (how metalsynth was called), not 1 (what the site contains).
  */
 export class InventoryPathError extends UsageError {
   /**
@@ -49,14 +54,14 @@ export class InventoryPathError extends UsageError {
   }
 }
 
-const EXTENSIONS = new Set([".yaml", ".yml", ".json"]);
 const STREAM_FROM_BYTES = 1024 * 1024;
 const READ_CHUNK_BYTES = 1024 * 1024;
 
 /**
  * Loads every `*.yaml`, `*.yml` and `*.json` file under `paths` (files or directories, recursively)
- * into an {@link Inventory}. A file named directly is read whatever its extension. Unreadable paths
- * throw {@link InventoryPathError}; everything wrong inside files comes back as issues.
+ * into an {@link Inventory}. A file named directly is read whatever its extension. A named path that
+ * does not exist throws {@link InventoryPathError}; a file that can't be read, a symbolic link that
+ * leaves the site, and everything wrong inside files come back as issues.
  */
 export async function readInventory(
   paths: readonly string[],
@@ -65,61 +70,24 @@ export async function readInventory(
   const relativeTo = path.resolve(options.relativeTo ?? process.cwd());
   const streamFrom = options.streamFromBytes ?? STREAM_FROM_BYTES;
   const builder = new InventoryBuilder();
-  for (const file of await listFiles(paths, relativeTo)) {
+  const listing = await listInputFiles(paths, {
+    relativeTo,
+    ...(options.site !== undefined && { site: options.site }),
+  });
+  const [missing] = listing.missing;
+  if (missing !== undefined) throw new InventoryPathError(missing, "no such file or directory");
+  for (const entry of listing.unread) builder.report(unreadIssue(entry));
+  for (const file of listing.files) {
+    builder.beginFile(file.display);
     try {
       await readOne(file.absolute, file.display, builder, streamFrom);
     } catch (error) {
-      // A file that vanished or can't be opened is about the call; anything else is a bug.
-      if (isSystemError(error)) throw new InventoryPathError(file.display, reasonOf(error));
-      throw error;
+      // A file that vanished or can't be opened is a finding about the site; anything else is a bug.
+      if (errorCode(error) === undefined) throw error;
+      builder.report(unreadIssue({ display: file.display, reason: systemReason(error) }));
     }
   }
   return builder.build();
-}
-
-interface ListedFile {
-  readonly absolute: string;
-  readonly display: string;
-}
-
-async function listFiles(paths: readonly string[], relativeTo: string): Promise<ListedFile[]> {
-  const found = new Map<string, ListedFile>();
-  const add = async (absolute: string): Promise<void> => {
-    // The same file reached twice (a directory and a file in it, or a symlink) is read once.
-    const key = await realpath(absolute);
-    if (!found.has(key)) found.set(key, { absolute, display: displayPath(absolute, relativeTo) });
-  };
-  for (const given of paths) {
-    const absolute = path.resolve(given);
-    let info;
-    try {
-      info = await stat(absolute);
-    } catch (error) {
-      throw new InventoryPathError(given, reasonOf(error));
-    }
-    if (info.isDirectory()) {
-      for (const file of await walk(absolute)) await add(file);
-    } else {
-      await add(absolute);
-    }
-  }
-  return [...found.values()].sort((a, b) => compareText(a.display, b.display));
-}
-
-async function walk(directory: string): Promise<string[]> {
-  const files: string[] = [];
-  const entries = await readdir(directory, { withFileTypes: true });
-  for (const entry of entries) {
-    const full = path.join(directory, entry.name);
-    if (entry.isDirectory()) files.push(...(await walk(full)));
-    else if (
-      (entry.isFile() || entry.isSymbolicLink()) &&
-      EXTENSIONS.has(path.extname(entry.name).toLowerCase())
-    ) {
-      files.push(full);
-    }
-  }
-  return files;
 }
 
 async function readOne(
@@ -172,14 +140,4 @@ async function looksLikeJson(absolute: string): Promise<boolean> {
   } finally {
     await handle.close();
   }
-}
-
-function isSystemError(error: unknown): error is Error & { code: string } {
-  return error instanceof Error && "code" in error && typeof error.code === "string";
-}
-
-function reasonOf(error: unknown): string {
-  if (isSystemError(error) && error.code === "ENOENT") return "no such file or directory";
-  if (isSystemError(error) && error.code === "EACCES") return "permission denied";
-  return error instanceof Error ? error.message : String(error);
 }

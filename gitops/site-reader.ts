@@ -1,13 +1,13 @@
-import { readFile } from "node:fs/promises";
+import { lstat, readFile, stat } from "node:fs/promises";
 import path from "node:path";
-import { parseDocuments, type SourceDocument } from "../synth/documents.ts";
+import { parseDocuments, type ParsedFile, type SourceDocument } from "../synth/documents.ts";
 import { issue, type Issue } from "../synth/issue.ts";
 import type { Inventory } from "../synth/inventory/inventory.ts";
 import { EMPTY_LOCK, parseLock, type Lock } from "../synth/plan/lock.ts";
 import type { SiteSettings } from "../synth/schema/settings.ts";
 import { readSettings } from "../synth/site/settings.ts";
 import { UsageError } from "./errors.ts";
-import { displayPath, expandPaths } from "./files.ts";
+import { displayPath, errorCode, listInputFiles, systemReason, unreadIssue } from "./files.ts";
 import { readInventory } from "./inventory-reader.ts";
 
 /** Where a site's parts are (SPEC §1.1, §7); every path defaults from `site`. */
@@ -49,26 +49,36 @@ export async function readSite(location: SiteLocation): Promise<SiteInput> {
   const out = location.out ?? path.join(site, "rendered");
   const issues: Issue[] = [];
 
-  const specs = await expandPaths(location.specs ?? [path.join(site, "specs")]);
+  const specs = await listInputFiles(location.specs ?? [path.join(site, "specs")], { site, relativeTo });
   if (specs.missing.length > 0) throw new UsageError(`specs path not found: ${specs.missing.join(", ")}`);
+  issues.push(...specs.unread.map(unreadIssue));
   const documents: SourceDocument[] = [];
   for (const file of specs.files) {
-    const parsed = parseDocuments(displayPath(file, relativeTo), await readFile(file, "utf8"));
+    let text: string;
+    try {
+      text = await readFile(file.absolute, "utf8");
+    } catch (error) {
+      issues.push(unreadIssue({ display: file.display, reason: systemReason(error) }));
+      continue;
+    }
+    const parsed = parseDocuments(file.display, text);
     documents.push(...parsed.documents);
     issues.push(...parsed.issues);
+    if (parsed.documents.length === 0 && parsed.issues.length === 0) {
+      issues.push(
+        issue("no-objects", "", "file holds no Kubernetes object (only comments or empty documents)", {
+          source: { file: file.display, line: 1, column: 1 },
+        }),
+      );
+    }
   }
 
   const inventoryPaths = location.inventory ?? [path.join(site, "inventory")];
   // readInventory walks the paths itself and throws a UsageError for a missing one.
-  const inventory = await readInventory(inventoryPaths, { relativeTo });
+  const inventory = await readInventory(inventoryPaths, { relativeTo, site });
   issues.push(...inventory.issues);
 
-  const settingsFile = path.join(site, SETTINGS_FILE);
-  const settingsText = await readFile(settingsFile, "utf8").catch(() => undefined);
-  const settingsParsed =
-    settingsText === undefined
-      ? { documents: [], issues: [] }
-      : parseDocuments(displayPath(settingsFile, relativeTo), settingsText);
+  const settingsParsed = await readSettingsFile(path.join(site, SETTINGS_FILE), relativeTo);
   const settings = readSettings(settingsParsed.documents);
   issues.push(...settingsParsed.issues, ...settings.issues);
 
@@ -76,11 +86,42 @@ export async function readSite(location: SiteLocation): Promise<SiteInput> {
   return { documents, inventory: inventory.inventory, lock, settings: settings.settings, out, issues };
 }
 
+/** `metalsynth.yaml`, parsed; a missing file is no file (every setting has a default). */
+async function readSettingsFile(file: string, relativeTo: string): Promise<ParsedFile> {
+  const shown = displayPath(file, relativeTo);
+  if ((await lstat(file).catch(() => undefined)) === undefined) return { documents: [], issues: [] };
+  let info;
+  try {
+    info = await stat(file);
+  } catch (error) {
+    return { documents: [], issues: [unreadIssue({ display: shown, reason: systemReason(error) })] };
+  }
+  if (!info.isFile()) {
+    const what = info.isDirectory() ? "a directory" : "not a regular file";
+    return {
+      documents: [],
+      issues: [unreadIssue({ display: shown, reason: `${what}; the site settings must be a YAML file` })],
+    };
+  }
+  try {
+    return parseDocuments(shown, await readFile(file, "utf8"));
+  } catch (error) {
+    return { documents: [], issues: [unreadIssue({ display: shown, reason: systemReason(error) })] };
+  }
+}
+
 async function readLock(out: string, relativeTo: string, issues: Issue[]): Promise<Lock> {
   const file = path.join(out, LOCK_FILE);
-  const text = await readFile(file, "utf8").catch(() => undefined);
-  if (text === undefined) return EMPTY_LOCK;
   const shown = displayPath(file, relativeTo);
+  let text: string;
+  try {
+    text = await readFile(file, "utf8");
+  } catch (error) {
+    // No lock is a first run; a lock that is there but unreadable must not silently re-plan everything.
+    if (errorCode(error) !== "ENOENT" && errorCode(error) !== "ENOTDIR")
+      issues.push(unreadIssue({ display: shown, reason: systemReason(error) }));
+    return EMPTY_LOCK;
+  }
   const parsed = parseDocuments(shown, text);
   issues.push(...parsed.issues);
   const [document] = parsed.documents;

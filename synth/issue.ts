@@ -15,6 +15,15 @@ export const RULES = {
     severity: "error",
     summary: "file is not valid YAML/JSON, is binary, or expands too many aliases",
   },
+  "file-unread": {
+    severity: "error",
+    summary:
+      "a path under specs/ or inventory/ (or a site file) can't be read: a symbolic link that leaves the site, dangles or loops, no permission, not a regular file",
+  },
+  "no-objects": {
+    severity: "warning",
+    summary: "a file holds no object metalsynth reads there, so nothing in it is used",
+  },
   "too-large": { severity: "error", summary: "document over the Kubernetes object size limit (1.5 MiB)" },
   "unknown-kind": { severity: "error", summary: "document kind/apiVersion is not one metalsynth reads here" },
   "duplicate-object": { severity: "error", summary: "the same kind/namespace/name defined twice" },
@@ -67,6 +76,11 @@ export const RULES = {
   "inventory-invalid": {
     severity: "error",
     summary: "an inventory object can't be used (bad MAC, missing name)",
+  },
+  "inventory-unmatched": {
+    severity: "warning",
+    summary:
+      "a HardwareData or networkData Secret that matches no BareMetalHost, or a networkData Secret a BareMetalHost names that the inventory lacks",
   },
 } as const satisfies Record<string, { severity: Severity; summary: string }>;
 

@@ -1,10 +1,12 @@
-import { readFileSync } from "node:fs";
-import { cp, mkdtemp, writeFile } from "node:fs/promises";
+import { spawnSync } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { chmod, cp, mkdir, mkdtemp, rename, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { expandPaths } from "../gitops/files.ts";
-import { run } from "./run-cli.ts";
+import { listInputFiles } from "../gitops/files.ts";
+import { readTree } from "../gitops/tree-writer.ts";
+import { copyExampleSite, run } from "./run-cli.ts";
 import { REPO } from "./harness.ts";
 
 const site = path.join(REPO, "examples", "site");
@@ -21,7 +23,11 @@ describe("metalsynth validate", () => {
     const result = await run("validate", "--site", broken, "--format", "json");
     expect(result.code).toBe(1);
     const diagnostics: { rule: string; file: string; line: number }[] = JSON.parse(result.out);
-    const { files } = await expandPaths([path.join(broken, "specs")]);
+    const listing = await listInputFiles([path.join(broken, "specs"), path.join(broken, "inventory")], {
+      site: broken,
+      relativeTo: REPO,
+    });
+    const files = [...listing.files.map((file) => file.absolute), path.join(broken, "metalsynth.yaml")];
     const planted = files.flatMap((file) =>
       readFileSync(file, "utf8")
         .split("\n")
@@ -30,6 +36,9 @@ describe("metalsynth validate", () => {
           return match ? [`${match[1]} ${path.relative(REPO, file)}:${index + 1}`] : [];
         }),
     );
+    // A symbolic link that leaves the site can carry no comment: it is the planted fault itself.
+    planted.push(...listing.unread.map((entry) => `file-unread ${entry.display}:1`));
+    expect(listing.unread.length).toBeGreaterThanOrEqual(1);
     expect(planted.length).toBeGreaterThanOrEqual(10);
     expect(new Set(planted.map((entry) => entry.split(" ")[0])).size).toBeGreaterThanOrEqual(10);
     const found = diagnostics.map((diagnostic) => `${diagnostic.rule} ${diagnostic.file}:${diagnostic.line}`);
@@ -41,11 +50,11 @@ describe("metalsynth validate", () => {
     const lines = result.out.trimEnd().split("\n");
     expect(lines.length).toBeGreaterThan(10);
     for (const line of lines)
-      expect(line).toMatch(/^examples\/broken\/specs\/[\w.-]+:\d+:\d+: (error|warning)\[[a-z-]+\] \S+: .+$/);
+      expect(line).toMatch(/^examples\/broken\/[\w./-]+:\d+:\d+: (error|warning)\[[a-z-]+\] (\S+: )?.+$/);
     expect(lines).toContain(
       "examples/broken/specs/macs.yaml:26:9: error[mac-unknown] spec.masters[0].master-1.mac-address: b8:ce:f6:79:e4:c0 matches no BareMetalHost (closest: b8:ce:f6:79:ea:c0 on metal3/r03-node-04)",
     );
-    expect(result.err).toMatch(/\d+ errors, 0 warnings/);
+    expect(result.err).toMatch(/\d+ errors, \d+ warnings/);
   });
 
   it("accepts --specs globs and --inventory files", async () => {
@@ -59,7 +68,9 @@ describe("metalsynth validate", () => {
       "json",
     );
     expect(result.code).toBe(1);
-    const rules = JSON.parse(result.out).map((diagnostic: { rule: string }) => diagnostic.rule);
+    const rules = JSON.parse(result.out)
+      .filter((diagnostic: { file: string }) => diagnostic.file.includes("/specs/"))
+      .map((diagnostic: { rule: string }) => diagnostic.rule);
     expect(rules.sort()).toEqual(["mac-duplicate", "mac-format", "mac-unknown"]);
   });
 
@@ -76,7 +87,9 @@ describe("metalsynth validate", () => {
       "json",
     );
     expect(result.code).toBe(1);
-    const files = JSON.parse(result.out).map((diagnostic: { file: string }) => diagnostic.file);
+    const files = JSON.parse(result.out)
+      .map((diagnostic: { file: string }) => diagnostic.file)
+      .filter((file: string) => file.includes("/specs/"));
     expect([...new Set(files)].sort()).toEqual([
       "examples/broken/specs/macs.yaml",
       "examples/broken/specs/no-fit.yaml",
@@ -151,4 +164,97 @@ describe("metalsynth explain", () => {
     expect(result.code).toBe(1);
     expect(result.err).toMatch(/no cluster "nope" in the site \(clusters: edge-a\/cluster-east/);
   });
+});
+
+describe("files that are not read", () => {
+  async function siteCopy(): Promise<string> {
+    const dir = await mkdtemp(path.join(tmpdir(), "metalsynth-files-"));
+    await copyExampleSite(dir);
+    return dir;
+  }
+
+  it("refuses a spec link that leaves the site: exit 1 naming it, and rendered/ keeps every cluster", async () => {
+    const dir = await siteCopy();
+    expect((await run("synth", "--site", dir)).code).toBe(0);
+    const before = await readTree(path.join(dir, "rendered"));
+    const outside = await mkdtemp(path.join(tmpdir(), "metalsynth-outside-"));
+    await rename(path.join(dir, "specs", "cluster-west"), path.join(outside, "cluster-west"));
+    await symlink(path.join(outside, "cluster-west"), path.join(dir, "specs", "cluster-west"));
+    const result = await run("synth", "--site", dir, "--format", "json");
+    expect(result.code).toBe(1);
+    expect(JSON.parse(result.out).diagnostics).toContainEqual(
+      expect.objectContaining({
+        rule: "file-unread",
+        file: path.relative(process.cwd(), path.join(dir, "specs", "cluster-west")),
+        message: expect.stringMatching(/^not read: symbolic link to .* leaves the directory /),
+      }),
+    );
+    expect(await readTree(path.join(dir, "rendered"))).toEqual(before);
+    // A link that stays inside the site is followed.
+    await rm(path.join(dir, "specs", "cluster-west"));
+    await rename(path.join(outside, "cluster-west"), path.join(dir, "west"));
+    await symlink("../west", path.join(dir, "specs", "cluster-west"));
+    expect(await run("synth", "--site", dir)).toMatchObject({ code: 0 });
+    expect(await readTree(path.join(dir, "rendered"))).toEqual(before);
+  });
+
+  it("reports dangling and looping links and a directory named like a file under inventory/, without a stack", async () => {
+    const dir = await siteCopy();
+    await symlink("nowhere.yaml", path.join(dir, "inventory", "dangling.yaml"));
+    await symlink("loop.yaml", path.join(dir, "inventory", "loop.yaml"));
+    await mkdir(path.join(dir, "inventory", "extra.yaml"));
+    await symlink("extra.yaml", path.join(dir, "inventory", "linked.yaml"));
+    const result = await run("validate", "--site", dir);
+    expect(result.code).toBe(1);
+    const shown = path.relative(process.cwd(), path.join(dir, "inventory"));
+    expect(result.out).toBe(
+      `${shown}/dangling.yaml:1:1: error[file-unread] not read: symbolic link to nowhere.yaml, which does not exist\n` +
+        `${shown}/loop.yaml:1:1: error[file-unread] not read: symbolic link loop (loop.yaml)\n`,
+    );
+    expect(result.err).not.toMatch(/internal error|EISDIR|\n {4}at /);
+  });
+
+  it("reports a metalsynth.yaml that is a directory instead of ignoring it", async () => {
+    const dir = await siteCopy();
+    await rm(path.join(dir, "metalsynth.yaml"));
+    await mkdir(path.join(dir, "metalsynth.yaml"));
+    const result = await run("validate", "--site", dir);
+    expect(result.code).toBe(1);
+    expect(result.out).toMatch(
+      /metalsynth\.yaml:1:1: error\[file-unread\] not read: a directory; the site settings must be a YAML file\n$/,
+    );
+  });
+
+  // Root reads every file; run the CLI as nobody to see a real EACCES.
+  it.runIf(process.getuid?.() === 0 && existsSync("/usr/bin/setpriv"))(
+    "reports an unreadable spec or inventory file as a diagnostic (exit 1), not a stack or a usage error",
+    async () => {
+      const dir = await siteCopy();
+      await chmod(dir, 0o755);
+      await chmod(path.join(dir, "inventory", "rack-r02.yaml"), 0o000);
+      await chmod(path.join(dir, "specs", "tenant-a", "sipcluster.yaml"), 0o000);
+      const child = spawnSync(
+        "/usr/bin/setpriv",
+        [
+          "--reuid=65534",
+          "--regid=65534",
+          "--clear-groups",
+          "node",
+          path.join(REPO, "bin", "metalsynth.js"),
+          "validate",
+          "--site",
+          ".",
+        ],
+        { cwd: dir, encoding: "utf8" },
+      );
+      expect(child.status).toBe(1);
+      expect(child.stdout).toContain(
+        "inventory/rack-r02.yaml:1:1: error[file-unread] not read: permission denied\n",
+      );
+      expect(child.stdout).toContain(
+        "specs/tenant-a/sipcluster.yaml:1:1: error[file-unread] not read: permission denied\n",
+      );
+      expect(child.stderr).not.toMatch(/internal error|usage:/);
+    },
+  );
 });

@@ -541,7 +541,12 @@ describe("the catalogue", () => {
     const warnings = Object.entries(RULES)
       .filter(([, rule]) => rule.severity === "warning")
       .map(([id]) => id);
-    expect(warnings.sort()).toEqual(["host-not-ready", "resources-unknown"]);
+    expect(warnings.sort()).toEqual([
+      "host-not-ready",
+      "inventory-unmatched",
+      "no-objects",
+      "resources-unknown",
+    ]);
     for (const id of [
       "schema",
       "cluster-label",

@@ -40,7 +40,7 @@ export interface FileFeedOptions extends WatchOptions {
 }
 
 /** Findings that mean a file could not be read at all, rather than that its content is wrong. */
-const UNREADABLE: ReadonlySet<RuleId> = new Set(["yaml-syntax", "too-large"]);
+const UNREADABLE: ReadonlySet<RuleId> = new Set(["yaml-syntax", "too-large", "file-unread"]);
 /** Content findings logged per load; the rest are counted. */
 const LOGGED_ISSUES = 20;
 

@@ -6,7 +6,7 @@ import { factsOf, makeBmh, networkDataSecret } from "../../test/builders/invento
 import { parseDocuments } from "../documents.ts";
 import type { SourcePosition } from "../issue.ts";
 import { ipForInterface, ipForMac } from "./host.ts";
-import { buildInventory, type InventoryObject } from "./load.ts";
+import { InventoryBuilder, buildInventory, type InventoryObject } from "./load.ts";
 
 const FIXTURES = new URL("../../test/fixtures/inventory/", import.meta.url);
 const MiB = 2 ** 20;
@@ -279,20 +279,89 @@ describe("buildInventory: accepted shapes", () => {
     }
   });
 
-  it("ignores other kinds silently, including Secrets that are not networkData", () => {
+  it("skips other kinds silently, including Secrets that are not networkData", () => {
     const { inventory, issues } = buildInventory(
       raw(
         { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "x" }, data: { a: "b" } },
         { apiVersion: "v1", kind: "Secret", metadata: { name: "bmc" }, data: { password: "c2VjcmV0" } },
-        { apiVersion: "other.io/v1", kind: "BareMetalHost", metadata: { name: "not-metal3" } },
         { apiVersion: "v1", kind: "List", items: [{ metadata: { name: "kindless" } }] },
-        "a scalar",
-        null,
-        [1, 2],
       ),
     );
     expect(issues).toEqual([]);
     expect(inventory.size).toBe(0);
+  });
+
+  it("reports a known kind of another apiVersion, and documents that are no object", () => {
+    const { inventory, issues } = buildInventory(
+      raw(
+        { apiVersion: "other.io/v1", kind: "BareMetalHost", metadata: { name: "not-metal3" } },
+        { apiVersion: "v2", kind: "Secret", metadata: { name: "nd" }, stringData: { networkData: "{}" } },
+        "a scalar",
+        [1, 2],
+        { apiVersion: "v1", kind: "List", items: { a: 1 } },
+      ),
+    );
+    expect(inventory.size).toBe(0);
+    expect(
+      issues.map((found) => `${found.rule} ${found.source?.line} ${found.path}: ${found.message}`),
+    ).toEqual([
+      'unknown-kind 1 apiVersion: BareMetalHost with apiVersion "other.io/v1" is not one metalsynth reads (expected metal3.io/v1alpha1); ignored',
+      'unknown-kind 2 apiVersion: Secret with apiVersion "v2" is not one metalsynth reads (expected v1); ignored',
+      'inventory-invalid 3 : a document or list item must be a Kubernetes object, not "a scalar"; ignored',
+      "inventory-invalid 4 : a document or list item must be a Kubernetes object, not a list; ignored",
+      "inventory-invalid 5 items: List.items must be a list, not a map; ignored",
+    ]);
+  });
+});
+
+describe("buildInventory: inventory-unmatched and no-objects", () => {
+  it("warns about HardwareData and networkData Secrets no host uses, and a Secret a host names that is missing", () => {
+    const { inventory, issues } = buildInventory(
+      raw(
+        makeBmh({ name: "a", networkData: { name: "a-networkdata" } }),
+        makeBmh({ name: "b", networkData: { name: "missing-networkdata" } }),
+        networkDataSecret("a-networkdata", "metal3", 1, true),
+        networkDataSecret("orphan-networkdata", "metal3", 2, true),
+        {
+          apiVersion: "metal3.io/v1alpha1",
+          kind: "HardwareData",
+          metadata: { name: "ghost", namespace: "metal3" },
+          spec: { hardware: { cpu: { count: 8 } } },
+        },
+      ),
+    );
+    expect(inventory.size).toBe(2);
+    expect(
+      issues.map((found) => `${found.severity} ${found.rule} ${found.source?.line}: ${found.message}`),
+    ).toEqual([
+      "warning inventory-unmatched 2: BareMetalHost metal3/b names networkData Secret metal3/missing-networkdata, which is not in the inventory; SIP interface addresses fall back to NIC names (add the Secret to the inventory)",
+      "warning inventory-unmatched 4: Secret metal3/orphan-networkdata holds networkData but no BareMetalHost names it in spec.networkData; it is not used",
+      "warning inventory-unmatched 5: HardwareData metal3/ghost matches no BareMetalHost of the same namespace and name; it is not used",
+    ]);
+  });
+
+  it("warns about an announced file that gives nothing the inventory uses, naming what it found", () => {
+    const builder = new InventoryBuilder();
+    for (const file of ["hosts.yaml", "configmaps.yaml", "empty.yaml", "broken.yaml"])
+      builder.beginFile(file);
+    builder.add({ value: makeBmh({ name: "a" }), source: at("hosts.yaml", 1) });
+    builder.add({ value: { apiVersion: "v1", kind: "ConfigMap" }, source: at("configmaps.yaml", 3) });
+    builder.add({ value: { apiVersion: "v1", kind: "ConfigMap" }, source: at("configmaps.yaml", 9) });
+    builder.report({
+      rule: "yaml-syntax",
+      severity: "error",
+      path: "",
+      message: "bad",
+      source: at("broken.yaml", 2),
+    });
+    const { issues } = builder.build();
+    expect(
+      issues.map((found) => `${found.rule} ${found.source?.file}:${found.source?.line}: ${found.message}`),
+    ).toEqual([
+      "yaml-syntax broken.yaml:2: bad",
+      "no-objects configmaps.yaml:3: file holds no BareMetalHost, HardwareData or networkData Secret (found ConfigMap and 1 more object(s)); nothing in it is used",
+      "no-objects empty.yaml:1: file holds no BareMetalHost, HardwareData or networkData Secret; nothing in it is used",
+    ]);
   });
 });
 

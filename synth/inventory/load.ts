@@ -25,6 +25,7 @@ import { hasNetworkData, readNetworkData } from "./network-data.ts";
 import {
   DEFAULT_NAMESPACE,
   StringPool,
+  describe,
   detach,
   field,
   isListKind,
@@ -62,6 +63,16 @@ interface Sourced<T> {
   readonly source: SourcePosition;
 }
 
+/** What the files handed to {@link InventoryBuilder.beginFile} gave, for the `no-objects` check. */
+interface FileUse {
+  /** The file gave a BareMetalHost, HardwareData or networkData Secret. */
+  used: boolean;
+  /** The first object that was not one, for the message. */
+  ignored?: { readonly what: string; readonly source: SourcePosition };
+  /** How many objects were not one. */
+  ignoredCount: number;
+}
+
 interface NetworkDataSecret {
   /** `metadata.namespace` as written; `undefined` when the snapshot file omits it. */
   readonly declaredNamespace?: string;
@@ -80,34 +91,85 @@ export class InventoryBuilder {
   readonly #secrets: Sourced<NetworkDataSecret>[] = [];
   readonly #issues: Issue[] = [];
   readonly #strings = new StringPool();
+  readonly #files = new Map<string, FileUse>();
 
-  /** Adds one top-level object; lists are unwrapped, unknown kinds are ignored silently. */
+  /**
+   * Announces that the objects of `file` follow. A file announced this way that yields nothing the
+   * inventory uses, and no other finding either, gets a `no-objects` warning, so no file is ignored
+   * without a word.
+   */
+  beginFile(file: string): void {
+    if (!this.#files.has(file)) this.#files.set(file, { used: false, ignoredCount: 0 });
+  }
+
+  /**
+   * Adds one top-level object; lists are unwrapped. Kinds the inventory does not read (a ConfigMap,
+   * a Secret without networkData) are skipped; a BareMetalHost, HardwareData or networkData Secret
+   * of another apiVersion is reported.
+   */
   add(object: InventoryObject): void {
     const { value } = object;
-    if (!isRecord(value)) return;
+    const report = this.#reporter(object);
+    if (!isRecord(value)) {
+      report([], `a document or list item must be a Kubernetes object, not ${describe(value)}; ignored`);
+      return;
+    }
     const kind = value["kind"];
     const apiVersion = value["apiVersion"];
-    const report = this.#reporter(object);
     if (isListKind(kind)) {
       this.#addList(object, kind, apiVersion);
-    } else if (kind === "BareMetalHost" && isMetal3(apiVersion)) {
+    } else if ((kind === "BareMetalHost" || kind === "HardwareData") && !isMetal3(apiVersion)) {
+      this.#unknownVersion(object, kind, apiVersion, "metal3.io/v1alpha1");
+    } else if (kind === "BareMetalHost") {
       const draft = readHostDraft(value, report, this.#strings);
-      if (draft) this.#hosts.push({ value: draft, source: object.source });
-    } else if (kind === "HardwareData" && isMetal3(apiVersion)) {
+      if (draft) {
+        this.#hosts.push({ value: draft, source: object.source });
+        this.#use(object.source);
+      }
+    } else if (kind === "HardwareData") {
       const identity = identityOf(value, "HardwareData", report, this.#strings);
       const hardware = field(field(value, "spec"), "hardware");
-      if (identity && isRecord(hardware)) {
+      if (identity && !isRecord(hardware)) {
+        report(["spec", "hardware"], `HardwareData ${identity.id} has no spec.hardware map; ignored`);
+      } else if (identity && isRecord(hardware)) {
         const facts = readHardware(hardware, ["spec", "hardware"], identity.id, report, this.#strings);
         this.#hardware.push({ value: { id: identity.id, facts }, source: object.source });
+        this.#use(object.source);
       }
-    } else if (kind === "Secret" && apiVersion === "v1" && hasNetworkData(value)) {
-      this.#addNetworkData(value, object.source, report);
+    } else if (kind === "Secret" && hasNetworkData(value)) {
+      if (apiVersion === "v1") this.#addNetworkData(value, object.source, report);
+      else this.#unknownVersion(object, kind, apiVersion, "v1");
+    } else {
+      this.#ignore(object.source, typeof kind === "string" ? kind : "an object without kind");
     }
   }
 
   /** Records a problem found outside any object, e.g. a reader's parse error. */
   report(found: Issue): void {
     this.#issues.push(found);
+  }
+
+  #use(source: SourcePosition): void {
+    const use = this.#files.get(source.file);
+    if (use) use.used = true;
+  }
+
+  #ignore(source: SourcePosition, what: string): void {
+    const use = this.#files.get(source.file);
+    if (!use) return;
+    use.ignored ??= { what, source };
+    use.ignoredCount += 1;
+  }
+
+  #unknownVersion(object: InventoryObject, kind: string, apiVersion: unknown, expected: string): void {
+    this.#issues.push(
+      issue(
+        "unknown-kind",
+        "apiVersion",
+        `${kind} with apiVersion ${describe(apiVersion)} is not one metalsynth reads (expected ${expected}); ignored`,
+        { source: object.position ? object.position(["apiVersion"]) : object.source },
+      ),
+    );
   }
 
   /** Resolves references and duplicates and indexes the hosts. */
@@ -117,10 +179,16 @@ export class InventoryBuilder {
       issues.push(issue("inventory-invalid", formatPath(path), message, { source }));
     };
 
+    const unmatched = (path: FieldPath, message: string, source: SourcePosition): void => {
+      issues.push(issue("inventory-unmatched", formatPath(path), message, { source }));
+    };
+
     const secrets = new Map<string, NetworkDataSecret>();
+    const secretSources = new Map<NetworkDataSecret, SourcePosition>();
     const namespaceless = new Map<string, NetworkDataSecret>();
     for (const { value: secret, source } of sortBySource(this.#secrets, (secret) => secretKey(secret))) {
       const key = secretKey(secret);
+      secretSources.set(secret, source);
       if (secrets.has(key)) {
         problem(
           ["metadata", "name"],
@@ -148,6 +216,7 @@ export class InventoryBuilder {
       }
     }
 
+    const usedSecrets = new Set<NetworkDataSecret>();
     const hosts = new Map<string, Host>();
     const bootMacs = new Map<string, string>();
     const firstSource = new Map<string, SourcePosition>();
@@ -168,7 +237,33 @@ export class InventoryBuilder {
       const secret =
         networkData &&
         (secrets.get(`${networkData.namespace}/${networkData.name}`) ?? namespaceless.get(networkData.name));
+      if (secret) usedSecrets.add(secret);
+      else if (networkData) {
+        // A warning, not an error: SPEC §1.3 falls back to the NIC named like the interface, and a
+        // snapshot taken without Secrets is common (decision 0013).
+        unmatched(
+          ["spec", "networkData", "name"],
+          `BareMetalHost ${draft.id} names networkData Secret ${networkData.namespace}/${networkData.name}, which is not in the inventory; SIP interface addresses fall back to NIC names (add the Secret to the inventory)`,
+          source,
+        );
+      }
       hosts.set(draft.id, toHost(draft, draft.hardware ?? hardware.get(draft.id), secret, source));
+    }
+    for (const { value, source } of this.#hardware) {
+      if (firstSource.has(value.id)) continue;
+      unmatched(
+        ["metadata", "name"],
+        `HardwareData ${value.id} matches no BareMetalHost of the same namespace and name; it is not used`,
+        source,
+      );
+    }
+    for (const [key, secret] of secrets) {
+      if (usedSecrets.has(secret)) continue;
+      unmatched(
+        ["metadata", "name"],
+        `Secret ${key} holds networkData but no BareMetalHost names it in spec.networkData; it is not used`,
+        secretSources.get(secret) ?? { file: "", line: 0, column: 0 },
+      );
     }
 
     const sorted = [...hosts.values()].sort((a, b) => compareText(a.id, b.id));
@@ -189,12 +284,37 @@ export class InventoryBuilder {
       }
     }
 
+    const mentioned = new Set(issues.flatMap((found) => (found.source ? [found.source.file] : [])));
+    for (const [file, use] of this.#files) {
+      if (use.used || mentioned.has(file)) continue;
+      const found = use.ignored
+        ? ` (found ${use.ignored.what}${use.ignoredCount > 1 ? ` and ${use.ignoredCount - 1} more object(s)` : ""})`
+        : "";
+      issues.push(
+        issue(
+          "no-objects",
+          "",
+          `file holds no BareMetalHost, HardwareData or networkData Secret${found}; nothing in it is used`,
+          { source: use.ignored?.source ?? { file, line: 1, column: 1 } },
+        ),
+      );
+    }
+
     return { inventory: new Inventory(sorted), issues: issues.sort(compareIssues) };
   }
 
   #addList(object: InventoryObject, kind: string, apiVersion: unknown): void {
     const items = field(object.value, "items");
-    if (!Array.isArray(items)) return; // `items: null` is how an empty list is often printed
+    if (items === null || items === undefined) {
+      // `items: null` is how an empty list is often printed.
+      this.#ignore(object.source, `an empty ${kind}`);
+      return;
+    }
+    if (!Array.isArray(items)) {
+      this.#reporter(object)(["items"], `${kind}.items must be a list, not ${describe(items)}; ignored`);
+      return;
+    }
+    if (items.length === 0) this.#ignore(object.source, `an empty ${kind}`);
     const header = { kind, ...(typeof apiVersion === "string" && { apiVersion }) };
     const { position } = object;
     items.forEach((item: unknown, index) => {
@@ -216,6 +336,7 @@ export class InventoryBuilder {
     const owner = `${namespace || DEFAULT_NAMESPACE}/${name}`;
     const networks = readNetworkData(secret, owner, report, this.#strings);
     if (networks === undefined) return;
+    this.#use(source);
     this.#secrets.push({
       value: {
         ...(namespace !== undefined &&

@@ -1,6 +1,40 @@
 import { z } from "zod";
 
 /**
+ * A string setting in a format Kubernetes, Argo CD or Flux accept. Settings go verbatim into Jobs,
+ * the ApplicationSet and Flux objects, so a value the API server or a GitOps agent would refuse is
+ * caught here, at `metalsynth.yaml`'s line, instead of at apply time.
+ */
+function setting(pattern: RegExp, expected: string, maxLength = 253) {
+  return z.string().refine((value) => value.length <= maxLength && pattern.test(value), {
+    error: (found) => `${JSON.stringify(found.input)} is not ${expected}`,
+  });
+}
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const HOST_PART = "[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?";
+/** A registry: only a first component with a `.` or a port, or `localhost`, is one (as Docker reads it). */
+const DOMAIN = `(?:localhost(?::[0-9]+)?|${HOST_PART}(?:\\.${HOST_PART})+(?::[0-9]+)?|${HOST_PART}:[0-9]+)`;
+const PATH_COMPONENT = "[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*";
+/** The grammar of distribution/reference: `[domain[:port]/]path[:tag][@digest]`. */
+const IMAGE = new RegExp(
+  `^(?:${DOMAIN}/)?${PATH_COMPONENT}(?:/${PATH_COMPONENT})*(?::[\\w][\\w.-]{0,127})?(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})?$`,
+);
+
+/** A Kubernetes namespace: a DNS-1123 label. */
+const namespaceName = () => setting(DNS_LABEL, "a namespace name (a DNS-1123 label: a-z, 0-9 and '-')", 63);
+/** A Kubernetes object name (Secret, AppProject, Kustomization, GitRepository): a DNS-1123 subdomain. */
+const objectName = () =>
+  setting(DNS_SUBDOMAIN, "an object name (a DNS-1123 subdomain: a-z, 0-9, '-' and '.')");
+const image = () => setting(IMAGE, "an image reference such as registry.example.com/team/image:1.2", 255);
+const url = (schemes: string) =>
+  setting(
+    new RegExp(`^(${schemes})://(?:[^\\s/?#@]+@)?[^\\s/?#@]+(?:[/?#]\\S*)?$`),
+    `a ${schemes.split("|").join(" or ")} URL`,
+  );
+
+/**
  * `metalsynth.yaml`: the site's settings (SPEC §6.1). Every field has a default, so a site without the
  * file works; the file is validated like a CR (unknown fields are errors).
  */
@@ -9,32 +43,22 @@ export const SiteSettingsSchema = z.strictObject({
   kind: z.literal("SiteSettings"),
   images: z
     .strictObject({
-      kudInstaller: z
-        .string()
-        .min(1)
+      kudInstaller: image()
         .default("integratedcloudnative/bpa-operator-kud:v0.4.0")
         .describe("Image running KUD's installer."),
-      kubectl: z
-        .string()
-        .min(1)
+      kubectl: image()
         .default("bitnami/kubectl:1.27.4")
         .describe("Image of the step that stores the kubeconfig Secret."),
-      softwareInstaller: z
-        .string()
-        .min(1)
+      softwareInstaller: image()
         .default("integratedcloudnative/bpa-software-installer:v0.4.0")
         .describe("Image that installs Software packages over SSH."),
-      haproxy: z.string().min(1).default("haproxy:2.3.2").describe("Default SIP load balancer image."),
-      jumpHost: z
-        .string()
-        .min(1)
+      haproxy: image().default("haproxy:2.3.2").describe("Default SIP load balancer image."),
+      jumpHost: image()
         .default("quay.io/airshipit/jump-host:latest")
         .describe("Default SIP jump host image."),
     })
     .prefault({}),
-  sshKeySecret: z
-    .string()
-    .min(1)
+  sshKeySecret: objectName()
     .default("ssh-key-secret")
     .describe("Secret (key `id_rsa`) the installer Jobs SSH with; referenced, never read."),
   job: z
@@ -61,15 +85,21 @@ export const SiteSettingsSchema = z.strictObject({
         .describe("Where the cluster directories are, relative to the repository root."),
       argocd: z
         .strictObject({
-          project: z.string().min(1).default("default"),
-          repoURL: z
-            .string()
-            .min(1)
+          project: objectName().default("default"),
+          repoURL: setting(
+            // scp-like syntax too, as `git clone` and Argo CD accept it: git@host:org/repo.git
+            /^(?:(?:https?|ssh|git):\/\/(?:[^\s/?#@]+@)?[^\s/?#@]+(?:[/?#]\S*)?|[\w.-]+@[\w.-]+:\S+)$/,
+            "a Git repository URL (https://…, ssh://… or git@host:path)",
+            2048,
+          )
             .default("https://git.example.com/site.git")
             .describe("The site repository Argo CD reads."),
-          revision: z.string().min(1).default("HEAD"),
-          destinationServer: z.string().min(1).default("https://kubernetes.default.svc"),
-          namespace: z.string().min(1).default("argocd").describe("Namespace of the ApplicationSet."),
+          revision: setting(
+            /^(?![-/.])(?!.*(\.\.|\/\/|@\{|\.lock$|[/.]$))[^\s~^:?*[\\\p{Cc}]+$/u,
+            "a Git branch, tag or commit",
+          ).default("HEAD"),
+          destinationServer: url("https|http").default("https://kubernetes.default.svc"),
+          namespace: namespaceName().default("argocd").describe("Namespace of the ApplicationSet."),
         })
         .prefault({}),
       flux: z
@@ -77,14 +107,18 @@ export const SiteSettingsSchema = z.strictObject({
           sourceRef: z
             .strictObject({
               kind: z.enum(["GitRepository", "OCIRepository", "Bucket"]).default("GitRepository"),
-              name: z.string().min(1).default("site"),
-              namespace: z.string().min(1).default("flux-system"),
+              name: objectName().default("site"),
+              namespace: namespaceName().default("flux-system"),
             })
             .prefault({}),
-          namespace: z.string().min(1).default("flux-system").describe("Namespace of the Kustomizations."),
-          interval: z.string().min(1).default("10m"),
+          namespace: namespaceName().default("flux-system").describe("Namespace of the Kustomizations."),
+          interval: setting(
+            /^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$/,
+            "a Go duration such as 10m or 1h30m",
+            64,
+          ).default("10m"),
           dependsOn: z
-            .array(z.strictObject({ name: z.string().min(1), namespace: z.string().min(1).optional() }))
+            .array(z.strictObject({ name: objectName(), namespace: namespaceName().optional() }))
             .default([])
             .describe(
               "Kustomizations every cluster waits for, e.g. the one delivering BMHs and the SSH key.",
@@ -95,8 +129,11 @@ export const SiteSettingsSchema = z.strictObject({
     .prefault({}),
   git: z
     .strictObject({
-      authorName: z.string().min(1).default("metalsynth"),
-      authorEmail: z.string().min(1).default("metalsynth@localhost"),
+      // Both end up between Git's own "Name <email>" brackets.
+      authorName: setting(/^[^<>\n]*\S[^<>\n]*$/, "one line without < or >", 1024).default("metalsynth"),
+      authorEmail: setting(/^[^<>\s]+$/, "an e-mail address without spaces, < or >", 1024).default(
+        "metalsynth@localhost",
+      ),
     })
     .prefault({}),
 });
