@@ -5,7 +5,7 @@ import type { Lock } from "./plan/lock.ts";
 import type { SiteModel, SitePlan } from "./plan/model.ts";
 import { planSite } from "./plan/plan-site.ts";
 import { siteModel } from "./site/model.ts";
-import { readResources, type AnyResource } from "./site/resources.ts";
+import { readResources, type AnyResource, type InvalidResource } from "./site/resources.ts";
 
 /** The outcome of running every rule on a site: the plan (even with errors, for `explain`) and all issues. */
 export interface Evaluation {
@@ -15,13 +15,17 @@ export interface Evaluation {
   readonly issues: readonly Issue[];
 }
 
-/** Runs the whole rule catalogue on already-read resources (the webhook's entry point). */
+/**
+ * Runs the whole rule catalogue on already-read resources (the webhook's entry point); `invalid` are
+ * the CRs that failed their schema, so references to them are not reported twice.
+ */
 export function evaluateResources(
   resources: readonly AnyResource[],
   inventory: Inventory,
   lock: Lock,
+  invalid: readonly InvalidResource[] = [],
 ): Evaluation {
-  const { model, issues: modelIssues } = siteModel(resources);
+  const { model, issues: modelIssues } = siteModel(resources, invalid);
   const { plan, issues: planIssues } = planSite({ model, inventory, lock });
   return { model, plan, issues: [...modelIssues, ...planIssues].sort(compareIssues) };
 }
@@ -32,7 +36,7 @@ export function evaluateSite(
   inventory: Inventory,
   lock: Lock,
 ): Evaluation {
-  const { resources, issues } = readResources(documents);
-  const evaluation = evaluateResources(resources, inventory, lock);
+  const { resources, invalid, issues } = readResources(documents);
+  const evaluation = evaluateResources(resources, inventory, lock, invalid);
   return { ...evaluation, issues: [...issues, ...evaluation.issues].sort(compareIssues) };
 }

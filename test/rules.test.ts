@@ -578,3 +578,27 @@ describe("the catalogue", () => {
     }
   });
 });
+
+describe("one mistake, one finding", () => {
+  const software = `apiVersion: bpa.akraino.org/v1alpha1
+kind: Software
+metadata: {name: alpha-sw, namespace: edge-a, labels: {cluster: alpha}}
+spec: {masterSoftware: [htop]}
+`;
+  const glue = `apiVersion: bpa.akraino.org/v1alpha1
+kind: Cluster
+metadata: {name: alpha, namespace: edge-a, labels: {cluster: alpha}}
+spec: {provisioningCR: alpha, softwareCR: alpha-sw}
+`;
+
+  it("reports a Provisioning's schema error alone, not also as a missing Provisioning on its Software and Cluster", () => {
+    const yaml = [provisioning(`${oneMaster}  mastrs: []\n`), software, glue].join("---\n");
+    expect(rulesAndPaths(evaluateYaml(yaml, inventory).all)).toEqual(["schema spec.mastrs"]);
+  });
+
+  it("still reports a Software whose cluster has no Provisioning at all", () => {
+    expect(rulesAndPaths(evaluateYaml(software, inventory).all)).toEqual([
+      "cluster-ref metadata.labels.cluster",
+    ]);
+  });
+});

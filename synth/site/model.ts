@@ -8,15 +8,19 @@ import {
   type Provisioning,
   type Software,
 } from "./bpa.ts";
-import { reporter, type AnyResource } from "./resources.ts";
+import { reporter, type AnyResource, type InvalidResource } from "./resources.ts";
 import { normalizeSipCluster, sipKey, type RequestedPort, type SipCluster } from "./sip.ts";
 
 /**
  * Normalises schema-valid resources into the site model and runs the checks that look across CRs
  * but not at the inventory: duplicate objects, one Provisioning/Software per cluster, Cluster glue
- * references, NodePorts used twice.
+ * references, NodePorts used twice. A reference to an `invalid` CR (one that failed its schema, already
+ * reported) is not reported again as a reference to nothing.
  */
-export function siteModel(resources: readonly AnyResource[]): { model: SiteModel; issues: Issue[] } {
+export function siteModel(
+  resources: readonly AnyResource[],
+  invalid: readonly InvalidResource[] = [],
+): { model: SiteModel; issues: Issue[] } {
   const issues: Issue[] = [];
   const seen = new Map<string, AnyResource>();
   const unique: AnyResource[] = [];
@@ -77,7 +81,13 @@ export function siteModel(resources: readonly AnyResource[]): { model: SiteModel
     ...onePerCluster(model.softwares),
     ...onePerCluster(model.glues),
   );
-  issues.push(...glueReferences(model), ...softwareWithoutProvisioning(model), ...nodePortClashes(model));
+  const invalidProvisionings = invalid.filter((resource) => resource.kind === "Provisioning");
+  const invalidSoftwares = invalid.filter((resource) => resource.kind === "Software");
+  issues.push(
+    ...glueReferences(model, [...invalidProvisionings, ...invalidSoftwares]),
+    ...softwareWithoutProvisioning(model, invalidProvisionings),
+    ...nodePortClashes(model),
+  );
   return { model, issues };
 }
 
@@ -115,10 +125,13 @@ function byName(members: readonly ClusterMember[]): Map<string, ClusterMember> {
   return index;
 }
 
-function glueReferences(model: SiteModel): Issue[] {
+function glueReferences(model: SiteModel, invalid: readonly InvalidResource[]): Issue[] {
   if (model.glues.length === 0) return [];
   const provisionings = byName(model.provisionings);
   const softwares = byName(model.softwares);
+  const invalidKeys = new Set(
+    invalid.map((resource) => `${resource.kind}/${resource.namespace}/${resource.name}`),
+  );
   return model.glues.flatMap((glue) => {
     const report = reporter(glue.resource, glue.cluster && `${glue.resource.namespace}/${glue.cluster}`);
     const check = (
@@ -129,6 +142,7 @@ function glueReferences(model: SiteModel): Issue[] {
       const name = glue[field];
       if (name === undefined) return [];
       const target = candidates.get(`${glue.resource.namespace}/${name}`);
+      if (!target && invalidKeys.has(`${kind}/${glue.resource.namespace}/${name}`)) return [];
       if (!target) {
         const known = [...candidates.values()]
           .filter((candidate) => candidate.resource.namespace === glue.resource.namespace)
@@ -160,10 +174,13 @@ function glueReferences(model: SiteModel): Issue[] {
   });
 }
 
-function softwareWithoutProvisioning(model: SiteModel): Issue[] {
-  const clusters = new Set(
-    model.provisionings.map((provisioning) => `${provisioning.resource.namespace}/${provisioning.cluster}`),
-  );
+function softwareWithoutProvisioning(model: SiteModel, invalid: readonly InvalidResource[]): Issue[] {
+  const clusters = new Set([
+    ...model.provisionings.map(
+      (provisioning) => `${provisioning.resource.namespace}/${provisioning.cluster}`,
+    ),
+    ...invalid.map((provisioning) => `${provisioning.namespace}/${provisioning.cluster}`),
+  ]);
   return model.softwares.flatMap((software) => {
     const key = `${software.resource.namespace}/${software.cluster}`;
     if (!software.cluster || clusters.has(key)) return [];

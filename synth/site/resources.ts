@@ -33,6 +33,19 @@ export interface Resource<K extends CrKind = CrKind> {
   readonly basePath: FieldPath;
 }
 
+/**
+ * A CR of a known kind that failed its schema: left out of the model, but remembered so that a CR
+ * referring to it is not also told that it does not exist (one mistake, one finding).
+ */
+export interface InvalidResource {
+  /** One of the {@link CrKind}s. */
+  readonly kind: string;
+  readonly namespace: string;
+  readonly name: string;
+  /** `metadata.labels.cluster`, when it is a string. */
+  readonly cluster?: string;
+}
+
 /** Any of the four kinds, discriminated by `kind`. */
 export type AnyResource = { [K in CrKind]: Resource<K> }[CrKind];
 
@@ -61,9 +74,11 @@ export function reporter(resource: Pick<Resource, "document" | "basePath" | "key
  */
 export function readResources(documents: readonly SourceDocument[]): {
   resources: AnyResource[];
+  invalid: InvalidResource[];
   issues: Issue[];
 } {
   const resources: AnyResource[] = [];
+  const invalid: InvalidResource[] = [];
   const issues: Issue[] = [];
   for (const document of documents) {
     const value = document.value;
@@ -73,7 +88,7 @@ export function readResources(documents: readonly SourceDocument[]): {
       read(document, value, []);
     }
   }
-  return { resources: resources.sort((a, b) => compareText(a.key, b.key)), issues };
+  return { resources: resources.sort((a, b) => compareText(a.key, b.key)), invalid, issues };
 
   function read(document: SourceDocument, value: unknown, basePath: FieldPath): void {
     const metadata = isRecord(value) && isRecord(value.metadata) ? value.metadata : {};
@@ -107,6 +122,13 @@ export function readResources(documents: readonly SourceDocument[]): {
           schemaIssues(definition.schema, value, zodIssue, report),
         ),
       );
+      const cluster = isRecord(metadata.labels) ? metadata.labels.cluster : undefined;
+      invalid.push({
+        kind: definition.kind,
+        namespace,
+        name,
+        ...(typeof cluster === "string" ? { cluster } : {}),
+      });
       return;
     }
     // safeParse succeeded against this kind's schema, so the data has that kind's type.
