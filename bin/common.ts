@@ -3,8 +3,11 @@ import { UsageError } from "../gitops/errors.ts";
 import type { OutputFormat } from "../gitops/report.ts";
 import type { SiteLocation } from "../gitops/site-reader.ts";
 
-/** Exit codes (SPEC §7). */
-export const EXIT = { ok: 0, invalid: 1, usage: 2, internal: 3 } as const;
+/**
+ * Exit codes (SPEC §7), plus `git` for `commit`: Git refused the commit or the push, so CI can tell
+ * "the site has errors" (1) from "could not land it" (4).
+ */
+export const EXIT = { ok: 0, invalid: 1, usage: 2, internal: 3, git: 4 } as const;
 
 /** Where the CLI writes; injected so tests can capture output without touching process streams. */
 export interface Console {

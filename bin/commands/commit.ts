@@ -10,8 +10,8 @@ const MAX_RETRIES = 50;
 /**
  * `metalsynth commit`: synth, then commit `rendered/` with a per-cluster summary; with `--push`,
  * push and, after a lost race, re-render on top of the remote and try again. Exit 1 when the site has
- * errors or the commit/push failed (the checkout is then as before), 2 when the checkout is in a state
- * commit refuses to work in (detached HEAD, hand edits in `rendered/`).
+ * errors, 4 when Git refused the commit or the push (the checkout is then as before), 2 when the
+ * checkout is in a state commit refuses to work in (detached HEAD, hand edits in `rendered/`).
  */
 export async function commit(argv: readonly string[], io: Console): Promise<number> {
   const { values } = parseArgs({
@@ -76,7 +76,7 @@ export async function commit(argv: readonly string[], io: Console): Promise<numb
       return EXIT.usage;
     case "failed":
       io.err(`metalsynth: ${outcome.reason}\n`);
-      return EXIT.invalid;
+      return EXIT.git;
     case "invalid":
       io.out(formatIssues(outcome.issues, "text"));
       io.err(

@@ -58,7 +58,8 @@ describe("metalsynth commit", () => {
     configure(site, "operator");
     await installHook(path.join(site, ".git"), "pre-commit", "exit 1");
 
-    expect((await run("commit", "--site", site)).code).toBe(1);
+    // 4: Git refused a step; 1 would say the site has errors.
+    expect((await run("commit", "--site", site)).code).toBe(4);
     expect(git(site, "rev-list", "--all")).toBe("");
     expect(git(site, "diff", "--cached", "--name-only")).toBe("");
     expect((await readTree(path.join(site, "rendered"))).size).toBe(0);
@@ -107,7 +108,7 @@ describe("metalsynth commit", () => {
     await installHook(path.join(a.dir, ".git"), "pre-commit", "echo 'no commits today' >&2; exit 1");
 
     const result = await run("commit", "--site", a.site);
-    expect(result.code).toBe(1);
+    expect(result.code).toBe(4);
     expect(result.err).toMatch(/no commits today\nNothing was committed; main and rendered\/ are as before/);
     expect(git(a.dir, "rev-parse", "HEAD")).toBe(start);
     expect(git(a.dir, "status", "--porcelain")).toBe("");

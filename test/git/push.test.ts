@@ -114,7 +114,7 @@ git -C "${b.dir}" commit --quiet --allow-empty -m race && git -C "${b.dir}" push
     );
 
     const result = await run("commit", "--site", a.site, "--push", "--retries", "2");
-    expect(result.code).toBe(1);
+    expect(result.code).toBe(4);
     expect(result.err).toMatch(/retry 2 of 2/);
     expect(result.err).toMatch(
       /push to origin main was rejected 3 times \(.*failed to update ref.*\): others keep pushing first\. Nothing was committed; main and rendered\/ are as before/,
@@ -134,7 +134,7 @@ git -C "${b.dir}" commit --quiet --allow-empty -m race && git -C "${b.dir}" push
     const start = git(a.dir, "rev-parse", "HEAD");
 
     const result = await run("commit", "--site", a.site, "--push");
-    expect(result.code).toBe(1);
+    expect(result.code).toBe(4);
     expect(result.err).not.toMatch(/retry/);
     expect(result.err).toMatch(
       /git push origin HEAD:main failed; nothing was committed:[\s\S]*branch is frozen/,
