@@ -1,4 +1,6 @@
+import { readFileSync } from "node:fs";
 import { UsageError } from "../gitops/errors.ts";
+import { errorCode, systemReason } from "../gitops/files.ts";
 import { commit } from "./commands/commit.ts";
 import { diff } from "./commands/diff.ts";
 import { explain } from "./commands/explain.ts";
@@ -7,45 +9,12 @@ import { synth } from "./commands/synth.ts";
 import { validate } from "./commands/validate.ts";
 import { webhook } from "./commands/webhook.ts";
 import { EXIT, type Command, type Console } from "./common.ts";
+import { COMMAND_HELP, commandUsage, globalUsage, type CommandName } from "./usage.ts";
 
 export type { Console } from "./common.ts";
 
-const USAGE = `usage: metalsynth <command> [options]
-
-commands:
-  validate [--site DIR] [--specs GLOB…] [--inventory PATH…] [--format text|json]
-      check the site's CRs against the rules and the inventory; exit 1 on errors
-  synth [--site DIR] [--specs GLOB…] [--inventory PATH…] [--out DIR] [--format text|json]
-      validate, plan and write the rendered/ tree (atomically; untouched when the input has errors)
-  diff [--site DIR] [--out DIR] [--exit-code] [--patch] [--format text|json]
-      what synth would change in rendered/, per cluster (hosts, objects); writes nothing
-  explain <cluster> [--site DIR] [--format text|json]
-      show, per role, the chosen hosts and why every other host was rejected
-  commit [--site DIR] [--message MSG] [--push] [--remote NAME] [--branch NAME] [--retries N]
-         [--author-name NAME] [--author-email EMAIL]
-      synth, then commit rendered/ (only) with a per-cluster summary; --push retries on a race
-  webhook (--inventory PATH… | --from-cluster) [--site DIR] --tls-cert F --tls-key F
-          [--port 8443] [--host 0.0.0.0]
-      serve the validating admission webhook over HTTPS until SIGTERM; JSON logs on stdout
-  manifests [--namespace NS] [--image IMG]
-      print the webhook's deployment YAML (CRDs, RBAC, cert-manager, Deployment, webhook config)
-
-options:
-  --site DIR        site directory (default .)
-  --specs GLOB…     spec files, directories or globs (default <site>/specs); every word up to
-                    the next option, and repeatable
-  --inventory PATH… inventory files or directories (default <site>/inventory); as --specs
-  --out DIR         output directory of synth and diff (default <site>/rendered)
-  --format FORMAT   text (default) or json
-  --exit-code       diff: exit 1 when rendered/ would change
-  --patch           diff: add a unified diff of every changed file
-  --message MSG     commit: subject line (default: the clusters that changed)
-  --push            commit: push to --remote (default origin), branch --branch (default the current one)
-  --retries N       commit: times to re-render and push again after a rejected push (default 3)
-`;
-
 /** Every command, by the name users type. */
-const COMMANDS: Readonly<Record<string, Command>> = {
+const COMMANDS: Readonly<Record<CommandName, Command>> = {
   validate,
   synth,
   diff,
@@ -60,24 +29,50 @@ const processConsole: Console = {
   err: (text) => process.stderr.write(text),
 };
 
-/** Runs one CLI invocation and returns its exit code. Never throws. */
+const HELP = new Set(["--help", "-h"]);
+
+/**
+ * Runs one CLI invocation and returns its exit code. Never throws, and never prints a stack for
+ * anything a user can cause: a usage error is one line and a hint (exit 2), a file system error one
+ * line naming the path (exit 2); only a bug prints "internal error" and its stack (exit 3).
+ */
 export async function main(argv: readonly string[], io: Console = processConsole): Promise<number> {
   const [command, ...rest] = argv;
-  if (command === undefined || command === "help" || command === "--help" || command === "-h") {
-    io.out(USAGE);
-    return command === undefined ? EXIT.usage : EXIT.ok;
+  if (command === "help" || (command !== undefined && HELP.has(command))) {
+    const [topic] = rest;
+    io.out(topic !== undefined && isCommand(topic) ? commandUsage(topic) : globalUsage());
+    return EXIT.ok;
+  }
+  if (command === "--version" || command === "-V") {
+    io.out(`${version()}\n`);
+    return EXIT.ok;
+  }
+  // Like git and kubectl: usage errors go to stderr, briefly, with where to read more.
+  if (command === undefined) {
+    io.err(`metalsynth: no command given (${Object.keys(COMMANDS).join(", ")})\n${hint()}`);
+    return EXIT.usage;
+  }
+  if (!isCommand(command)) {
+    io.err(`metalsynth: unknown command "${command}"\n${hint()}`);
+    return EXIT.usage;
+  }
+  if (rest.some((word) => HELP.has(word))) {
+    io.out(commandUsage(command));
+    return EXIT.ok;
   }
   try {
-    const run = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
-    if (run === undefined) throw new UsageError(`unknown command "${command}"`);
-    if (rest.includes("--help") || rest.includes("-h")) {
-      io.out(USAGE);
-      return EXIT.ok;
-    }
-    return await run(rest, io);
+    return await COMMANDS[command](rest, io);
   } catch (error) {
     if (error instanceof UsageError || isParseArgsError(error)) {
-      io.err(`metalsynth: ${error.message}\n\n${USAGE}`);
+      // parseArgs adds advice about `--` to an unknown option that is rarely what was meant.
+      const message = error.message.replace(/\. To specify a positional argument[^]*$/, "");
+      const more = error instanceof UsageError && !error.showHelp ? "" : hint(command);
+      io.err(`metalsynth ${command}: ${message}\n${more}`);
+      return EXIT.usage;
+    }
+    const system = systemErrorLine(error);
+    if (system !== undefined) {
+      io.err(`metalsynth ${command}: ${system}\n`);
       return EXIT.usage;
     }
     io.err(
@@ -86,6 +81,55 @@ export async function main(argv: readonly string[], io: Console = processConsole
     return EXIT.internal;
   }
 }
+
+function isCommand(name: string): name is CommandName {
+  return Object.hasOwn(COMMAND_HELP, name);
+}
+
+function hint(command?: CommandName): string {
+  return `see 'metalsynth ${command === undefined ? "" : `${command} `}--help'\n`;
+}
+
+/** The package version, from package.json next to bin/. */
+function version(): string {
+  const text = readFileSync(new URL("../package.json", import.meta.url), "utf8");
+  const parsed: unknown = JSON.parse(text);
+  const found = typeof parsed === "object" && parsed !== null && "version" in parsed ? parsed.version : "";
+  return `metalsynth ${String(found)}`;
+}
+
+/**
+ * A file system error that escaped the commands (an output directory that can't be written, a full
+ * disk) as one line: what failed, on which path, and why. Undefined for anything else (a bug).
+ */
+export function systemErrorLine(error: unknown): string | undefined {
+  const code = errorCode(error);
+  if (code === undefined || !code.startsWith("E") || !(error instanceof Error)) return undefined;
+  const where = "path" in error && typeof error.path === "string" ? error.path : undefined;
+  const verb = "syscall" in error && typeof error.syscall === "string" ? error.syscall : "access";
+  const action = ACTIONS[verb] ?? verb;
+  return where === undefined
+    ? `${action} failed: ${systemReason(error)}`
+    : `could not ${action} ${where}: ${systemReason(error)}; check the path and its permissions`;
+}
+
+/** What a failed system call was doing, in words. */
+const ACTIONS: Readonly<Record<string, string>> = {
+  open: "open",
+  mkdir: "create the directory",
+  rmdir: "remove",
+  rm: "remove",
+  unlink: "remove",
+  rename: "move",
+  link: "link",
+  scandir: "list",
+  write: "write",
+  read: "read",
+  copyfile: "copy",
+  stat: "read",
+  lstat: "read",
+  utime: "set the times of",
+};
 
 function isParseArgsError(error: unknown): error is TypeError {
   return error instanceof TypeError && "code" in error && String(error.code).startsWith("ERR_PARSE_ARGS");

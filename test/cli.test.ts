@@ -5,7 +5,11 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { listInputFiles } from "../gitops/files.ts";
+import { once } from "node:events";
+import { createServer, type AddressInfo } from "node:net";
+import { systemErrorLine } from "../bin/cli.ts";
 import { readTree } from "../gitops/tree-writer.ts";
+import { createTestCa, issueServerCertificate } from "./webhook/tls-fixture.ts";
 import { copyExampleSite, run } from "./run-cli.ts";
 import { REPO } from "./harness.ts";
 
@@ -129,6 +133,105 @@ describe("metalsynth validate", () => {
     const result = await run(...argv);
     expect(result.code).toBe(2);
     expect(result.err).toMatch(message);
+    // A short error and where to read more, not the whole usage.
+    expect(result.err).not.toMatch(/usage:/);
+    expect(result.err).toMatch(/\nsee 'metalsynth (\w+ )?--help'\n$/);
+    expect(result.err.split("\n").length).toBeLessThanOrEqual(3);
+    expect(result.out).toBe("");
+  });
+});
+
+describe("help, version and a bare metalsynth", () => {
+  it("prints a command's own usage for <command> --help and help <command>", async () => {
+    for (const argv of [
+      ["synth", "--help"],
+      ["synth", "-h"],
+      ["help", "synth"],
+    ]) {
+      const result = await run(...argv);
+      expect(result).toMatchObject({ code: 0, err: "" });
+      expect(result.out).toMatch(/^usage: metalsynth synth \[--site DIR\]/);
+      expect(result.out).toContain("--out DIR");
+      expect(result.out).not.toContain("commands:");
+    }
+    const commit = await run("commit", "--help");
+    expect(commit.out).toMatch(/4 Git refused the commit or the push/);
+  });
+
+  it("prints every command for --help, on stdout, exit 0", async () => {
+    const result = await run("--help");
+    expect(result).toMatchObject({ code: 0, err: "" });
+    for (const command of ["validate", "synth", "diff", "explain", "commit", "webhook", "manifests"])
+      expect(result.out).toMatch(new RegExp(`^  ${command} `, "m"));
+  });
+
+  it("prints the package version for --version", async () => {
+    const { version } = JSON.parse(readFileSync(path.join(REPO, "package.json"), "utf8"));
+    expect(await run("--version")).toEqual({ code: 0, out: `metalsynth ${version}\n`, err: "" });
+  });
+
+  it("exits 2 with a short hint on stderr when no command is given, like git", async () => {
+    const result = await run();
+    expect(result.code).toBe(2);
+    expect(result.out).toBe("");
+    expect(result.err).toBe(
+      "metalsynth: no command given (validate, synth, diff, explain, commit, webhook, manifests)\nsee 'metalsynth --help'\n",
+    );
+  });
+
+  it("turns a file system error that escapes a command into one line naming the path", () => {
+    const error = Object.assign(new Error("EACCES: permission denied, mkdir '/srv/site/rendered'"), {
+      code: "EACCES",
+      syscall: "mkdir",
+      path: "/srv/site/rendered",
+    });
+    expect(systemErrorLine(error)).toBe(
+      "could not create the directory /srv/site/rendered: permission denied; check the path and its permissions",
+    );
+    expect(systemErrorLine(new TypeError("x is undefined"))).toBeUndefined();
+  });
+});
+
+describe("metalsynth webhook start-up problems", () => {
+  it("says in one line which TLS file is wrong, and that a port is taken: exit 2, no stack", async () => {
+    const ca = await createTestCa();
+    const pair = await issueServerCertificate(ca, "server");
+    const inventory = path.join(site, "inventory");
+    const start = (...extra: string[]) =>
+      run("webhook", "--inventory", inventory, "--host", "127.0.0.1", ...extra);
+
+    const swapped = await start("--tls-cert", pair.keyFile, "--tls-key", pair.keyFile, "--port", "0");
+    expect(swapped.code).toBe(2);
+    expect(swapped.err).toBe(
+      `metalsynth webhook: --tls-cert ${pair.keyFile}: not a PEM certificate (it holds a private key: pass it to --tls-key); pass the certificate (tls.crt)\n`,
+    );
+    const other = await issueServerCertificate(ca, "other");
+    const mismatched = await start("--tls-cert", pair.certFile, "--tls-key", other.keyFile, "--port", "0");
+    expect(mismatched.code).toBe(2);
+    expect(mismatched.err).toMatch(
+      /^metalsynth webhook: --tls-key \S+ is not the private key of --tls-cert \S+;[^\n]*\n$/,
+    );
+
+    const taken = createServer();
+    taken.listen(0, "127.0.0.1");
+    await once(taken, "listening");
+    const { port } = taken.address() as AddressInfo;
+    try {
+      const busy = await start(
+        "--tls-cert",
+        pair.certFile,
+        "--tls-key",
+        pair.keyFile,
+        "--port",
+        String(port),
+      );
+      expect(busy.code).toBe(2);
+      expect(busy.err).toBe(
+        `metalsynth webhook: --port ${port}: 127.0.0.1:${port} is already in use; stop what listens there or pass another --port\n`,
+      );
+    } finally {
+      taken.close();
+    }
   });
 });
 

@@ -1,8 +1,10 @@
-import { stat } from "node:fs/promises";
+import { createPrivateKey, X509Certificate, type KeyObject } from "node:crypto";
+import { readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { KubeConfig } from "@kubernetes/client-node";
 import { UsageError } from "../../gitops/errors.ts";
+import { errorCode, systemReason } from "../../gitops/files.ts";
 import { readInventory } from "../../gitops/inventory-reader.ts";
 import { LOCK_FILE, readSite, SETTINGS_FILE } from "../../gitops/site-reader.ts";
 import { EMPTY_LOCK } from "../../synth/plan/lock.ts";
@@ -58,17 +60,21 @@ export async function webhook(argv: readonly string[], io: Console): Promise<num
     keyFile,
   ]);
   const port = portNumber(values.port ?? "8443");
+  await checkTls(certFile, keyFile);
+  const host = values.host ?? "0.0.0.0";
 
   const log = jsonLogger((line) => io.out(`${line}\n`));
   const state = new WebhookState();
   // Listen first: /healthz answers while the first read or list runs, and /readyz says why not yet.
   const running = await startWebhook({
-    host: values.host ?? "0.0.0.0",
+    host,
     port,
     tls: { certFile, keyFile },
     state,
     log,
     handleSignals: true,
+  }).catch((error: unknown) => {
+    throw listenProblem(error, host, port) ?? error;
   });
   const feeds = async () => {
     if (fromCluster) {
@@ -129,6 +135,75 @@ async function mustExist(paths: readonly string[]): Promise<void> {
     if (!(await stat(given).catch(() => undefined)))
       throw new UsageError(`${given}: no such file or directory`);
   }
+}
+
+/** These messages say what to do; the command's usage would not add to them. */
+const NO_HELP = { showHelp: false } as const;
+
+/**
+ * Reads the certificate and key the way the server will, so a swapped or wrong file is one line
+ * naming the flag and the file instead of OpenSSL's "PEM routines::no start line" and a stack.
+ */
+export async function checkTls(certFile: string, keyFile: string): Promise<void> {
+  const read = async (flag: string, file: string): Promise<Buffer> => {
+    try {
+      return await readFile(file);
+    } catch (error) {
+      throw new UsageError(`${flag} ${file}: ${systemReason(error)}`, NO_HELP);
+    }
+  };
+  const [certText, keyText] = [await read("--tls-cert", certFile), await read("--tls-key", keyFile)];
+  let cert: X509Certificate;
+  try {
+    cert = new X509Certificate(certText);
+  } catch {
+    const hint = /PRIVATE KEY-----/.test(certText.toString("latin1"))
+      ? " (it holds a private key: pass it to --tls-key)"
+      : "";
+    throw new UsageError(
+      `--tls-cert ${certFile}: not a PEM certificate${hint}; pass the certificate (tls.crt)`,
+      NO_HELP,
+    );
+  }
+  let key: KeyObject;
+  try {
+    key = createPrivateKey(keyText);
+  } catch {
+    const hint = /CERTIFICATE-----/.test(keyText.toString("latin1"))
+      ? " (it holds a certificate: pass it to --tls-cert)"
+      : "";
+    throw new UsageError(
+      `--tls-key ${keyFile}: not a PEM private key${hint}; pass the key (tls.key)`,
+      NO_HELP,
+    );
+  }
+  if (!cert.checkPrivateKey(key)) {
+    throw new UsageError(
+      `--tls-key ${keyFile} is not the private key of --tls-cert ${certFile}; pass the pair cert-manager wrote together`,
+      NO_HELP,
+    );
+  }
+}
+
+/** A listen failure a user can fix (port taken, port not allowed) as a usage error; else undefined. */
+export function listenProblem(error: unknown, host: string, port: number): UsageError | undefined {
+  const code = errorCode(error);
+  if (code === "EADDRINUSE")
+    return new UsageError(
+      `--port ${port}: ${host}:${port} is already in use; stop what listens there or pass another --port`,
+      NO_HELP,
+    );
+  if (code === "EACCES" || code === "EPERM")
+    return new UsageError(
+      `--port ${port}: not allowed to listen on ${host}:${port} (ports below 1024 need privileges); pass another --port`,
+      NO_HELP,
+    );
+  if (code === "EADDRNOTAVAIL" || code === "ENOTFOUND")
+    return new UsageError(
+      `--host ${host}: not an address of this machine; pass one of its addresses or 0.0.0.0`,
+      NO_HELP,
+    );
+  return undefined;
 }
 
 function portNumber(text: string): number {

@@ -1,0 +1,111 @@
+/** What `metalsynth --help` and `metalsynth <command> --help` print. */
+
+/** One command's help: the synopsis line, what it does, and its options. */
+interface CommandHelp {
+  readonly synopsis: string;
+  readonly summary: string;
+  readonly options: string;
+}
+
+const SITE = `  --site DIR        site directory (default .)`;
+const PATHS = `  --specs GLOB…     spec files, directories or globs (default <site>/specs); every word up to
+                    the next option, and repeatable
+  --inventory PATH… inventory files or directories (default <site>/inventory); as --specs`;
+const FORMAT = `  --format FORMAT   text (default) or json`;
+
+/** Every command's help, by the name users type. */
+export const COMMAND_HELP = {
+  validate: {
+    synopsis: "validate [--site DIR] [--specs GLOB…] [--inventory PATH…] [--format text|json]",
+    summary: "check the site's CRs against the rules and the inventory; exit 1 on errors",
+    options: [SITE, PATHS, FORMAT].join("\n"),
+  },
+  synth: {
+    synopsis: "synth [--site DIR] [--specs GLOB…] [--inventory PATH…] [--out DIR] [--format text|json]",
+    summary: "validate, plan and write the rendered/ tree (atomically; untouched when the input has errors)",
+    options: [SITE, PATHS, `  --out DIR         output directory (default <site>/rendered)`, FORMAT].join(
+      "\n",
+    ),
+  },
+  diff: {
+    synopsis: "diff [--site DIR] [--out DIR] [--exit-code] [--patch] [--format text|json]",
+    summary: "what synth would change in rendered/, per cluster (hosts, objects); writes nothing",
+    options: [
+      SITE,
+      `  --out DIR         rendered tree to compare with (default <site>/rendered)`,
+      `  --exit-code       exit 1 when rendered/ would change`,
+      `  --patch           add a unified diff of every changed file`,
+      FORMAT,
+    ].join("\n"),
+  },
+  explain: {
+    synopsis: "explain <cluster> [--site DIR] [--format text|json]",
+    summary: "show, per role, the chosen hosts and why every other host was rejected",
+    options: [
+      `  <cluster>         cluster name, or namespace/name`,
+      SITE,
+      PATHS,
+      `  --out DIR         rendered tree whose lock is read (default <site>/rendered)`,
+      FORMAT,
+    ].join("\n"),
+  },
+  commit: {
+    synopsis:
+      "commit [--site DIR] [--message MSG] [--push] [--remote NAME] [--branch NAME] [--retries N]\n" +
+      "         [--author-name NAME] [--author-email EMAIL]",
+    summary: "synth, then commit rendered/ (only) with a per-cluster summary; --push retries on a race",
+    options: [
+      SITE,
+      `  --message MSG     subject line (default: the clusters that changed)`,
+      `  --author-name NAME, --author-email EMAIL
+                    commit author (default git.authorName/authorEmail of metalsynth.yaml)`,
+      `  --push            push to --remote (default origin), branch --branch (default the current one)`,
+      `  --retries N       times to re-render and push again after a rejected push (default 3)`,
+      ``,
+      `exit codes: 0 committed (or nothing to commit), 1 the site has errors, 2 refused (detached HEAD,`,
+      `hand edits in rendered/, uncommitted inputs with --push), 4 Git refused the commit or the push`,
+    ].join("\n"),
+  },
+  webhook: {
+    synopsis:
+      "webhook (--inventory PATH… | --from-cluster) [--site DIR] --tls-cert F --tls-key F\n" +
+      "          [--port 8443] [--host 0.0.0.0]",
+    summary: "serve the validating admission webhook over HTTPS until SIGTERM; JSON logs on stdout",
+    options: [
+      `  --inventory PATH… inventory files or directories, re-read when they change`,
+      `  --from-cluster    list and watch the inventory and CRs from the API server instead`,
+      `  --site DIR        also read the site's specs and lock (re-read when they change)`,
+      `  --tls-cert F      PEM certificate (chain); --tls-key F: its PEM private key`,
+      `  --port N          port to listen on (default 8443); --host ADDR: address (default 0.0.0.0)`,
+    ].join("\n"),
+  },
+  manifests: {
+    synopsis: "manifests [--namespace NS] [--image IMG]",
+    summary: "print the webhook's deployment YAML (CRDs, RBAC, cert-manager, Deployment, webhook config)",
+    options: [
+      `  --namespace NS    namespace of the webhook (default metalsynth-system)`,
+      `  --image IMG       webhook image`,
+    ].join("\n"),
+  },
+} as const satisfies Record<string, CommandHelp>;
+
+/** A command name. */
+export type CommandName = keyof typeof COMMAND_HELP;
+
+/** `metalsynth --help`: every command's synopsis and summary. */
+export function globalUsage(): string {
+  const commands = Object.values(COMMAND_HELP)
+    .map((help: CommandHelp) => `  ${help.synopsis}\n      ${help.summary}`)
+    .join("\n");
+  return (
+    `usage: metalsynth <command> [options]\n\ncommands:\n${commands}\n\n` +
+    `'metalsynth <command> --help' shows a command's options; 'metalsynth --version' the version.\n` +
+    `exit codes: 0 ok, 1 the input has errors, 2 usage error, 3 internal error, 4 commit: Git refused\n`
+  );
+}
+
+/** `metalsynth <command> --help`. */
+export function commandUsage(command: CommandName): string {
+  const help: CommandHelp = COMMAND_HELP[command];
+  return `usage: metalsynth ${help.synopsis}\n\n${help.summary}\n\noptions:\n${help.options}\n`;
+}
