@@ -1,7 +1,8 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import type { Inventory } from "../synth/inventory/inventory.ts";
+import { Inventory } from "../synth/inventory/inventory.ts";
 import { RULES } from "../synth/issue.ts";
 import type { Lock } from "../synth/plan/lock.ts";
+import { makeHost } from "./builders/inventory.ts";
 import { evaluateYaml, rulesAndPaths, rulesInventory } from "./harness.ts";
 
 let inventory: Inventory;
@@ -600,5 +601,40 @@ spec: {provisioningCR: alpha, softwareCR: alpha-sw}
     expect(rulesAndPaths(evaluateYaml(software, inventory).all)).toEqual([
       "cluster-ref metadata.labels.cluster",
     ]);
+  });
+});
+
+describe("hosts not inspected yet", () => {
+  const BOOT = "00:c6:14:04:70:00";
+  /** A BareMetalHost registered but not inspected: a boot MAC, no status at all. */
+  const fresh = makeHost({
+    name: "fresh",
+    nics: [],
+    macs: [BOOT],
+    bootMac: BOOT,
+    cpus: undefined,
+    memoryBytes: undefined,
+    provisioningState: undefined,
+  });
+  const master = (mac: string) => provisioning(`  masters:\n    - master-1:\n        mac-address: ${mac}\n`);
+  const errors = (yaml: string) =>
+    evaluateYaml(yaml, new Inventory([...inventory.hosts, fresh])).all.filter(
+      (found) => found.severity === "error",
+    );
+
+  it("says the host of a boot MAC has not been inspected, instead of only that its NIC has no IP", () => {
+    const issues = errors(master(BOOT));
+    expect(rulesAndPaths(issues)).toEqual(["ip-missing spec.masters[0].master-1.mac-address"]);
+    expect(issues[0]?.message).toMatch(
+      /host metal3\/fresh has not been inspected yet \(no hardware details, no NIC IPs\)/,
+    );
+  });
+
+  it("says an unknown MAC may belong to a host not inspected yet", () => {
+    const issues = errors(master("00:c6:14:04:70:01"));
+    expect(rulesAndPaths(issues)).toEqual(["mac-unknown spec.masters[0].master-1.mac-address"]);
+    expect(issues[0]?.message).toMatch(
+      /matches no BareMetalHost \(closest: 00:c6:14:04:70:00 on metal3\/fresh\); 1 host has not been inspected yet, so its NICs are unknown: metal3\/fresh/,
+    );
   });
 });

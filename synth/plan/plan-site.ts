@@ -458,26 +458,65 @@ function placeByMac(
     const hint = closest
       ? ` (closest: ${closest.mac} on ${closest.host.id})`
       : " (the inventory has no hosts)";
-    issues.push(report("mac-unknown", macPath, `${mac} matches no BareMetalHost${hint}`));
+    issues.push(
+      report("mac-unknown", macPath, `${mac} matches no BareMetalHost${hint}${uninspectedHint(inventory)}`),
+    );
     return undefined;
   }
   if (context.contested.has(request)) return undefined;
   checkResources(request, host, report, issues);
   const ip = ipForMac(host, mac);
-  if (ip === undefined) {
+  if (ip === undefined && !inspected(host)) {
+    issues.push(
+      report(
+        "ip-missing",
+        macPath,
+        `NIC ${mac} of host ${host.id} has no usable IP address: host ${host.id} has not been inspected yet (no hardware details, no NIC IPs): take a new snapshot once inspection is done`,
+      ),
+    );
+  } else if (ip === undefined) {
     const withIp = host.nics
       .filter((nic) => nic.ipv4)
       .map((nic) => `${nic.mac} (${nic.name || "unnamed"}, ${nic.ipv4})`);
     const hint =
       withIp.length > 0
         ? `; NICs with an IPv4: ${withIp.join(", ")}`
-        : "; the host reports no IPv4 at all (inspection not done?)";
+        : "; the host reports no IPv4 on any NIC";
     issues.push(
       report("ip-missing", macPath, `NIC ${mac} of host ${host.id} has no usable IP address${hint}`),
     );
   }
   notReady(request, host, report, issues);
   return { request, host, ...(ip === undefined ? {} : { ip }), reason: `mac-address ${mac}` };
+}
+
+/**
+ * Whether the BMH's hardware was inspected: without `status.hardware` (or a HardwareData) the
+ * snapshot knows nothing but the boot MAC, so neither resources nor NIC addresses can be read.
+ */
+function inspected(host: Host): boolean {
+  return host.nics.length > 0 || host.cpus !== undefined || host.memoryBytes !== undefined;
+}
+
+/** The hosts of each inventory not inspected yet, listed on the first unknown MAC. */
+const uninspectedByInventory = new WeakMap<Inventory, readonly Host[]>();
+
+/**
+ * For `mac-unknown`: hosts not inspected yet list no NICs beyond their boot MAC, so the MAC may well
+ * be one of theirs; the message says so instead of letting the closest MAC look like the answer.
+ */
+function uninspectedHint(inventory: Inventory): string {
+  let hosts = uninspectedByInventory.get(inventory);
+  if (hosts === undefined) {
+    hosts = inventory.hosts.filter((host) => !inspected(host));
+    uninspectedByInventory.set(inventory, hosts);
+  }
+  if (hosts.length === 0) return "";
+  const named = hosts.slice(0, 3).map((host) => host.id);
+  const more = hosts.length > named.length ? `, … (${hosts.length} in all)` : "";
+  const count = hosts.length === 1 ? "1 host has" : `${hosts.length} hosts have`;
+  const nics = hosts.length === 1 ? "its NICs are" : "their NICs are";
+  return `; ${count} not been inspected yet, so ${nics} unknown: ${named.join(", ")}${more}`;
 }
 
 function checkResources(
