@@ -11,6 +11,8 @@ export interface ExplainedDecision {
   readonly rejected: readonly { readonly host: string; readonly reason: string }[];
   /** The same histogram `no-fit` prints, over the rejected hosts. */
   readonly summary: string;
+  /** Why nothing was chosen when the entry itself is at fault: `<rule>: <message>`. */
+  readonly problem?: string;
 }
 
 /** `metalsynth explain` for one cluster (SPEC §3.3). */
@@ -46,6 +48,7 @@ function explain(cluster: ClusterPlan, hostCount: number): Explanation {
           decision.chosen.length,
           rejected.map((found) => found.reason),
         ),
+        ...(decision.problem === undefined ? {} : { problem: decision.problem }),
       };
     }),
   };
@@ -59,6 +62,7 @@ export function explanationText(explanations: readonly Explanation[]): string {
     for (const decision of explanation.decisions) {
       lines.push(`  ${decision.subject}  (${decision.path})`);
       if (decision.chosen.length === 0) lines.push("    chosen:   none");
+      if (decision.problem !== undefined) lines.push(`    problem:  ${decision.problem}`);
       for (const chosen of decision.chosen) lines.push(`    chosen:   ${chosen.host}  ${chosen.reason}`);
       if (decision.rejected.length > 0) {
         lines.push(`    ${decision.summary}`);

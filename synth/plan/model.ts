@@ -38,6 +38,11 @@ export interface Decision {
   readonly path: FieldPath;
   readonly chosen: readonly { readonly host: string; readonly reason: string }[];
   readonly rejected: () => readonly Rejection[];
+  /**
+   * Why nothing was chosen when the entry itself is at fault, as `<rule>: <message>` (a malformed
+   * or unknown MAC, a host another cluster has); a `no-fit` is explained by the rejections instead.
+   */
+  readonly problem?: string;
 }
 
 /** The plan of a BPA cluster (Provisioning + optional Software / Cluster glue). */

@@ -120,20 +120,22 @@ export function planSite({ model, inventory, lock }: PlanInput): { plan: SitePla
       if (host) pushTo(macHosts, host.id, { host, cluster: key, request, provisioning: group.provisioning });
     }
   }
-  // MAC entries whose host another cluster has: reported here, never placed.
-  const contested = new Set<NodeRequest>();
+  // MAC entries whose host another cluster has: reported here (the message kept for explain), never placed.
+  const contested = new Map<NodeRequest, string>();
+  const reportContested = (user: { request: NodeRequest; provisioning: Provisioning }, message: string) => {
+    contested.set(user.request, `host-claimed: ${message}`);
+    issues.push(
+      reportRequest(user.provisioning)("host-claimed", [...user.request.path, "mac-address"], message),
+    );
+  };
   for (const [hostId, users] of macHosts) {
     const clusters = new Set(users.map((user) => user.cluster));
     const existing = users[0] && claimOf(users[0].host);
     if (existing) {
       for (const user of users.filter((candidate) => candidate.cluster !== existing.cluster)) {
-        contested.add(user.request);
-        issues.push(
-          reportRequest(user.provisioning)(
-            "host-claimed",
-            [...user.request.path, "mac-address"],
-            `host ${hostId} (${user.request.mac}) already belongs to ${existing.cluster}: ${existing.why}`,
-          ),
+        reportContested(
+          user,
+          `host ${hostId} (${user.request.mac}) already belongs to ${existing.cluster}: ${existing.why}`,
         );
       }
       continue;
@@ -146,13 +148,9 @@ export function planSite({ model, inventory, lock }: PlanInput): { plan: SitePla
     const owner = `${first.provisioning.resource.kind} ${first.provisioning.resource.namespace}/${first.provisioning.resource.name}`;
     claim(first.host, first.cluster, `requested by mac-address in ${owner}`);
     for (const user of users.filter((candidate) => candidate.cluster !== first.cluster)) {
-      contested.add(user.request);
-      issues.push(
-        reportRequest(user.provisioning)(
-          "host-claimed",
-          [...user.request.path, "mac-address"],
-          `host ${hostId} (${user.request.mac}) is already requested by mac-address for cluster ${first.cluster} in ${owner}; a host belongs to at most one cluster`,
-        ),
+      reportContested(
+        user,
+        `host ${hostId} (${user.request.mac}) is already requested by mac-address for cluster ${first.cluster} in ${owner}; a host belongs to at most one cluster`,
       );
     }
   }
@@ -308,7 +306,7 @@ interface PlanningContext {
 function planBpaCluster(
   key: string,
   group: BpaGroup & { provisioning: Provisioning },
-  context: PlanningContext & { readonly contested: ReadonlySet<NodeRequest> },
+  context: PlanningContext & { readonly contested: ReadonlyMap<NodeRequest, string> },
 ): { plan: BpaClusterPlan; lock: LockEntry[] } {
   const { provisioning } = group;
   const report = reportRequest(provisioning);
@@ -324,6 +322,15 @@ function planBpaCluster(
   for (const request of [...provisioning.masters, ...provisioning.workers]) {
     const placements = request.role === "master" ? masters : workers;
     const subject = `${request.role} ${request.label}`;
+    // An entry that names no usable host is still explained, with the error that says why.
+    const unresolved = (problem: string, reason: string) =>
+      decisions.push({
+        subject,
+        path: request.path,
+        chosen: [],
+        rejected: () => context.inventory.hosts.map((host) => ({ host: host.id, reason })),
+        problem,
+      });
     if (request.sameAsMaster) {
       const master = placedMasters.get(request.label);
       if (master) {
@@ -346,12 +353,24 @@ function planBpaCluster(
           role: request.role,
           node: request.label,
         });
+      } else {
+        const named = provisioning.masters.some((entry) => entry.label === request.label);
+        unresolved(
+          named
+            ? `master ${request.label} has no host, so neither has this entry`
+            : `node-ref: there is no master ${request.label} to share a host with`,
+          `not master ${request.label}'s host`,
+        );
       }
       continue;
     }
     if (request.mac !== undefined) {
-      const placement = placeByMac(request, request.mac, context, report);
-      if (!placement) continue;
+      const placed = placeByMac(request, request.mac, context, report);
+      if ("problem" in placed) {
+        unresolved(placed.problem, `has no NIC ${request.mac}`);
+        continue;
+      }
+      const { placement } = placed;
       context.bestFit.take(placement.host);
       if (request.role === "master") placedMasters.set(request.label, placement);
       placements.push(placement); // a host in both lists is master and worker (upstream semantics)
@@ -371,7 +390,10 @@ function planBpaCluster(
       });
       continue;
     }
-    if (request.macMalformed) continue;
+    if (request.macProblem !== undefined) {
+      unresolved(`mac-format: ${request.macProblem}`, "not considered: the mac-address is malformed");
+      continue;
+    }
     const placed = placeByResources(request, key, { used, reserved }, context, report);
     decisions.push(placed.decision);
     if (!placed.placement) continue;
@@ -417,7 +439,7 @@ function reservedHosts(
     if (host && !reserved.has(host.id)) reserved.set(host.id, request);
   }
   for (const request of requests) {
-    if (request.mac !== undefined || request.macMalformed || request.sameAsMaster) continue;
+    if (request.mac !== undefined || request.macProblem !== undefined || request.sameAsMaster) continue;
     const host = lockedHost(request, context);
     if (
       host &&
@@ -447,9 +469,9 @@ function otherHosts(inventory: Inventory, chosen: Host, reason: string): () => R
 function placeByMac(
   request: NodeRequest,
   mac: string,
-  context: PlanningContext & { readonly contested: ReadonlySet<NodeRequest> },
+  context: PlanningContext & { readonly contested: ReadonlyMap<NodeRequest, string> },
   report: ReturnType<typeof reporter>,
-): NodePlacement | undefined {
+): { placement: NodePlacement } | { problem: string } {
   const { inventory, issues } = context;
   const macPath = [...request.path, "mac-address"];
   const host = inventory.byMac(mac);
@@ -458,12 +480,12 @@ function placeByMac(
     const hint = closest
       ? ` (closest: ${closest.mac} on ${closest.host.id})`
       : " (the inventory has no hosts)";
-    issues.push(
-      report("mac-unknown", macPath, `${mac} matches no BareMetalHost${hint}${uninspectedHint(inventory)}`),
-    );
-    return undefined;
+    const message = `${mac} matches no BareMetalHost${hint}${uninspectedHint(inventory)}`;
+    issues.push(report("mac-unknown", macPath, message));
+    return { problem: `mac-unknown: ${message}` };
   }
-  if (context.contested.has(request)) return undefined;
+  const contested = context.contested.get(request);
+  if (contested !== undefined) return { problem: contested };
   checkResources(request, host, report, issues);
   const ip = ipForMac(host, mac);
   if (ip === undefined && !inspected(host)) {
@@ -487,7 +509,7 @@ function placeByMac(
     );
   }
   notReady(request, host, report, issues);
-  return { request, host, ...(ip === undefined ? {} : { ip }), reason: `mac-address ${mac}` };
+  return { placement: { request, host, ...(ip === undefined ? {} : { ip }), reason: `mac-address ${mac}` } };
 }
 
 /**

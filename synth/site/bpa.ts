@@ -25,8 +25,11 @@ export interface NodeRequest {
   readonly qat: boolean;
   /** A null worker entry (`- master-1:`): the same host as the master with this label. */
   readonly sameAsMaster: boolean;
-  /** A mac-address was written but is malformed: reported as `mac-format`, never planned by resources. */
-  readonly macMalformed: boolean;
+  /**
+   * Set when a mac-address was written but is malformed: the `mac-format` message. Such an entry is
+   * never planned by resources, but `explain` shows it with this message.
+   */
+  readonly macProblem?: string;
 }
 
 /** A Provisioning after normalisation: the cluster it builds and each node's request. */
@@ -157,13 +160,14 @@ export function normalizeProvisioning(resource: Resource<"Provisioning">): {
         ),
       );
     }
-    if (request === null)
-      return { role, label, path, sriov: false, qat: false, sameAsMaster: true, macMalformed: false };
+    if (request === null) return { role, label, path, sriov: false, qat: false, sameAsMaster: true };
     let mac: string | undefined;
+    let macProblem: string | undefined;
     if (request["mac-address"] !== undefined) {
       mac = normalizeMac(request["mac-address"]);
       if (mac === undefined) {
-        issues.push(report("mac-format", [...path, "mac-address"], macFormatMessage(request["mac-address"])));
+        macProblem = macFormatMessage(request["mac-address"]);
+        issues.push(report("mac-format", [...path, "mac-address"], macProblem));
       }
     }
     let memoryBytes: number | undefined;
@@ -182,7 +186,7 @@ export function normalizeProvisioning(resource: Resource<"Provisioning">): {
       sriov: request.sriov === true,
       qat: request.qat === true,
       sameAsMaster: false,
-      macMalformed: request["mac-address"] !== undefined && mac === undefined,
+      ...(macProblem === undefined ? {} : { macProblem }),
     };
   }
 

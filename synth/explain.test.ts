@@ -1,0 +1,45 @@
+import { describe, expect, it } from "vitest";
+import { makeInventory, macFor } from "../test/builders/inventory.ts";
+import { parseDocuments } from "./documents.ts";
+import { evaluateSite } from "./evaluate.ts";
+import { explainCluster, explanationText } from "./explain.ts";
+import { EMPTY_LOCK } from "./plan/lock.ts";
+
+const inventory = makeInventory([{ name: "a" }, { name: "b" }, { name: "c" }]);
+const provisioning = (masters: string) => `apiVersion: bpa.akraino.org/v1alpha1
+kind: Provisioning
+metadata: {name: c1, namespace: ns, labels: {cluster: c1}}
+spec:
+  masters:
+${masters}`;
+
+function explained(yaml: string) {
+  const { plan } = evaluateSite(parseDocuments("c1.yaml", yaml).documents, inventory, EMPTY_LOCK);
+  return explainCluster(plan, "c1", inventory.size);
+}
+
+describe("explain", () => {
+  it.each([
+    ["a malformed MAC", `"00:c6:14:04:61"`, /^mac-format: "00:c6:14:04:61" is not a MAC address/],
+    ["an unknown MAC", "02:ff:ff:ff:ff:ff", /^mac-unknown: 02:ff:ff:ff:ff:ff matches no BareMetalHost/],
+  ])("shows a node with %s, with its error, and accounts for every host", (_, mac, problem) => {
+    const yaml = provisioning(
+      `    - master-1: {mac-address: "${macFor("metal3/a", 0)}"}\n    - master-2: {mac-address: ${mac}}\n`,
+    );
+    const [explanation] = explained(yaml);
+    const decision = explanation?.decisions.find((found) => found.subject === "master master-2");
+    expect(decision?.chosen).toEqual([]);
+    expect(decision?.problem).toMatch(problem);
+    expect(decision?.rejected.map((rejected) => rejected.host)).toEqual(
+      inventory.hosts.map((host) => host.id),
+    );
+    expect(explanationText(explained(yaml))).toContain(`    problem:  ${decision?.problem ?? "?"}\n`);
+  });
+
+  it("shows a null entry whose master has no host", () => {
+    const yaml = `${provisioning(`    - master-1: {mac-address: "00:c6:14:04:61"}\n`)}  workers:\n    - master-1:\n`;
+    const decision = explained(yaml)[0]?.decisions.find((found) => found.subject === "worker master-1");
+    expect(decision?.chosen).toEqual([]);
+    expect(decision?.problem).toBe("master master-1 has no host, so neither has this entry");
+  });
+});
