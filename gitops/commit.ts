@@ -6,6 +6,7 @@ import type { Issue } from "../synth/issue.ts";
 import { UsageError } from "./errors.ts";
 import { diffTrees, type RenderedDiff } from "./diff.ts";
 import { commitMessage, type CommitMessage } from "./diff-format.ts";
+import { isRenderedFile } from "./render.ts";
 import { renderFromSite } from "./render-site.ts";
 import { SETTINGS_FILE } from "./site-reader.ts";
 import {
@@ -233,7 +234,9 @@ async function renderAndCommit(
   const before = head === undefined ? new Map<string, string>() : await committedFiles(repo, head, outInRepo);
   const diff = diffTrees(before, rendered.files);
 
-  await writeTree(out, rendered.files);
+  // A file in rendered/ metalsynth did not write (committed notes, a hand-added manifest) would be
+  // deleted and the deletion committed: writeTree refuses instead.
+  await writeTree(out, rendered.files, { owns: isRenderedFile });
   // Only now: writeTree itself leaves the previous tree in place when it fails (or refuses).
   place.touched = true;
   await repo.git.raw(["--literal-pathspecs", "add", "--all", "--", outInRepo]);

@@ -1,6 +1,9 @@
+import { readdir } from "node:fs/promises";
+import path from "node:path";
 import { evaluateSite } from "../synth/evaluate.ts";
-import { hasErrors, type Issue } from "../synth/issue.ts";
+import { compareText, hasErrors, type Issue } from "../synth/issue.ts";
 import type { SitePlan } from "../synth/plan/model.ts";
+import { UsageError } from "./errors.ts";
 import { renderSite, type RenderedCluster } from "./render.ts";
 import { readSite, type SiteInput, type SiteLocation } from "./site-reader.ts";
 
@@ -27,6 +30,47 @@ export async function evaluateFromSite(location: SiteLocation): Promise<SiteEval
   const input = await readSite(location);
   const evaluation = evaluateSite(input.documents, input.inventory, input.lock);
   return { input, plan: evaluation.plan, issues: [...input.issues, ...evaluation.issues] };
+}
+
+/**
+ * The clusters that rendering only the `--specs` subset in `render` would remove from the output
+ * directory although the site's own `specs/` still defines them (they would vanish from `rendered/`,
+ * their lock entries with them, and a SIPCluster's hosts would be released). Empty when `--specs` was
+ * not given, or when every cluster the output holds is either rendered or gone from the site too.
+ */
+export async function clustersOutsideSubset(location: SiteLocation, render: SiteRender): Promise<string[]> {
+  if (location.specs === undefined || !render.rendered) return [];
+  const live = new Set(render.rendered.clusters.filter(isLive).map((cluster) => cluster.cluster));
+  const before = await clusterDirectories(render.input.out);
+  const missing = before.filter((key) => !live.has(key));
+  if (missing.length === 0) return [];
+  const whole: SiteLocation = { ...location, specs: undefined };
+  let site: SiteEvaluation;
+  try {
+    site = await evaluateFromSite(whole);
+  } catch (error) {
+    if (error instanceof UsageError) return []; // the site has no specs/ of its own
+    throw error;
+  }
+  const defined = new Set(site.plan.clusters.map((cluster) => cluster.key));
+  return missing.filter((key) => defined.has(key));
+}
+
+function isLive(cluster: RenderedCluster): boolean {
+  return !cluster.roles.some((role) => role.role === "released");
+}
+
+/** `namespace/name` of every `clusters/<namespace>/<name>` directory below `out`, sorted. */
+async function clusterDirectories(out: string): Promise<string[]> {
+  const clusters = path.join(out, "clusters");
+  const namespaces = await readdir(clusters, { withFileTypes: true }).catch(() => []);
+  const keys: string[] = [];
+  for (const namespace of namespaces.filter((entry) => entry.isDirectory())) {
+    const names = await readdir(path.join(clusters, namespace.name), { withFileTypes: true });
+    for (const name of names.filter((entry) => entry.isDirectory()))
+      keys.push(`${namespace.name}/${name.name}`);
+  }
+  return keys.sort(compareText);
 }
 
 /** The synth pipeline up to, not including, the write: what `diff` compares and `commit` writes. */

@@ -1,9 +1,10 @@
+import { spawnSync } from "node:child_process";
 import { mkdir, mkdtemp, readdir, rename, rm, stat, symlink, utimes, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { UsageError } from "./errors.ts";
-import { readTree, writeTree } from "./tree-writer.ts";
+import { checkOutput, readTree, writeTree } from "./tree-writer.ts";
 
 const LOCK = "metalsynth.lock.yaml";
 /** A date no write in these tests can produce, so "kept its mtime" cannot pass by coincidence. */
@@ -34,6 +35,12 @@ function makeTree(overrides: Record<string, string | undefined> = {}): Map<strin
   const merged = { ...base, ...overrides };
   const entries = Object.entries(merged).filter((entry): entry is [string, string] => entry[1] !== undefined);
   return new Map(entries);
+}
+
+/** The id of a process that has ended (a child that ran `true`). */
+async function deadPid(): Promise<number> {
+  const child = spawnSync("true");
+  return child.pid ?? 2 ** 22 + 1; // above Linux's pid_max when spawning failed
 }
 
 /** Inode and mtime of every file, to tell "the same file" from "a file with the same bytes". */
@@ -251,7 +258,8 @@ describe("writeTree when interrupted", () => {
 
   it("removes temporary and old trees left by a crashed run, and nothing else", async () => {
     await writeTree(out, makeTree());
-    for (const debris of [".rendered.tmp-99999-0/clusters", ".rendered.old-99999-1/flux"]) {
+    const dead = await deadPid();
+    for (const debris of [`.rendered.tmp-${dead}-0/clusters`, `.rendered.old-${dead}-1/flux`]) {
       await mkdir(path.join(parent, debris), { recursive: true });
       await writeFile(path.join(parent, debris, "half.yaml"), "kind: Half");
     }
@@ -261,6 +269,39 @@ describe("writeTree when interrupted", () => {
     await writeTree(out, makeTree());
 
     expect(await siblings()).toEqual([".rendered-notes", ".renderedx.tmp-1", "rendered"]);
+  });
+
+  it("leaves the temporary directories of a writer that still runs alone", async () => {
+    // The parent process (the test runner) runs: its directory is not debris.
+    const live = `.rendered.tmp-${process.ppid}-0`;
+    await mkdir(path.join(parent, live));
+
+    await writeTree(out, makeTree());
+
+    expect(await siblings()).toEqual([live, "rendered"]);
+  });
+
+  it("on SIGTERM during a write, removes its temporary tree and keeps the previous one", async () => {
+    await writeTree(out, makeTree());
+    const before = await readTree(out);
+    const script = path.join(parent, "write.mts");
+    await writeFile(
+      script,
+      `import { writeTree } from ${JSON.stringify(path.join(import.meta.dirname, "tree-writer.ts"))};
+const files = new Map(${JSON.stringify([...next])});
+await writeTree(${JSON.stringify(out)}, files, {
+  onPlaced: (placed) => { if (placed === 2) process.kill(process.pid, "SIGTERM"); },
+});
+console.log("not reached");
+`,
+    );
+    const child = spawnSync(process.execPath, ["--import", "tsx", script], { encoding: "utf8" });
+    expect(child.signal).toBe("SIGTERM");
+    expect(child.stdout).toBe("");
+    expect(await siblings()).toEqual(["rendered", "write.mts"]);
+    // The signal is handled between two file operations: normally before the swap (the previous tree
+    // stays), at worst after it (the new tree is complete). Never a mix, never debris.
+    expect([before, next]).toContainEqual(await readTree(out));
   });
 
   it("restores the previous tree when a crash came between the two renames", async () => {
@@ -362,5 +403,46 @@ describe("readTree", () => {
     await writeFile(out, "x");
 
     await expect(readTree(out)).rejects.toThrow(/not a directory/);
+  });
+});
+
+describe("writeTree with owns", () => {
+  const owns = (file: string) => file === LOCK || file.startsWith("clusters/") || file.startsWith("argocd/");
+
+  it("refuses to delete a file it did not write, naming it, and changes nothing", async () => {
+    await writeTree(out, makeTree());
+    await writeFile(path.join(out, "NOTES.md"), "my notes");
+    await symlink("argocd", path.join(out, "link"));
+    const before = await identities(out);
+
+    const writing = writeTree(out, makeTree({ "argocd/applicationset.yaml": undefined }), { owns });
+    await expect(writing).rejects.toThrow(UsageError);
+    await expect(writing).rejects.toThrow(/holds files metalsynth did not write \(NOTES.md, link\)/);
+    expect(await identities(out)).toEqual(before);
+  });
+
+  it("deletes what it wrote", async () => {
+    await writeTree(out, makeTree());
+    const change = await writeTree(
+      out,
+      makeTree({ "clusters/site-a/cluster-b/kustomization.yaml": undefined }),
+      { owns },
+    );
+    expect(change.removed).toEqual(["clusters/site-a/cluster-b/kustomization.yaml"]);
+  });
+});
+
+describe("checkOutput", () => {
+  it("accepts a missing, empty or metalsynth directory and refuses anything else before any work", async () => {
+    await checkOutput(out);
+    await mkdir(out);
+    await checkOutput(out);
+    await writeTree(out, makeTree());
+    await checkOutput(out);
+    await expect(checkOutput(parent, "compare with")).rejects.toThrow(
+      /has no metalsynth.lock.yaml, so metalsynth did not write it; refusing to compare with it/,
+    );
+    await writeFile(path.join(parent, "file"), "x");
+    await expect(checkOutput(path.join(parent, "file"))).rejects.toThrow(/exists and is not a directory/);
   });
 });

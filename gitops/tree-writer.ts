@@ -12,7 +12,7 @@ import {
   utimes,
   writeFile,
 } from "node:fs/promises";
-import type { Dirent } from "node:fs";
+import { existsSync, renameSync, rmSync, type Dirent } from "node:fs";
 import path from "node:path";
 import { UsageError } from "./errors.ts";
 import { LOCK_FILE } from "./site-reader.ts";
@@ -40,6 +40,20 @@ export interface WriteTreeOptions {
    * @default undefined (never fails on purpose)
    */
   readonly failAfter?: number;
+  /**
+   * Test-only: called where {@link failAfter} is checked, with the number of files placed, so a test
+   * can stop the process there (a signal) and look at what it leaves behind.
+   * @default undefined
+   */
+  readonly onPlaced?: (placed: number) => void;
+  /**
+   * Which files of the previous tree metalsynth wrote. A file about to be removed that it did not
+   * write (a user's notes, a hand-added manifest, a symbolic link) makes the write refuse with a
+   * {@link UsageError} instead of deleting it. Without it every file of a tree holding the lock is
+   * taken as metalsynth's.
+   * @default undefined
+   */
+  readonly owns?: (file: string, content: Buffer) => boolean;
 }
 
 /** Suffix counter so two writes from one process never pick the same temporary name. */
@@ -58,8 +72,9 @@ let sequence = 0;
  * from wiping an unrelated directory, `out` must be missing, empty, or hold `metalsynth.lock.yaml`,
  * and a non-empty `files` must contain `metalsynth.lock.yaml` too, so the next run recognises the tree.
  *
- * One writer per `out` at a time: stale temporary directories left by a crashed run are removed on
- * start, which would also remove those of a concurrent run.
+ * Temporary directories carry the writer's process id: those of processes that no longer run (a
+ * `kill -9`) are removed at the start of the next write; SIGINT, SIGTERM and SIGHUP during a write
+ * remove this run's own and put the previous tree back before the process ends.
  *
  * @throws UsageError when `out` is not a directory or is a non-empty directory metalsynth did not
  *   write (a mistyped `--out`: exit 2).
@@ -80,6 +95,7 @@ export async function writeTree(
 
   const previous = await scanTree(target);
   if (previous) refuseForeign(target, previous);
+  if (previous && options.owns) refuseUnowned(out, previous, files, options.owns);
   const wantedBytes = new Map(wanted.map((file) => [file, Buffer.from(files.get(file) ?? "", "utf8")]));
   const change = compare(previous, wantedBytes);
   if (previous && isEmptyChange(change) && !hasLeftovers(previous, wanted)) return change;
@@ -89,9 +105,16 @@ export async function writeTree(
   sequence += 1;
   const failAfter = options.failAfter;
   const failIfInjected = (placed: number): void => {
+    options.onPlaced?.(placed);
     if (placed === failAfter) throw new Error(`writeTree: injected failure after ${placed} file(s)`);
   };
 
+  const signals = cleanUpOnSignal(() => {
+    // Synchronous: the process ends right after. The previous tree goes back where it was.
+    if (!existsSync(target) && existsSync(aside)) renameSync(aside, target);
+    rmSync(temporary, { recursive: true, force: true });
+    if (existsSync(target)) rmSync(aside, { recursive: true, force: true });
+  });
   try {
     await mkdir(temporary);
     let placed = 0;
@@ -132,13 +155,54 @@ export async function writeTree(
     }
   } catch (error) {
     await rm(temporary, { recursive: true, force: true });
+    signals.dispose();
     throw error;
   }
 
   // The new tree is in place; an old tree that cannot be removed now is only clutter, and the next
   // run's stale-directory cleanup removes it, so this must not turn a successful write into a failure.
   await rm(aside, { recursive: true, force: true }).catch(() => undefined);
+  signals.dispose();
   return change;
+}
+
+/**
+ * Refuses a write to (or, with `action`, another use of) `out` before anything is read or rendered (a mistyped `--out /tmp` is told at
+ * once, not after a whole render): `out` must be missing, an empty directory, or a directory with
+ * metalsynth's lock file.
+ *
+ * @throws UsageError otherwise.
+ */
+export async function checkOutput(out: string, action = "replace"): Promise<void> {
+  const target = await resolveOut(out);
+  const names = await readdir(target).catch((error: unknown): string[] => {
+    if (isErrorCode(error, "ENOENT")) return [];
+    throw error;
+  });
+  if (names.length > 0 && !names.includes(LOCK_FILE)) throw foreignTree(target, action);
+}
+
+/** The signals that end a CLI run; a write in progress cleans up before the process goes. */
+const ENDING_SIGNALS: readonly NodeJS.Signals[] = ["SIGINT", "SIGTERM", "SIGHUP"];
+
+/**
+ * Runs `cleanUp` if the process gets SIGINT, SIGTERM or SIGHUP before `dispose`, then ends the
+ * process the way the signal would have (unless someone else listens for it too).
+ */
+function cleanUpOnSignal(cleanUp: () => void): { dispose(): void } {
+  const onSignal = (signal: NodeJS.Signals): void => {
+    dispose();
+    try {
+      cleanUp();
+    } finally {
+      if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
+    }
+  };
+  const dispose = (): void => {
+    for (const signal of ENDING_SIGNALS) process.off(signal, onSignal);
+  };
+  for (const signal of ENDING_SIGNALS) process.on(signal, onSignal);
+  return { dispose };
 }
 
 /**
@@ -214,9 +278,40 @@ async function scanTree(target: string): Promise<ScannedTree | undefined> {
 function refuseForeign(target: string, previous: ScannedTree): void {
   const empty = previous.files.size + previous.specials.size + previous.directories.size === 0;
   if (empty || previous.files.has(LOCK_FILE)) return;
-  throw new UsageError(
+  throw foreignTree(target);
+}
+
+function foreignTree(target: string, action = "replace"): UsageError {
+  return new UsageError(
     `${target} is not empty and has no ${LOCK_FILE}, so metalsynth did not write it; refusing to ` +
-      `replace it. Pass another --out, or empty the directory if it really is metalsynth's output`,
+      `${action} it. Pass another --out, or empty the directory if it really is metalsynth's output`,
+    { showHelp: false },
+  );
+}
+
+/** How many paths a refusal names before it only counts. */
+const LISTED_PATHS = 5;
+
+/** Refuses to delete files of the previous tree that metalsynth did not write. */
+function refuseUnowned(
+  out: string,
+  previous: ScannedTree,
+  files: ReadonlyMap<string, string>,
+  owns: (file: string, content: Buffer) => boolean,
+): void {
+  const unowned = [
+    ...[...previous.files]
+      .filter(([file, bytes]) => !files.has(file) && !owns(file, bytes))
+      .map(([file]) => file),
+    ...[...previous.specials].filter((file) => !files.has(file)),
+  ].sort();
+  if (unowned.length === 0) return;
+  const listed = unowned.slice(0, LISTED_PATHS).join(", ");
+  const more = unowned.length > LISTED_PATHS ? ` and ${unowned.length - LISTED_PATHS} more` : "";
+  throw new UsageError(
+    `${out} holds files metalsynth did not write (${listed}${more}), and writing the new tree would ` +
+      `delete them; move them out of ${out} (metalsynth owns that directory) or delete them, then run again`,
+    { showHelp: false },
   );
 }
 
@@ -321,8 +416,11 @@ async function keep(source: string, destination: string): Promise<void> {
  */
 async function recoverInterruptedSwap(parent: string, base: string, target: string): Promise<void> {
   const names = await readdir(parent);
-  const temporaries = names.filter((name) => name.startsWith(`.${base}.tmp-`));
-  const asides = names.filter((name) => name.startsWith(`.${base}.old-`));
+  // Another process still writing owns its directories; only those of dead processes are debris.
+  const stale = (prefix: string) =>
+    names.filter((name) => name.startsWith(prefix) && !isRunning(writerPid(name.slice(prefix.length))));
+  const temporaries = stale(`.${base}.tmp-`);
+  const asides = stale(`.${base}.old-`);
   const outExists = names.includes(base);
   if (!outExists && asides.length > 0) {
     // Several leftovers mean several crashes; the most recently moved one is the latest tree.
@@ -338,6 +436,24 @@ async function recoverInterruptedSwap(parent: string, base: string, target: stri
   }
   for (const name of [...temporaries, ...asides]) {
     await rm(path.join(parent, name), { recursive: true, force: true });
+  }
+}
+
+/** The process id in a `<pid>-<sequence>` suffix; undefined when it has none. */
+function writerPid(suffix: string): number | undefined {
+  const match = /^(\d+)-\d+$/.exec(suffix);
+  return match ? Number(match[1]) : undefined;
+}
+
+/** Whether a process with this id runs (this one included); signal 0 only checks. */
+function isRunning(pid: number | undefined): boolean {
+  if (pid === undefined || pid <= 0) return false;
+  if (pid === process.pid) return true;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return isErrorCode(error, "EPERM"); // it runs, as another user
   }
 }
 

@@ -1,4 +1,4 @@
-import { mkdtemp, writeFile } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -94,5 +94,60 @@ describe("metalsynth synth", () => {
         file: expect.any(String),
       }),
     );
+  });
+
+  it("refuses --specs that would remove clusters the site still defines, and renders a subset elsewhere", async () => {
+    const site = await exampleCopy();
+    expect((await run("synth", "--site", site)).code).toBe(0);
+    const before = await readTree(path.join(site, "rendered"));
+    const subset = path.join(site, "specs", "cluster-east");
+
+    const refused = await run("synth", "--site", site, "--specs", subset);
+    expect(refused.code).toBe(2);
+    expect(refused.err).toMatch(
+      /^metalsynth synth: --specs covers only part of the site: writing \S+ would remove edge-a\/cluster-west, edge-sip\/tenant-a, which \S+ still defines/,
+    );
+    expect(await readTree(path.join(site, "rendered"))).toEqual(before);
+
+    const elsewhere = path.join(site, "subset");
+    expect((await run("synth", "--site", site, "--specs", subset, "--out", elsewhere)).code).toBe(0);
+    expect([...(await readTree(elsewhere)).keys()].filter((file) => file.startsWith("clusters/"))).toEqual([
+      "clusters/edge-a/cluster-east/cluster-configmap.yaml",
+      "clusters/edge-a/cluster-east/kud-installer.yaml",
+      "clusters/edge-a/cluster-east/kustomization.yaml",
+      "clusters/edge-a/cluster-east/software.yaml",
+    ]);
+  });
+
+  it("lets --specs drop a cluster that is gone from the site's specs too", async () => {
+    const site = await exampleCopy();
+    expect((await run("synth", "--site", site)).code).toBe(0);
+    await rm(path.join(site, "specs", "cluster-west"), { recursive: true });
+    const result = await run("synth", "--site", site, "--specs", path.join(site, "specs"));
+    expect(result.code).toBe(0);
+    expect(result.out).not.toMatch(/cluster-west/);
+  });
+
+  it("refuses to delete a file in rendered/ that metalsynth did not write", async () => {
+    const site = await exampleCopy();
+    expect((await run("synth", "--site", site)).code).toBe(0);
+    await writeFile(path.join(site, "rendered", "NOTES.md"), "why cluster-east has five hosts\n");
+    const result = await run("synth", "--site", site);
+    expect(result.code).toBe(2);
+    expect(result.err).toMatch(/holds files metalsynth did not write \(NOTES\.md\)/);
+    expect((await readTree(path.join(site, "rendered"))).get("NOTES.md")).toBe(
+      "why cluster-east has five hosts\n",
+    );
+  });
+
+  it("refuses an --out that metalsynth did not write before reading the site", async () => {
+    const foreign = await mkdtemp(path.join(tmpdir(), "metalsynth-foreign-"));
+    await writeFile(path.join(foreign, "thesis.tex"), "\\documentclass{article}\n");
+    // No such site: the output is checked first, so that is not what is reported.
+    for (const command of ["synth", "diff"]) {
+      const result = await run(command, "--site", "/nonexistent/site", "--out", foreign);
+      expect(result.code).toBe(2);
+      expect(result.err).toMatch(/is not empty and has no metalsynth\.lock\.yaml/);
+    }
   });
 });

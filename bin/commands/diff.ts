@@ -1,8 +1,9 @@
+import path from "node:path";
 import { diffTrees, hasChanges, type FileChange } from "../../gitops/diff.ts";
 import { diffText, filePatch } from "../../gitops/diff-format.ts";
 import { renderFromSite } from "../../gitops/render-site.ts";
 import { formatIssues, jsonReport } from "../../gitops/report.ts";
-import { readTree } from "../../gitops/tree-writer.ts";
+import { checkOutput, readTree } from "../../gitops/tree-writer.ts";
 import { EXIT, outputFormat, parseSiteArgs, siteLocation, summary, type Console } from "../common.ts";
 
 /**
@@ -15,7 +16,10 @@ export async function diff(argv: readonly string[], io: Console): Promise<number
     patch: { type: "boolean" },
   });
   const format = outputFormat(values.format);
-  const { input, issues, rendered } = await renderFromSite(siteLocation(values));
+  const location = siteLocation(values);
+  // Comparing with a directory metalsynth did not write would read all of it, and mean nothing.
+  await checkOutput(location.out ?? path.join(location.site ?? ".", "rendered"), "compare with");
+  const { input, issues, rendered } = await renderFromSite(location);
   if (!rendered) {
     if (format === "json") {
       const nothing = { clusters: [], wiring: { added: [], changed: [], removed: [] }, files: [] };

@@ -1,13 +1,20 @@
-import { renderFromSite } from "../../gitops/render-site.ts";
+import path from "node:path";
+import { UsageError } from "../../gitops/errors.ts";
+import { clustersOutsideSubset, renderFromSite } from "../../gitops/render-site.ts";
 import { formatIssues, jsonReport } from "../../gitops/report.ts";
-import { writeTree } from "../../gitops/tree-writer.ts";
+import { checkOutput, writeTree } from "../../gitops/tree-writer.ts";
+import { isRenderedFile } from "../../gitops/render.ts";
 import { EXIT, outputFormat, parseSiteArgs, siteLocation, summary, type Console } from "../common.ts";
 
 /** `metalsynth synth`: validate, plan and write `rendered/`; on errors the tree is left as it was. */
 export async function synth(argv: readonly string[], io: Console): Promise<number> {
   const { values } = parseSiteArgs(argv);
   const format = outputFormat(values.format);
-  const { input, issues, rendered } = await renderFromSite(siteLocation(values));
+  const location = siteLocation(values);
+  // Before reading and rendering: a wrong --out is said at once.
+  await checkOutput(location.out ?? path.join(location.site ?? ".", "rendered"));
+  const render = await renderFromSite(location);
+  const { input, issues, rendered } = render;
   if (rendered === undefined) {
     // The same report shape as a successful run, so a CI script reads one format either way.
     if (format === "json")
@@ -16,7 +23,17 @@ export async function synth(argv: readonly string[], io: Console): Promise<numbe
     io.err(`${summary(issues)}; ${input.out} left unchanged\n`);
     return EXIT.invalid;
   }
-  const change = await writeTree(input.out, rendered.files);
+  const outside = await clustersOutsideSubset(location, render);
+  if (outside.length > 0) {
+    // Rendering a subset never removes the rest of the site: refuse rather than delete (README).
+    throw new UsageError(
+      `--specs covers only part of the site: writing ${input.out} would remove ${outside.join(", ")}, ` +
+        `which ${path.join(location.site ?? ".", "specs")} still defines (and free their hosts in the lock). ` +
+        `Run synth without --specs, or write the subset elsewhere with --out`,
+      { showHelp: false },
+    );
+  }
+  const change = await writeTree(input.out, rendered.files, { owns: isRenderedFile });
   if (format === "json") {
     io.out(jsonReport({ out: input.out, clusters: rendered.clusters, change, diagnostics: issues }));
     return EXIT.ok;
