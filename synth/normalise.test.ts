@@ -37,12 +37,18 @@ describe("parseMemory", () => {
     ["8589934592", 8589934592],
     [8589934592, 8589934592],
     ["1.5Gi", 1.5 * 2 ** 30],
-    [1024, 1024],
+    [1048576, 1048576],
+    // An explicit unit is taken at its word, however small.
+    ["4Ki", 4096],
   ])("%j is %d bytes", (text, bytes) => expect(parseMemory(text)).toEqual({ bytes }));
 
   it.each([
     ["64", /ambiguous/],
     [64, /ambiguous/],
+    // Bytes in name only: no host is that small (docs/decisions/0014-bare-memory-numbers.md).
+    [4096, /4096 bytes \(4Ki\), less than any host has.*did you mean 4096Mi\?/],
+    ["1024", /did you mean 1024Mi\?/],
+    [1048575, /did you mean 1048575Mi\?/],
     ["4 GiB", /not a Kubernetes quantity/],
     ["-1Gi", /not a Kubernetes quantity/],
     ["4gb", /not a Kubernetes quantity/],

@@ -1,7 +1,9 @@
 /**
  * Kubernetes resource quantities for memory (SPEC §1.3): `4Gi`, `4096Mi`, `8G`, `8589934592`.
  * A bare number below 1024 is refused as ambiguous: `memory: 64` almost certainly means 64 GiB, and
- * silently reading it as 64 bytes would make every host "fit".
+ * silently reading it as 64 bytes would make every host "fit". So is a bare number below 1 MiB:
+ * `memory: 4096` is 4096 bytes to Kubernetes but almost certainly meant 4096 MiB
+ * (docs/decisions/0014-bare-memory-numbers.md).
  */
 
 const BINARY: Readonly<Record<string, number>> = {
@@ -13,6 +15,8 @@ const BINARY: Readonly<Record<string, number>> = {
   Ei: 2 ** 60,
 };
 const DECIMAL: Readonly<Record<string, number>> = { k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18 };
+/** The smallest bare number read as bytes: below it, no host is that small and a unit was forgotten. */
+const MIN_BARE_BYTES = 2 ** 20;
 const QUANTITY = /^([0-9]+(?:\.[0-9]+)?)(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?$/;
 
 /** Parsed memory, or the reason it was refused. */
@@ -34,6 +38,11 @@ export function parseMemory(value: string | number): MemoryParse {
       return { problem: `bare number ${text} is ambiguous (bytes? GiB?); write a unit such as ${text}Gi` };
     }
     if (!Number.isInteger(amount)) return { problem: `${text} bytes is not a whole number of bytes` };
+    if (amount < MIN_BARE_BYTES) {
+      return {
+        problem: `bare number ${text} means ${text} bytes (${formatBytes(amount)}), less than any host has; write a unit: did you mean ${text}Mi?`,
+      };
+    }
     return { bytes: amount };
   }
   const multiplier = BINARY[suffix] ?? DECIMAL[suffix] ?? 1;

@@ -261,6 +261,14 @@ describe("each rule reports its id at the field path", () => {
       /ambiguous/,
     ],
     [
+      "memory-format",
+      provisioning(
+        `  masters:\n    - master-1:\n        mac-address: 00:c6:14:04:61:b3\n        memory: 4096\n`,
+      ),
+      "spec.masters[0].master-1.memory",
+      /4096 bytes \(4Ki\), less than any host has.*did you mean 4096Mi\?/,
+    ],
+    [
       "sriov-missing",
       provisioning(
         `${oneMaster}  workers:\n    - worker-1:\n        mac-address: 00:c6:14:04:61:f0\n        qat: false\n        sriov: true\n    - worker-2:\n        mac-address: 00:c6:14:04:61:d0\n`,

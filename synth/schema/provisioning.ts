@@ -13,7 +13,9 @@ const MasterRequestSpec = z.strictObject({
   memory: z
     .union([z.string(), z.int()])
     .optional()
-    .describe("Minimum RAM as a Kubernetes quantity (64Gi); a bare number means bytes and must be ≥ 1024."),
+    .describe(
+      "Minimum RAM as a Kubernetes quantity (64Gi); a bare number means bytes and must be ≥ 1048576 (1Mi).",
+    ),
 });
 
 /** A worker may also require SR-IOV or QAT capable hardware (BMH labels feature.metalsynth.io/*). */
