@@ -160,7 +160,7 @@ describe("addSipClusterCharts", () => {
 describe("serviceObjectName", () => {
   it.each<[string, string, number, string | RegExp]>([
     ["the first service", "tenant-a", 0, "loadbalancer-controlplane-tenant-a"],
-    ["a further service", "tenant-a", 2, "loadbalancer-controlplane-tenant-a-2"],
+    ["a further service", "tenant-a", 2, "loadbalancer-controlplane2-tenant-a"],
     // A Service name is a DNS-1035 label; a SIPCluster name is any DNS subdomain.
     ["a cluster name with dots", "tenant.a", 0, /^loadbalancer-controlplane-tenant-a-[0-9a-f]{8}$/],
     ["a long cluster name", "t".repeat(40), 0, /^loadbalancer-controlplane-t{28}-[0-9a-f]{8}$/],

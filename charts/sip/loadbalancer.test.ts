@@ -174,7 +174,7 @@ describe("LoadBalancerChart", () => {
     expect(hash(sipPlan({ controlPlane: { active: 3, standby: 0 } }))).not.toBe(hash(plan));
   });
 
-  it("names further services of a tier -1, -2, …", () => {
+  it("names further services of a tier with their index after the prefix, so no cluster name can clash", () => {
     const plan = sipPlan({
       services: {
         loadBalancerControlPlane: [
@@ -187,9 +187,9 @@ describe("LoadBalancerChart", () => {
       "loadbalancer-controlplane-tenant-a",
       "loadbalancer-controlplane-tenant-a",
       "loadbalancer-controlplane-tenant-a",
-      "loadbalancer-controlplane-tenant-a-1",
-      "loadbalancer-controlplane-tenant-a-1",
-      "loadbalancer-controlplane-tenant-a-1",
+      "loadbalancer-controlplane1-tenant-a",
+      "loadbalancer-controlplane1-tenant-a",
+      "loadbalancer-controlplane1-tenant-a",
     ]);
   });
 

@@ -18,21 +18,28 @@ const MAX_SERVICE_NAME = 63;
 const DNS_1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
 
 /**
- * `<prefix>-<cluster>` for the first service of a kind, `<prefix>-<cluster>-<index>` for further ones
- * (SPEC §4.2). The Service of that name must be a DNS-1035 label of at most 63 characters, which a
- * SIPCluster name (any DNS subdomain) need not allow: such a name is shortened, dots become dashes,
- * and a hash of the cluster and index keeps it unique.
+ * `<prefix>-<cluster>` for the first service of a kind (SPEC §4.2), `<prefix><index>-<cluster>` for
+ * the service at `index` > 0 (`loadbalancer-controlplane1-x` for `loadbalancerControlPlane[1]`). The
+ * index goes before the cluster name because a cluster name may end in `-1` itself: with
+ * `<prefix>-<cluster>-<index>`, the second service of SIPCluster `x` and the first of SIPCluster `x-1`
+ * in the same namespace would be one object. A first-service name continues the prefix with `-`,
+ * a further one with a digit, so the two forms never meet.
+ *
+ * The Service of that name must be a DNS-1035 label of at most 63 characters, which a SIPCluster name
+ * (any DNS subdomain) need not allow: such a name is shortened, dots become dashes, and a hash of the
+ * cluster and index keeps it unique.
  */
 export function serviceObjectName(prefix: string, cluster: string, index: number): string {
-  const wanted = index === 0 ? `${prefix}-${cluster}` : `${prefix}-${cluster}-${index}`;
+  const head = index === 0 ? prefix : `${prefix}${index}`;
+  const wanted = `${head}-${cluster}`;
   if (wanted.length <= MAX_SERVICE_NAME && DNS_1035_LABEL.test(wanted)) return wanted;
   const hash = hash8({ cluster, index });
-  const room = MAX_SERVICE_NAME - prefix.length - hash.length - 2;
+  const room = MAX_SERVICE_NAME - head.length - hash.length - 2;
   const stem = cluster
     .replace(/[^a-z0-9-]+/g, "-")
     .slice(0, room)
     .replace(/^-+|-+$/g, "");
-  return stem === "" ? `${prefix}-${hash}` : `${prefix}-${stem}-${hash}`;
+  return stem === "" ? `${head}-${hash}` : `${head}-${stem}-${hash}`;
 }
 
 /** A member as a service sees it: the name it is known by and its address on the service's interface. */
