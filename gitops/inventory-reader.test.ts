@@ -1,5 +1,5 @@
 import { createWriteStream } from "node:fs";
-import { cp, mkdir, mkdtemp, rm, stat, writeFile } from "node:fs/promises";
+import { cp, mkdir, mkdtemp, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { Readable } from "node:stream";
@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { factsOf, generateBmhs, kubectlJson, kubectlYaml, makeBmh } from "../test/builders/inventory.ts";
 import { UsageError } from "./errors.ts";
 import { InventoryPathError, readInventory } from "./inventory-reader.ts";
+import { SYNTAX_ERRORS_PER_FILE } from "./report.ts";
 
 const FIXTURES = fileURLToPath(new URL("../test/fixtures/inventory/", import.meta.url));
 let dir: string;
@@ -37,6 +38,29 @@ async function writeLines(relative: string, pieces: Iterable<string>): Promise<s
 }
 
 describe("readInventory", () => {
+  it("shows the first 20 syntax errors of a file and counts the rest (newline-delimited JSON)", async () => {
+    const lines = Array.from({ length: 500 }, (_, index) => JSON.stringify(makeBmh({ name: `h${index}` })));
+    await write("ndjson/hosts.json", `${lines.join("\n")}\n`);
+    const { issues } = await readInventory([path.join(dir, "ndjson")], { relativeTo: dir });
+    expect(issues.filter((found) => found.rule === "yaml-syntax")).toHaveLength(SYNTAX_ERRORS_PER_FILE + 1);
+    expect(issues.at(-1)?.message).toMatch(
+      /^… and \d+ more syntax errors in this file \(only the first 20 are shown\)/,
+    );
+  });
+
+  it("reports dangling and looping links and unreadable directories instead of throwing", async () => {
+    await write("links/host.yaml", JSON.stringify(makeBmh({ name: "kept" })));
+    await symlink("gone.yaml", path.join(dir, "links", "dangling.yaml"));
+    await symlink("self.yaml", path.join(dir, "links", "self.yaml"));
+    await mkdir(path.join(dir, "links", "dir.yaml"));
+    const { inventory, issues } = await readInventory([path.join(dir, "links")], { relativeTo: dir });
+    expect(inventory.hosts.map((host) => host.name)).toEqual(["kept"]);
+    expect(issues.map((found) => `${found.rule} ${found.source?.file}: ${found.message}`)).toEqual([
+      "file-unread links/dangling.yaml: not read: symbolic link to gone.yaml, which does not exist",
+      "file-unread links/self.yaml: not read: symbolic link loop (self.yaml)",
+    ]);
+  });
+
   it("reads directories recursively (yaml, yml, json only), with relative '/' paths", async () => {
     await write("tree/b/one.yaml", JSON.stringify(makeBmh({ name: "one" })));
     await write("tree/a/two.yml", JSON.stringify(makeBmh({ name: "two" })));

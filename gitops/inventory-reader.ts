@@ -16,6 +16,7 @@ import { InventoryBuilder } from "../synth/inventory/load.ts";
 import { jsonInventoryStream, yamlInventoryStream } from "../synth/inventory/stream.ts";
 import { UsageError } from "./errors.ts";
 import { errorCode, listInputFiles, systemReason, unreadIssue } from "./files.ts";
+import { capSyntaxErrors } from "./report.ts";
 
 /** Options of {@link readInventory}. */
 export interface ReadInventoryOptions {
@@ -87,7 +88,8 @@ export async function readInventory(
       builder.report(unreadIssue({ display: file.display, reason: systemReason(error) }));
     }
   }
-  return builder.build();
+  const { inventory, issues } = builder.build();
+  return { inventory, issues: capSyntaxErrors(issues) };
 }
 
 async function readOne(

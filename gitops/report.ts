@@ -39,3 +39,36 @@ function issueRows(issues: readonly Issue[]) {
     message: found.message,
   }));
 }
+
+/** How many `yaml-syntax` findings of one file are shown before the rest are only counted. */
+export const SYNTAX_ERRORS_PER_FILE = 20;
+
+/**
+ * Keeps the first {@link SYNTAX_ERRORS_PER_FILE} `yaml-syntax` findings of each file and replaces the
+ * rest with one finding that counts them: a file in the wrong format (newline-delimited JSON, a
+ * binary dump) makes the parser report every line, and thousands of lines bury the one that matters.
+ */
+export function capSyntaxErrors(issues: readonly Issue[]): Issue[] {
+  const perFile = new Map<string, Issue[]>();
+  for (const found of [...issues].sort(compareIssues)) {
+    if (found.rule !== "yaml-syntax" || found.source === undefined) continue;
+    const list = perFile.get(found.source.file);
+    if (list) list.push(found);
+    else perFile.set(found.source.file, [found]);
+  }
+  const dropped = new Set<Issue>();
+  const summaries: Issue[] = [];
+  for (const list of perFile.values()) {
+    const rest = list.slice(SYNTAX_ERRORS_PER_FILE);
+    const [first] = rest;
+    if (first === undefined) continue;
+    for (const found of rest) dropped.add(found);
+    summaries.push({
+      ...first,
+      message:
+        `… and ${rest.length} more syntax errors in this file (only the first ${SYNTAX_ERRORS_PER_FILE} are shown); ` +
+        `is it in another format? metalsynth reads YAML and JSON documents, one object or a List each`,
+    });
+  }
+  return [...issues.filter((found) => !dropped.has(found)), ...summaries];
+}

@@ -9,6 +9,7 @@ import { readSettings } from "../synth/site/settings.ts";
 import { UsageError } from "./errors.ts";
 import { displayPath, errorCode, listInputFiles, systemReason, unreadIssue } from "./files.ts";
 import { readInventory } from "./inventory-reader.ts";
+import { capSyntaxErrors } from "./report.ts";
 
 /** Where a site's parts are (SPEC §1.1, §7); every path defaults from `site`. */
 export interface SiteLocation {
@@ -53,25 +54,27 @@ export async function readSite(location: SiteLocation): Promise<SiteInput> {
   if (specs.missing.length > 0) throw new UsageError(`specs path not found: ${specs.missing.join(", ")}`);
   issues.push(...specs.unread.map(unreadIssue));
   const documents: SourceDocument[] = [];
+  const specIssues: Issue[] = [];
   for (const file of specs.files) {
     let text: string;
     try {
       text = await readFile(file.absolute, "utf8");
     } catch (error) {
-      issues.push(unreadIssue({ display: file.display, reason: systemReason(error) }));
+      specIssues.push(unreadIssue({ display: file.display, reason: systemReason(error) }));
       continue;
     }
     const parsed = parseDocuments(file.display, text);
     documents.push(...parsed.documents);
-    issues.push(...parsed.issues);
+    specIssues.push(...parsed.issues);
     if (parsed.documents.length === 0 && parsed.issues.length === 0) {
-      issues.push(
+      specIssues.push(
         issue("no-objects", "", "file holds no Kubernetes object (only comments or empty documents)", {
           source: { file: file.display, line: 1, column: 1 },
         }),
       );
     }
   }
+  issues.push(...capSyntaxErrors(specIssues));
 
   const inventoryPaths = location.inventory ?? [path.join(site, "inventory")];
   // readInventory walks the paths itself and throws a UsageError for a missing one.

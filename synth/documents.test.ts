@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { MAX_DOCUMENT_BYTES, parseDocuments } from "./documents.ts";
+import { MAX_DOCUMENT_BYTES, MAX_DOCUMENT_TEXT_BYTES, parseDocuments } from "./documents.ts";
 
 const rulesAt = (text: string) =>
   parseDocuments("f.yaml", text).issues.map(
@@ -74,5 +74,42 @@ describe("parseDocuments", () => {
     expect(parsed.issues.map((found) => `${found.rule} ${found.source?.line}`)).toEqual(["too-large 1"]);
     expect(parsed.issues[0]?.message).toMatch(/1\.5 MiB/);
     expect(parsed.documents.map((document) => document.value)).toEqual([{ small: 1 }]);
+  });
+
+  it("measures the object, not the text: a 2 MiB comment is fine, 300 KiB of annotations are not", () => {
+    const comment = `# ${"c".repeat(2 * 1024 * 1024)}\nkind: ConfigMap\n`;
+    expect(parseDocuments("comment.yaml", comment)).toMatchObject({
+      issues: [],
+      documents: [{ value: { kind: "ConfigMap" } }],
+    });
+    const annotated = `kind: ConfigMap\nmetadata:\n  name: x\n  annotations:\n    note: "${"a".repeat(300 * 1024)}"\n`;
+    const parsed = parseDocuments("annotated.yaml", annotated);
+    expect(parsed.documents).toEqual([]);
+    expect(parsed.issues.map((found) => `${found.rule} ${found.path} ${found.source?.line}`)).toEqual([
+      "too-large metadata.annotations 4",
+    ]);
+  });
+
+  it("refuses a document whose text is over the parse limit without parsing it, keeping later lines right", () => {
+    const huge = `---\nblob: ${"x".repeat(MAX_DOCUMENT_TEXT_BYTES + 1)}\n---\nsmall: 1\n`;
+    const parsed = parseDocuments("huge.yaml", huge);
+    expect(parsed.issues.map((found) => `${found.rule} ${found.source?.line}`)).toEqual(["too-large 1"]);
+    expect(parsed.documents.map((document) => [document.value, document.position([]).line])).toEqual([
+      [{ small: 1 }, 4],
+    ]);
+  });
+
+  it("reports an unclosed quote where it opens, not where the file ends", () => {
+    const parsed = parseDocuments(
+      "quote.yaml",
+      'apiVersion: v1\nkind: "Provisioning\nmetadata:\n  name: x\n\n\n',
+    );
+    expect(parsed.issues).toEqual([
+      expect.objectContaining({
+        rule: "yaml-syntax",
+        message: "this quoted string is never closed",
+        source: { file: "quote.yaml", line: 2, column: 7 },
+      }),
+    ]);
   });
 });

@@ -1,9 +1,22 @@
-import { LineCounter, isMap, isNode, isScalar, parseAllDocuments, type Document } from "yaml";
+import { LineCounter, Parser, isMap, isNode, isScalar, parseAllDocuments, type Document } from "yaml";
 import type { FieldPath } from "./field-path.ts";
 import { issue, type Issue, type SourcePosition } from "./issue.ts";
 
-/** Kubernetes refuses objects above 1.5 MiB (etcd's request limit); so do we, with a clearer message. */
+/**
+ * Kubernetes refuses objects above 1.5 MiB (etcd's request limit); so do we, with a clearer message.
+ * Measured on the object as JSON, as the API server receives it, not on the YAML text: comments and
+ * indentation don't count.
+ */
 export const MAX_DOCUMENT_BYTES = 1.5 * 1024 * 1024;
+
+/**
+ * The text of one document above this is refused without being parsed: no object fits in 1.5 MiB
+ * with that much text, and parsing a 60 MB scalar only to refuse it takes seconds.
+ */
+export const MAX_DOCUMENT_TEXT_BYTES = 8 * 1024 * 1024;
+
+/** Kubernetes caps the annotations of an object at 256 KiB, keys and values together. */
+export const MAX_ANNOTATION_BYTES = 256 * 1024;
 
 /**
  * Aliases may expand at most this many times per document. `yaml` counts expanded nodes, so a
@@ -48,18 +61,22 @@ export function parseDocuments(file: string, text: string): ParsedFile {
   };
   const documents: SourceDocument[] = [];
   const issues: Issue[] = [];
-  const parsed = parseAllDocuments(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
+  // The line counter fills while parsing: documents refused before that count their own lines.
+  const readable = withoutHugeDocuments(text, (bytes, line) => issues.push(tooLarge(bytes, at(line, 1))));
+  const parsed = parseAllDocuments(readable, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
   const all = Array.isArray(parsed) ? parsed : [];
+  let star = readable.indexOf("*");
   all.forEach((document, index) => {
-    const [start = 0, , end = text.length] = document.range;
-    const bytes = Buffer.byteLength(text.slice(start, end));
-    if (bytes > MAX_DOCUMENT_BYTES) {
-      issues.push(tooLarge(bytes, positionOf(start)));
-      return;
-    }
+    const [start = 0, , end = readable.length] = document.range;
     if (document.errors.length > 0) {
       for (const error of document.errors) {
-        issues.push(issue("yaml-syntax", "", firstLine(error.message), { source: positionOf(error.pos[0]) }));
+        // The parser notices an unclosed quote only where the file ends: point at where it opens.
+        const opened = error.code === "MISSING_CHAR" ? unclosedQuoteOffset(readable, start, end) : undefined;
+        issues.push(
+          opened === undefined
+            ? issue("yaml-syntax", "", firstLine(error.message), { source: positionOf(error.pos[0]) })
+            : issue("yaml-syntax", "", "this quoted string is never closed", { source: positionOf(opened) }),
+        );
       }
       return;
     }
@@ -74,15 +91,163 @@ export function parseDocuments(file: string, text: string): ParsedFile {
       );
       return;
     }
+    const position = (path: FieldPath) => positionOf(nodeOffset(document, path) ?? start);
+    // Documents come in order, so the search for the next `*` only ever moves forward.
+    while (star >= 0 && star < start) star = readable.indexOf("*", star + 1);
+    const size = sizeIssues(value, end - start, position, star >= 0 && star < end);
+    if (size.length > 0) {
+      issues.push(...size);
+      return;
+    }
     if (value === null || value === undefined) return; // empty document, e.g. a trailing `---`
     documents.push({
       file,
       index,
       value,
-      position: (path) => positionOf(nodeOffset(document, path) ?? start),
+      position,
     });
   });
   return { documents, issues };
+}
+
+/**
+ * `text` with every document whose text is over {@link MAX_DOCUMENT_TEXT_BYTES} blanked (its lines
+ * kept as empty lines, so positions after it stay right), each reported to `refuse` with its size
+ * and first line. Documents are cut at `---` and `...` lines: at column 0 they are always markers.
+ */
+function withoutHugeDocuments(text: string, refuse: (bytes: number, line: number) => void): string {
+  if (text.length <= MAX_DOCUMENT_TEXT_BYTES / 4 && Buffer.byteLength(text) <= MAX_DOCUMENT_TEXT_BYTES)
+    return text;
+  const pieces: string[] = [];
+  let start = 0;
+  let line = 1;
+  const marker = /^(?:---|\.\.\.)(?=[ \t\r\n]|$)/gm;
+  const cut = (end: number) => {
+    const piece = text.slice(start, end);
+    const bytes = Buffer.byteLength(piece);
+    const newlines = piece.split("\n").length - 1;
+    if (bytes <= MAX_DOCUMENT_TEXT_BYTES) pieces.push(piece);
+    else {
+      refuse(bytes, line);
+      const isMarker = /^(---|\.\.\.)/.test(piece);
+      pieces.push(`${isMarker ? piece.slice(0, 3) : ""}${"\n".repeat(newlines)}`);
+    }
+    line += newlines;
+    start = end;
+  };
+  for (let match = marker.exec(text); match !== null; match = marker.exec(text)) {
+    if (match.index > start) cut(match.index);
+    marker.lastIndex = match.index + 3;
+  }
+  cut(text.length);
+  return pieces.join("");
+}
+
+/**
+ * What Kubernetes would refuse for size: the object as JSON over {@link MAX_DOCUMENT_BYTES}, or its
+ * annotations (a List's items' too) over {@link MAX_ANNOTATION_BYTES}. `textBytes` (the length of the
+ * document's text) spares the JSON measure for the many documents far below the limit, unless
+ * `mayHaveAliases` (the text has a `*`), since aliases can expand a small text.
+ */
+export function sizeIssues(
+  value: unknown,
+  textBytes: number,
+  position: (path: FieldPath) => SourcePosition,
+  mayHaveAliases = false,
+): Issue[] {
+  const issues: Issue[] = [];
+  // JSON adds quotes and braces to YAML; a quarter of the limit leaves room for that. Aliases can
+  // expand a small text, so their documents are always measured.
+  if (textBytes > MAX_DOCUMENT_BYTES / 4 || (mayHaveAliases && hasAliasExpansion(value, textBytes))) {
+    const bytes = Buffer.byteLength(JSON.stringify(value) ?? "");
+    if (bytes > MAX_DOCUMENT_BYTES) issues.push(tooLarge(bytes, position([])));
+  }
+  const annotated: { path: FieldPath; object: unknown }[] = [{ path: [], object: value }];
+  const items = isObject(value) && Array.isArray(value["items"]) ? value["items"] : [];
+  items.forEach((item: unknown, index) => annotated.push({ path: ["items", index], object: item }));
+  for (const { path, object } of annotated) {
+    const annotations =
+      isObject(object) && isObject(object["metadata"]) ? object["metadata"]["annotations"] : undefined;
+    if (!isObject(annotations)) continue;
+    let bytes = 0;
+    for (const [key, text] of Object.entries(annotations))
+      bytes += Buffer.byteLength(key) + (typeof text === "string" ? Buffer.byteLength(text) : 0);
+    if (bytes > MAX_ANNOTATION_BYTES) {
+      const where = [...path, "metadata", "annotations"];
+      issues.push(
+        issue(
+          "too-large",
+          where.join("."),
+          `annotations total ${(bytes / 1024).toFixed(0)} KiB, over the Kubernetes limit of ${MAX_ANNOTATION_BYTES / 1024} KiB`,
+          { source: position(where) },
+        ),
+      );
+    }
+  }
+  return issues;
+}
+
+/** Cheap guard: a value that is much bigger than its text came from aliases. Only strings are sized. */
+function hasAliasExpansion(value: unknown, textBytes: number): boolean {
+  let budget = textBytes;
+  const visit = (node: unknown): boolean => {
+    if (typeof node === "string") budget -= node.length;
+    else if (Array.isArray(node)) return node.some(visit);
+    else if (isObject(node))
+      return Object.entries(node).some(([key, inner]) => ((budget -= key.length), visit(inner)));
+    return budget < 0;
+  };
+  return visit(value);
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Where the first quoted scalar between `start` and `end` that has no closing quote opens, found in
+ * the parser's concrete syntax tree; undefined if there is none.
+ */
+function unclosedQuoteOffset(text: string, start: number, end: number): number | undefined {
+  let found: number | undefined;
+  const visit = (node: unknown): void => {
+    if (found !== undefined || typeof node !== "object" || node === null) return;
+    if (Array.isArray(node)) {
+      for (const item of node) visit(item);
+      return;
+    }
+    const token = node as Record<string, unknown>;
+    const { type, offset, source } = token;
+    if (
+      (type === "double-quoted-scalar" || type === "single-quoted-scalar") &&
+      typeof offset === "number" &&
+      typeof source === "string" &&
+      offset >= start &&
+      offset < end &&
+      !isClosed(source)
+    ) {
+      found = offset;
+      return;
+    }
+    for (const value of Object.values(token)) visit(value);
+  };
+  for (const token of new Parser().parse(text)) visit(token);
+  return found;
+}
+
+/** Whether a quoted scalar's source ends with its closing quote (not an escaped one). */
+function isClosed(source: string): boolean {
+  const quote = source[0];
+  if (source.length < 2) return false;
+  let trailing = 0;
+  if (quote === "'") {
+    // Inside single quotes '' is a quote: an odd run of quotes at the end closes the scalar.
+    while (source[source.length - 1 - trailing] === "'" && trailing < source.length - 1) trailing++;
+    return trailing % 2 === 1;
+  }
+  if (!source.endsWith('"')) return false;
+  while (source[source.length - 2 - trailing] === "\\") trailing++;
+  return trailing % 2 === 0;
 }
 
 /** Offset of the deepest existing node along `path` (keys of a map, indexes of a sequence). */

@@ -2,7 +2,7 @@
  * Parsing one piece ("chunk") of a large snapshot file: a list item or a single document that a
  * splitter cut out, with the line and column it starts at, so positions still point into the file.
  */
-import { parseDocuments, type SourceDocument } from "../documents.ts";
+import { MAX_DOCUMENT_BYTES, parseDocuments, sizeIssues, type SourceDocument } from "../documents.ts";
 import type { FieldPath } from "../field-path.ts";
 import type { Issue, SourcePosition } from "../issue.ts";
 import type { InventoryObject } from "./load.ts";
@@ -60,14 +60,15 @@ export function parseJsonChunk(file: string, chunk: TextChunk, issues: Issue[]):
   }
   const source: SourcePosition = { file, line: chunk.line, column: chunk.column };
   let document: SourceDocument | undefined;
-  return [
-    {
-      value,
-      source,
-      position: (path: FieldPath) => {
-        document ??= parseDocuments(file, chunk.text).documents[0];
-        return document ? shift(chunk, document.position(path)) : source;
-      },
-    },
-  ];
+  const position = (path: FieldPath): SourcePosition => {
+    document ??= parseDocuments(file, chunk.text).documents[0];
+    return document ? shift(chunk, document.position(path)) : source;
+  };
+  // JSON text is never shorter than the compact JSON the API server measures, so only long text is.
+  const size = sizeIssues(value, chunk.text.length > MAX_DOCUMENT_BYTES ? chunk.text.length : 0, position);
+  if (size.length > 0) {
+    issues.push(...size);
+    return [];
+  }
+  return [{ value, source, position }];
 }

@@ -4,6 +4,7 @@ import { kindless, makeBmh } from "../../test/builders/inventory.ts";
 import type { Issue } from "../issue.ts";
 import type { TextChunk } from "./chunks.ts";
 import { JsonSplitter } from "./json-split.ts";
+import { MAX_DOCUMENT_TEXT_BYTES } from "../documents.ts";
 import { InventoryBuilder } from "./load.ts";
 import { jsonInventoryStream } from "./stream.ts";
 
@@ -140,8 +141,8 @@ describe("JsonSplitter", () => {
     });
   });
 
-  it("refuses an item over the object size limit without buffering it", () => {
-    const big = "x".repeat(1.6 * 1024 * 1024);
+  it("refuses an item whose text is over the parse limit without buffering it", () => {
+    const big = "x".repeat(MAX_DOCUMENT_TEXT_BYTES + 1);
     const events = split(`{"items": [\n {"a": "${big}"},\n {"b": 1}]}`);
     expect(events[0]).toEqual({
       issue: expect.objectContaining({ rule: "too-large", source: { file: "f.json", line: 2, column: 2 } }),
@@ -151,6 +152,30 @@ describe("JsonSplitter", () => {
 });
 
 describe("jsonInventoryStream", () => {
+  it("measures the object, not the text: an indented 1.4 MiB item is read, a 1.6 MiB one is too large", () => {
+    const padded = `{\n${" ".repeat(600 * 1024)}"apiVersion": "v1", "kind": "ConfigMap", "data": {"a": "${"x".repeat(1.4 * 1024 * 1024)}"}}`;
+    const huge = `{"apiVersion": "v1", "kind": "ConfigMap", "data": {"a": "${"x".repeat(1.6 * 1024 * 1024)}"}}`;
+    const { issues } = load(`{"kind": "List", "items": [\n${padded},\n${huge}\n]}`);
+    expect(issues.map((found) => `${found.rule} ${found.source?.line}`)).toEqual(["too-large 4"]);
+  });
+
+  it("refuses annotations over Kubernetes' 256 KiB", () => {
+    const host = makeBmh({ name: "a" });
+    const annotated = {
+      ...host,
+      metadata: { ...(host["metadata"] as object), annotations: { note: "x".repeat(1.2 * 1024 * 1024) } },
+    };
+    const { inventory, issues } = load(JSON.stringify({ kind: "List", items: [annotated] }, null, 1));
+    expect(inventory.size).toBe(0);
+    expect(issues).toEqual([
+      expect.objectContaining({
+        rule: "too-large",
+        path: "metadata.annotations",
+        message: expect.stringMatching(/1229 KiB, over the Kubernetes limit of 256 KiB/),
+      }),
+    ]);
+  });
+
   function load(text: string): ReturnType<InventoryBuilder["build"]> {
     const builder = new InventoryBuilder();
     const stream = jsonInventoryStream("f.json", builder);

@@ -8,7 +8,7 @@
  * token-level streaming parser (stream-json builds every value token by token) and, unlike one, gives
  * each item its own line and column for messages.
  */
-import { MAX_DOCUMENT_BYTES, tooLarge } from "../documents.ts";
+import { MAX_DOCUMENT_TEXT_BYTES, tooLarge } from "../documents.ts";
 import { issue, type Issue } from "../issue.ts";
 import type { TextChunk } from "./chunks.ts";
 
@@ -132,7 +132,7 @@ export class JsonSplitter {
   #atStart = true;
 
   // The current top-level value.
-  readonly #root = new Recorder(MAX_DOCUMENT_BYTES);
+  readonly #root = new Recorder(MAX_DOCUMENT_TEXT_BYTES);
   #rootLine = 0;
   #rootColumn = 0;
   #rootIsObject = false;
@@ -146,7 +146,7 @@ export class JsonSplitter {
   // The `items` array of the top-level object.
   #inItems = false;
   #itemsLine = 0;
-  readonly #item = new Recorder(MAX_DOCUMENT_BYTES);
+  readonly #item = new Recorder(MAX_DOCUMENT_TEXT_BYTES);
   #itemLine = 0;
   #itemColumn = 0;
   #itemIsContainer = false;

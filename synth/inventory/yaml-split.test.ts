@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { factsOf, kindless, kubectlYaml, makeBmh } from "../../test/builders/inventory.ts";
 import type { Issue } from "../issue.ts";
 import type { TextChunk } from "./chunks.ts";
+import { MAX_DOCUMENT_TEXT_BYTES } from "../documents.ts";
 import { InventoryBuilder } from "./load.ts";
 import { yamlInventoryStream } from "./stream.ts";
 import { YamlSplitter } from "./yaml-split.ts";
@@ -151,8 +152,8 @@ describe("YamlSplitter", () => {
     ]);
   });
 
-  it("refuses an item over the object size limit without keeping its text", () => {
-    const big = "x".repeat(1.6 * 1024 * 1024);
+  it("refuses an item whose text is over the parse limit without keeping its text", () => {
+    const big = "x".repeat(MAX_DOCUMENT_TEXT_BYTES + 1);
     const events = split(`items:\n- a: ${big}\n- b: 1\n`);
     expect(events).toEqual([
       {

@@ -9,7 +9,7 @@
  * it was. Any other shape (flow style, a root that isn't a mapping, `items:` holding a mapping) is read
  * as one whole document, the way small files are.
  */
-import { MAX_DOCUMENT_BYTES, tooLarge } from "../documents.ts";
+import { MAX_DOCUMENT_TEXT_BYTES, tooLarge } from "../documents.ts";
 import { issue, type Issue } from "../issue.ts";
 import type { TextChunk } from "./chunks.ts";
 
@@ -184,7 +184,7 @@ export class YamlSplitter {
     const item = this.#item;
     this.#item = undefined;
     if (!item) return;
-    if (item.chars > MAX_DOCUMENT_BYTES) {
+    if (item.chars > MAX_DOCUMENT_TEXT_BYTES) {
       this.#events.issue(tooLarge(item.chars, { file: this.#file, line: item.line, column: 1 }));
     } else {
       this.#events.item({ text: item.lines.join("\n"), line: item.line, column: 1 });
@@ -199,8 +199,9 @@ export class YamlSplitter {
   #appendTo(run: LineRun | undefined, line: string): void {
     if (!run) return;
     run.chars += line.length + 1;
-    // Past the limit only the count is kept, for the message; the text would be refused anyway.
-    if (run.chars > MAX_DOCUMENT_BYTES) run.lines = [];
+    // Past the limit only the count is kept, for the message; the text would be refused anyway. The
+    // limit is on text; the object's own size is measured once it is parsed (comments don't count).
+    if (run.chars > MAX_DOCUMENT_TEXT_BYTES) run.lines = [];
     else run.lines.push(line);
   }
 
@@ -219,7 +220,7 @@ export class YamlSplitter {
     const header = this.#header;
     this.#header = undefined;
     if (!header || !this.#hasContent) return;
-    if (header.chars > MAX_DOCUMENT_BYTES) {
+    if (header.chars > MAX_DOCUMENT_TEXT_BYTES) {
       this.#events.issue(
         tooLarge(header.chars, { file: this.#file, line: header.line, column: 1 }, this.#hint),
       );
