@@ -638,6 +638,15 @@ describe("hosts not inspected yet", () => {
     );
   });
 
+  it("says a host without status has no provisioning state yet, not that its state is unknown", () => {
+    const warnings = evaluateYaml(master(BOOT), new Inventory([...inventory.hosts, fresh])).all.filter(
+      (found) => found.rule === "host-not-ready",
+    );
+    expect(warnings.map((found) => found.message)).toEqual([
+      "host metal3/fresh has no provisioning state yet (no status: not inspected or provisioned); KUD needs an installed OS (provisioned or externally provisioned)",
+    ]);
+  });
+
   it("says an unknown MAC may belong to a host not inspected yet", () => {
     const issues = errors(master("00:c6:14:04:70:01"));
     expect(rulesAndPaths(issues)).toEqual(["mac-unknown spec.masters[0].master-1.mac-address"]);

@@ -609,12 +609,15 @@ function notReady(
   issues: Issue[],
 ): void {
   if (!host.osInstalled) {
-    const state = host.provisioningState ?? "unknown";
+    const state =
+      host.provisioningState === undefined
+        ? "has no provisioning state yet (no status: not inspected or provisioned)"
+        : `is in provisioning state "${host.provisioningState}"`;
     issues.push(
       report(
         "host-not-ready",
         request.path,
-        `host ${host.id} is in provisioning state "${state}"; KUD needs an installed OS (provisioned or externally provisioned)`,
+        `host ${host.id} ${state}; KUD needs an installed OS (provisioned or externally provisioned)`,
       ),
     );
   }
