@@ -299,9 +299,11 @@ describe("buildInventory: accepted shapes", () => {
         "a scalar",
         [1, 2],
         { apiVersion: "v1", kind: "List", items: { a: 1 } },
+        { ...makeBmh({ name: "odd" }), spec: "not a map", status: [1] },
       ),
     );
-    expect(inventory.size).toBe(0);
+    // The odd host is kept (it has a name), without what its malformed parts would have said.
+    expect(inventory.hosts.map((host) => host.id)).toEqual(["metal3/odd"]);
     expect(
       issues.map((found) => `${found.rule} ${found.source?.line} ${found.path}: ${found.message}`),
     ).toEqual([
@@ -310,6 +312,8 @@ describe("buildInventory: accepted shapes", () => {
       'inventory-invalid 3 : a document or list item must be a Kubernetes object, not "a scalar"; ignored',
       "inventory-invalid 4 : a document or list item must be a Kubernetes object, not a list; ignored",
       "inventory-invalid 5 items: List.items must be a list, not a map; ignored",
+      'inventory-invalid 6 spec: BareMetalHost spec must be a map, not "not a map"; it is ignored',
+      "inventory-invalid 6 status: BareMetalHost status must be a map, not a list; it is ignored",
     ]);
   });
 });

@@ -32,6 +32,7 @@ import {
   isRecord,
   listItem,
   stringField,
+  type RawObject,
 } from "./raw.ts";
 
 /** One top-level object of a snapshot file, as a reader hands it over. */
@@ -121,6 +122,7 @@ export class InventoryBuilder {
     } else if ((kind === "BareMetalHost" || kind === "HardwareData") && !isMetal3(apiVersion)) {
       this.#unknownVersion(object, kind, apiVersion, "metal3.io/v1alpha1");
     } else if (kind === "BareMetalHost") {
+      reportNonMaps(value, report);
       const draft = readHostDraft(value, report, this.#strings);
       if (draft) {
         this.#hosts.push({ value: draft, source: object.source });
@@ -364,6 +366,23 @@ export function buildInventory(objects: Iterable<InventoryObject>): InventoryRes
   const builder = new InventoryBuilder();
   for (const object of objects) builder.add(object);
   return builder.build();
+}
+
+/** The parts of a BareMetalHost that must be maps: anything else would be skipped without a word. */
+const HOST_MAPS: readonly (readonly string[])[] = [
+  ["metadata"],
+  ["spec"],
+  ["status"],
+  ["status", "hardware"],
+];
+
+function reportNonMaps(host: RawObject, report: Report): void {
+  for (const path of HOST_MAPS) {
+    let found: unknown = host;
+    for (const key of path) found = field(found, key);
+    if (found !== undefined && found !== null && !isRecord(found))
+      report(path, `BareMetalHost ${formatPath(path)} must be a map, not ${describe(found)}; it is ignored`);
+  }
 }
 
 function isMetal3(apiVersion: unknown): boolean {
