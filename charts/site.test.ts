@@ -67,11 +67,15 @@ describe("addSiteCharts", () => {
 
   it("gives a released host a patch without labels in the retired cluster's directory", () => {
     const { clusters } = addSiteCharts(sitePlan(), DEFAULT_SETTINGS, testApp);
-    const patches = synthObjects(clusters[1]!.files.get("bmh-labels.yaml")!);
+    const objects = synthObjects(clusters[1]!.files.get("bmh-labels.yaml")!);
+    const patches = objects.filter((object) => object.kind === "BareMetalHost");
     expect(patches.map((patch) => patch.metadata)).toEqual([
       expect.objectContaining({ name: "wk-9", namespace: "metal3" }),
     ]);
     expect(patches[0]?.metadata.labels).toBeUndefined();
+    // Under Argo CD the retired cluster's label Job removes the labels.
+    const job = objects.find((object) => object.kind === "Job");
+    expect(job?.metadata.name).toBe("bmh-labels-tenant-old");
   });
 
   it("renders only the GitOps targets the site asks for", () => {

@@ -5,7 +5,7 @@ import type { SiteSettings } from "../synth/schema/settings.ts";
 import { ArgoApplicationSetChart, FluxKustomizationChart, fluxKustomizationName } from "./gitops-wiring.ts";
 import { addBpaClusterCharts } from "./index.ts";
 import { chartId } from "./metadata.ts";
-import { addSipClusterCharts, BmhLabelsChart } from "./sip/index.ts";
+import { addSipClusterCharts, BmhLabelsChart, labelJobProps } from "./sip/index.ts";
 
 /** The charts of one cluster directory, by file name inside it. */
 export interface ClusterCharts {
@@ -70,7 +70,13 @@ export function addSiteCharts(plan: SitePlan, settings: SiteSettings, scopeFor: 
     const scope = scopeFor();
     const { key, namespace, name } = retired;
     const files = new Map<string, Chart>([
-      ["bmh-labels.yaml", new BmhLabelsChart(scope, chartId(retired, "bmh-labels"), { cluster: retired })],
+      [
+        "bmh-labels.yaml",
+        new BmhLabelsChart(scope, chartId(retired, "bmh-labels"), {
+          cluster: retired,
+          ...labelJobProps(settings),
+        }),
+      ],
     ]);
     clusters.push({ key, plans: [], retired, directory: clusterDirectory(namespace, name), files });
     addFlux(scope, namespace, name);

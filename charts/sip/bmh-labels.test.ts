@@ -6,10 +6,14 @@ import type { SipClusterPlan } from "../../synth/plan/model.ts";
 
 const ANNOTATIONS = {
   "argocd.argoproj.io/compare-options": "IgnoreExtraneous",
+  "argocd.argoproj.io/hook": "Skip",
   "argocd.argoproj.io/sync-options": "ServerSideApply=true,Validate=false,Prune=false,Delete=false",
   "argocd.argoproj.io/sync-wave": "-1",
   "kustomize.toolkit.fluxcd.io/prune": "disabled",
+  "kustomize.toolkit.fluxcd.io/ssa": "Merge",
 };
+
+const LABEL_JOB = { image: "kubectl:test", imagePullPolicy: "IfNotPresent" };
 
 const patch = (name: string, nodeType?: string) => ({
   apiVersion: "metal3.io/v1alpha1",
@@ -92,5 +96,102 @@ describe("BmhLabelsChart", () => {
       "metal3/wk-1",
       "metal3/wk-2",
     ]);
+  });
+
+  describe("with Argo CD as a target", () => {
+    const renderWithJob = (cluster: SipClusterPlan) =>
+      synthObjects(new BmhLabelsChart(testApp(), "bmh-labels", { cluster, labelJob: LABEL_JOB }));
+    const shrunk = () =>
+      sipPlan({
+        lock: {
+          entries: ["cp-1", "cp-2", "cp-3", "wk-1", "wk-2", "wk-3"].map((name) => ({
+            host: `metal3/${name}`,
+            cluster: "edge-sip/tenant-a",
+            kind: "sip" as const,
+            role: name.startsWith("cp") ? "ControlPlane" : "Worker",
+          })),
+        },
+        worker: { active: 2, standby: 0 },
+      });
+
+    it("adds a Sync hook Job that labels every host with kubectl, one container per label set", () => {
+      const objects = renderWithJob(shrunk());
+      const job = objects.find((object) => object.kind === "Job");
+      expect(job?.metadata).toMatchObject({
+        name: "bmh-labels-tenant-a",
+        namespace: "edge-sip",
+        annotations: {
+          "argocd.argoproj.io/hook": "Sync",
+          "argocd.argoproj.io/hook-delete-policy": "BeforeHookCreation",
+          "argocd.argoproj.io/sync-wave": "-1",
+          "kustomize.toolkit.fluxcd.io/reconcile": "disabled",
+        },
+      });
+      const containers = (
+        job?.spec as { template: { spec: { containers: { command: string[]; args: string[] }[] } } }
+      ).template.spec.containers;
+      const common = [
+        "label",
+        "--overwrite",
+        "--namespace=metal3",
+        "--cache-dir=/tmp/kube-cache",
+        "baremetalhost",
+      ];
+      expect(containers.map((container) => [...container.command, ...container.args])).toEqual([
+        [
+          "kubectl",
+          ...common,
+          "cp-1",
+          "cp-2",
+          "cp-3",
+          "metalsynth.io/cluster=tenant-a",
+          "sip.airshipit.org/cluster-namespace=edge-sip",
+          "sip.airshipit.org/cluster-name=tenant-a",
+          "sip.airshipit.org/node-type=ControlPlane",
+        ],
+        [
+          "kubectl",
+          ...common,
+          "wk-1",
+          "wk-2",
+          "metalsynth.io/cluster=tenant-a",
+          "sip.airshipit.org/cluster-namespace=edge-sip",
+          "sip.airshipit.org/cluster-name=tenant-a",
+          "sip.airshipit.org/node-type=Worker",
+        ],
+        [
+          "kubectl",
+          ...common,
+          "wk-3",
+          "metalsynth.io/cluster-",
+          "sip.airshipit.org/cluster-namespace-",
+          "sip.airshipit.org/cluster-name-",
+          "sip.airshipit.org/node-type-",
+        ],
+      ]);
+      for (const object of objects) validateKubernetesObject(object);
+    });
+
+    it("lets the Job get and patch exactly the hosts it labels, in their namespace", () => {
+      const objects = renderWithJob(shrunk());
+      const role = objects.find((object) => object.kind === "Role");
+      expect(role?.metadata).toMatchObject({ name: "bmh-labels-tenant-a-edge-sip", namespace: "metal3" });
+      expect(role?.rules).toEqual([
+        {
+          apiGroups: ["metal3.io"],
+          resources: ["baremetalhosts"],
+          resourceNames: ["cp-1", "cp-2", "cp-3", "wk-1", "wk-2", "wk-3"],
+          verbs: ["get", "patch"],
+        },
+      ]);
+      const binding = objects.find((object) => object.kind === "RoleBinding");
+      expect(binding?.subjects).toEqual([
+        { kind: "ServiceAccount", name: "bmh-labels-tenant-a", namespace: "edge-sip" },
+      ]);
+    });
+
+    it("renders no Job without Argo CD: Flux applies the patches", () => {
+      expect(render(sipPlan()).map((object) => object.kind)).toEqual(Array(5).fill("BareMetalHost"));
+    });
   });
 });

@@ -78,12 +78,16 @@ describe("addSipClusterCharts", () => {
   it("gives every object a valid schema, the common labels and its sync wave; services live in the CR's namespace", () => {
     const { plan, settings } = examplePlan();
     const objects = kubeObjects(sipClusterObjects(plan, settings));
-    expect(objects.length).toBe(6 + 3 * 3);
+    // Six label patches; the label Job with its ServiceAccount, Role and RoleBinding; three objects per service.
+    expect(objects.length).toBe(6 + 4 + 3 * 3);
     for (const object of objects) {
       validateKubernetesObject(object);
       expect(object.metadata.labels).toMatchObject({ "metalsynth.io/cluster": "tenant-a" });
-      if (object.kind === "BareMetalHost") {
+      if (object.kind === "BareMetalHost" || object.kind === "Role" || object.kind === "RoleBinding") {
         expect(object.metadata.namespace).toBe("metal3");
+        expect(object.metadata.annotations?.["argocd.argoproj.io/sync-wave"]).toBe("-1");
+      } else if (object.metadata.name === "bmh-labels-tenant-a") {
+        expect(object.metadata.namespace).toBe("edge-sip");
         expect(object.metadata.annotations?.["argocd.argoproj.io/sync-wave"]).toBe("-1");
       } else {
         expect(object.metadata.namespace).toBe("edge-sip");

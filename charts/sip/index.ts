@@ -2,12 +2,18 @@ import type { Chart } from "cdk8s";
 import type { Construct } from "constructs";
 import type { SipClusterPlan } from "../../synth/plan/model.ts";
 import type { SiteSettings } from "../../synth/schema/settings.ts";
-import { BmhLabelsChart } from "./bmh-labels.ts";
+import { BmhLabelsChart, type BmhLabelsChartProps } from "./bmh-labels.ts";
 import { JumpHostChart } from "./jumphost.ts";
 import { LoadBalancerChart } from "./loadbalancer.ts";
 import { chartId } from "../metadata.ts";
 
 export { BMH_PATCH_ANNOTATIONS, BmhLabelsChart, type BmhLabelsChartProps } from "./bmh-labels.ts";
+
+/** The label Job of {@link BmhLabelsChart}: rendered when Argo CD is one of the site's GitOps targets. */
+export function labelJobProps(settings: SiteSettings): Pick<BmhLabelsChartProps, "labelJob"> {
+  if (!settings.gitops.targets.includes("argocd")) return {};
+  return { labelJob: { image: settings.images.kubectl, imagePullPolicy: settings.job.imagePullPolicy } };
+}
 export { JumpHostChart, type JumpHostChartProps } from "./jumphost.ts";
 export { LoadBalancerChart, type LoadBalancerChartProps, type LoadBalancerTier } from "./loadbalancer.ts";
 
@@ -27,7 +33,10 @@ export function addSipClusterCharts(
   const id = (component: string) => chartId(cluster, component);
   const { services } = cluster.sip;
   if (cluster.members.length > 0 || cluster.released.length > 0) {
-    charts.set("bmh-labels.yaml", new BmhLabelsChart(scope, id("bmh-labels"), { cluster }));
+    charts.set(
+      "bmh-labels.yaml",
+      new BmhLabelsChart(scope, id("bmh-labels"), { cluster, ...labelJobProps(settings) }),
+    );
   }
   if ((services.jumpHost ?? []).length > 0) {
     charts.set("jumphost.yaml", new JumpHostChart(scope, id("jumphost"), { cluster, settings }));
