@@ -17,6 +17,7 @@ const PREAMBLE = [
   "  option dontlognull",
   "  option log-health-checks",
   "  retries 1",
+  "  option redispatch",
   "  timeout queue 30s",
   "  timeout connect 10s",
   "  timeout client 600s",

@@ -25,7 +25,10 @@ export interface HaproxyConfigProps {
   /** Named in the header comment, so a config read from a pod says where it came from. */
   readonly title: string;
   readonly listeners: readonly HaproxyListener[];
-  /** Every backend gets every server, each on the listener's port. */
+  /**
+   * Every backend gets every server, each on the listener's port and health-checked: servers that
+   * serve nothing yet (standby hosts, hosts not made nodes) are expected, and the checks skip them.
+   */
   readonly servers: readonly HaproxyServer[];
   readonly check: HaproxyHealthCheck;
 }
@@ -36,7 +39,9 @@ export interface HaproxyConfigProps {
  * apiserver is up but not ready gets no traffic, and its sessions are cut when it is marked down so
  * long watches reconnect to a healthy member. The API server answers 500 for a few seconds while a
  * member joins: `fall 4` with `downinter 2s` rides that out. Worker ports carry anything (ingress,
- * NodePorts of the tenant), so a TCP connect is all that can be checked.
+ * NodePorts of the tenant), so a TCP connect is all that can be checked. HAProxy starts a checked
+ * server as up but takes it down on its first failed check, so an idle host is out of rotation within
+ * one `inter` of start, and back `rise` checks after it starts serving.
  */
 const CHECKS: Readonly<Record<HaproxyHealthCheck, readonly string[]>> = {
   "kube-apiserver": [
@@ -70,6 +75,9 @@ export function haproxyConfig(props: HaproxyConfigProps): string {
     "  option dontlognull",
     "  option log-health-checks",
     "  retries 1",
+    // Backends list idle hosts too (SPEC 4.2): a connection sent to one before its first check
+    // failed is retried on another server instead of failing.
+    "  option redispatch",
     "  timeout queue 30s",
     "  timeout connect 10s",
     // Long idle periods are normal: `kubectl exec` sessions, `kubectl logs -f`, watches.

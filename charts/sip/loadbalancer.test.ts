@@ -26,6 +26,20 @@ function serverLines(config: string): string[] {
   return config.split("\n").filter((line) => line.startsWith("  server "));
 }
 
+/** Per backend, its lines other than `balance` and the servers: how its servers are checked. */
+function backendChecks(config: string): string[][] {
+  return config
+    .split("\n\n")
+    .filter((section) => section.startsWith("backend "))
+    .map((backend) =>
+      backend
+        .split("\n")
+        .slice(1)
+        .map((line) => line.trim())
+        .filter((line) => line !== "" && line !== "balance roundrobin" && !line.startsWith("server ")),
+    );
+}
+
 function podTemplate(objects: readonly KubeObject[], name: string) {
   const template = new Deployment(findObject(objects, "Deployment", name)).spec?.template;
   if (!template?.spec) throw new Error(`Deployment ${name} without a pod template`);
@@ -62,23 +76,44 @@ describe("LoadBalancerChart", () => {
     }
   });
 
-  it("balances the API over the active ControlPlane hosts only, on the service's interface", () => {
-    // ControlPlane 2 + 1: cp-3 is the standby and gets no traffic.
-    const config = haproxyCfg(render(sipPlan(), "controlplane"), "loadbalancer-controlplane-tenant-a");
-    expect(serverLines(config)).toEqual(["  server cp-1 10.41.0.11:6443", "  server cp-2 10.41.0.12:6443"]);
+  it("balances the API over every ControlPlane host, standby included, each checked on 6443", () => {
+    // ControlPlane 2 + 1: cp-3 is the standby. Whether it becomes a node is the machine provider's
+    // choice, so it is listed, and the health check keeps it out while it serves nothing.
+    const plan = sipPlan();
+    expect(plan.members.filter((member) => member.standby).map((member) => member.host.name)).toEqual([
+      "cp-3",
+    ]);
+    const config = haproxyCfg(render(plan, "controlplane"), "loadbalancer-controlplane-tenant-a");
+    expect(serverLines(config)).toEqual([
+      "  server cp-1 10.41.0.11:6443",
+      "  server cp-2 10.41.0.12:6443",
+      "  server cp-3 10.41.0.13:6443",
+    ]);
     expect(config).toContain("  bind *:6443\n");
-    expect(config).toContain("  option httpchk GET /readyz\n");
+    expect(backendChecks(config)).toEqual([
+      [
+        "option httpchk GET /readyz",
+        "http-check expect status 200",
+        "default-server check check-ssl verify none inter 5s downinter 2s fall 4 rise 2 on-marked-down shutdown-sessions",
+      ],
+    ]);
   });
 
-  it("gives the worker load balancer one frontend per port of the range, to every active Worker", () => {
+  it("gives the worker load balancer one frontend per port of the range, to every Worker, standby included", () => {
     const objects = render(sipPlan({ worker: { active: 2, standby: 1 } }), "worker");
     const config = haproxyCfg(objects, "loadbalancer-worker-tenant-a");
     expect(config.match(/^frontend port-\d+$/gm)).toEqual(["frontend port-30100", "frontend port-30101"]);
     expect(serverLines(config)).toEqual([
       "  server wk-1 10.41.0.21:30100",
       "  server wk-2 10.41.0.22:30100",
+      "  server wk-3 10.41.0.23:30100",
       "  server wk-1 10.41.0.21:30101",
       "  server wk-2 10.41.0.22:30101",
+      "  server wk-3 10.41.0.23:30101",
+    ]);
+    expect(backendChecks(config)).toEqual([
+      ["default-server check inter 5s fall 3 rise 2"],
+      ["default-server check inter 5s fall 3 rise 2"],
     ]);
     expect(new Service(findObject(objects, "Service", "loadbalancer-worker-tenant-a")).spec?.ports).toEqual([
       { name: "port-30100", protocol: "TCP", port: 30100, targetPort: 30100, nodePort: 30100 },
@@ -171,7 +206,9 @@ describe("LoadBalancerChart", () => {
     expect(hash({ ...plan, members: [...plan.members].reverse() })).toBe(hash(plan));
     // A worker leaving changes nothing the control-plane load balancer serves.
     expect(hash(sipPlan({ worker: { active: 1, standby: 0 } }))).toBe(hash(plan));
-    expect(hash(sipPlan({ controlPlane: { active: 3, standby: 0 } }))).not.toBe(hash(plan));
+    // Promoting the standby leaves the backends as they were: the health checks follow it.
+    expect(hash(sipPlan({ controlPlane: { active: 3, standby: 0 } }))).toBe(hash(plan));
+    expect(hash(sipPlan({ controlPlane: { active: 1, standby: 1 } }))).not.toBe(hash(plan));
   });
 
   it("names further services of a tier with their index after the prefix, so no cluster name can clash", () => {

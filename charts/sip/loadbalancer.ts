@@ -36,7 +36,7 @@ const KUBE_APISERVER_PORT = 6443;
 const HAPROXY_CONFIG_DIR = "/usr/local/etc/haproxy";
 
 interface Tier {
-  /** The SIP role whose active hosts are the backends. */
+  /** The SIP role whose hosts, active and standby, are the backends. */
   readonly role: string;
   readonly check: HaproxyHealthCheck;
   /** Each service of the tier, with the ports it publishes. */
@@ -80,9 +80,10 @@ const TIERS: Readonly<Record<LoadBalancerTier, Tier>> = {
  * ConfigMap with `haproxy.cfg`, an HAProxy Deployment and a NodePort Service, all named
  * `loadbalancer-<tier>-<cluster>` (`-<index>` from the second service on).
  *
- * Only active members are backends. A standby host is a spare kept labelled for upgrades: it runs no
- * API server or workload until the SIPCluster promotes it, and a promotion changes the plan, hence
- * the config and its hash, hence the pods. Standby hosts stay reachable through the jump host.
+ * Every host labelled for the tier's role is a backend, standby hosts included: which labelled hosts
+ * become nodes is the cluster's machine provider's choice, made after the render, so HAProxy's health
+ * checks take idle hosts out of rotation and bring them in when they start serving. A promotion thus
+ * changes no config and rolls no pods; only a host joining or leaving the role does.
  */
 export class LoadBalancerChart extends Chart {
   constructor(scope: Construct, id: string, props: LoadBalancerChartProps) {
@@ -95,7 +96,7 @@ export class LoadBalancerChart extends Chart {
       const config = haproxyConfig({
         title: `${name} (SIPCluster ${cluster.key}, interface ${nodeInterfaceId})`,
         listeners: ports,
-        servers: servedHosts(cluster, nodeInterfaceId, { activeRole: tier.role }),
+        servers: servedHosts(cluster, nodeInterfaceId, { role: tier.role }),
         check: tier.check,
       });
       serviceWorkload(this, {

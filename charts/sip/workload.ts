@@ -54,7 +54,7 @@ export interface ServedHost {
 }
 
 /**
- * The cluster's members (all, or those of `role` that serve traffic) with their address on
+ * The cluster's members (all, or those of `role`, standby hosts included) with their address on
  * `interfaceId`, sorted by name, so the output never depends on the order the planner listed them in.
  * The planner only chooses hosts with an IP on every service interface (decision 0004), so a missing
  * address here is a bug, not an input problem.
@@ -62,16 +62,14 @@ export interface ServedHost {
 export function servedHosts(
   cluster: SipClusterPlan,
   interfaceId: string,
-  which: { readonly activeRole?: string } = {},
+  which: { readonly role?: string } = {},
 ): ServedHost[] {
   const nameCount = new Map<string, number>();
   for (const member of cluster.members) {
     nameCount.set(member.host.name, (nameCount.get(member.host.name) ?? 0) + 1);
   }
   return cluster.members
-    .filter(
-      (member) => which.activeRole === undefined || (member.role === which.activeRole && !member.standby),
-    )
+    .filter((member) => which.role === undefined || member.role === which.role)
     .map((member) => {
       const ip = ipForInterface(member.host, interfaceId);
       if (ip === undefined) {
