@@ -74,7 +74,7 @@ export function addSiteCharts(plan: SitePlan, settings: SiteSettings, scopeFor: 
         "bmh-labels.yaml",
         new BmhLabelsChart(scope, chartId(retired, "bmh-labels"), {
           cluster: retired,
-          ...labelJobProps(settings),
+          labelJob: labelJobProps(settings),
         }),
       ],
     ]);

@@ -28,11 +28,8 @@ export interface BmhLabelsChartProps {
    */
   readonly cluster: Pick<SipClusterPlan, "namespace" | "name" | "released"> &
     Partial<Pick<SipClusterPlan, "members">>;
-  /**
-   * When Argo CD is a GitOps target: the Job that applies the labels for it (decision 0015).
-   * @default no Job: Flux applies the partial objects
-   */
-  readonly labelJob?: LabelJobProps;
+  /** The Job that sets the labels under Argo CD and when `rendered/` is applied by hand (decision 0015). */
+  readonly labelJob: LabelJobProps;
 }
 
 /**
@@ -67,9 +64,9 @@ interface HostPatch {
  *   `sip.airshipit.org/cluster-namespace`, `cluster-name` and `node-type` (standby hosts are labelled
  *   like active ones, as upstream SIP did); a released host gets a partial object without labels, so
  *   server-side apply removes the ones it set. Flux applies these.
- * - with {@link BmhLabelsChartProps.labelJob}, an Argo CD sync hook Job that runs `kubectl label` for
- *   the same hosts (and removes the labels of released ones), with a ServiceAccount allowed to patch
- *   exactly those BareMetalHosts.
+ * - a Job that runs `kubectl label` for the same hosts (and removes the labels of released ones), with
+ *   a ServiceAccount allowed to patch exactly those BareMetalHosts: an Argo CD Sync hook, and what
+ *   sets the labels when `rendered/` is applied by hand. Flux leaves it alone.
  *
  * The patches carry `metalsynth.io/cluster` but not `app.kubernetes.io/managed-by`: a patch owns
  * three labels of an object someone else created (decision 0009).
@@ -92,11 +89,11 @@ export class BmhLabelsChart extends Chart {
         },
       });
     });
-    if (props.labelJob) this.addLabelJob(cluster, patches, props.labelJob);
+    this.addLabelJob(cluster, patches, props.labelJob);
   }
 
   /**
-   * The Argo CD side: a Sync hook Job in the cluster's namespace, one `kubectl label` container per
+   * The Argo CD (and by-hand) side: a Sync hook Job in the cluster's namespace, one `kubectl label` container per
    * BMH namespace and label set, and RBAC allowing get and patch of exactly the hosts it labels. The
    * RBAC objects are ordinary resources of the hook's wave: Argo CD applies a wave kind by kind,
    * ServiceAccounts and Roles before Jobs, so they exist when the hook runs.

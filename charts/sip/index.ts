@@ -9,10 +9,9 @@ import { chartId } from "../metadata.ts";
 
 export { BMH_PATCH_ANNOTATIONS, BmhLabelsChart, type BmhLabelsChartProps } from "./bmh-labels.ts";
 
-/** The label Job of {@link BmhLabelsChart}: rendered when Argo CD is one of the site's GitOps targets. */
-export function labelJobProps(settings: SiteSettings): Pick<BmhLabelsChartProps, "labelJob"> {
-  if (!settings.gitops.targets.includes("argocd")) return {};
-  return { labelJob: { image: settings.images.kubectl, imagePullPolicy: settings.job.imagePullPolicy } };
+/** The label Job of {@link BmhLabelsChart}: the kubectl image and the site's pull policy. */
+export function labelJobProps(settings: SiteSettings): BmhLabelsChartProps["labelJob"] {
+  return { image: settings.images.kubectl, imagePullPolicy: settings.job.imagePullPolicy };
 }
 export { JumpHostChart, type JumpHostChartProps } from "./jumphost.ts";
 export { LoadBalancerChart, type LoadBalancerChartProps, type LoadBalancerTier } from "./loadbalancer.ts";
@@ -35,7 +34,7 @@ export function addSipClusterCharts(
   if (cluster.members.length > 0 || cluster.released.length > 0) {
     charts.set(
       "bmh-labels.yaml",
-      new BmhLabelsChart(scope, id("bmh-labels"), { cluster, ...labelJobProps(settings) }),
+      new BmhLabelsChart(scope, id("bmh-labels"), { cluster, labelJob: labelJobProps(settings) }),
     );
   }
   if ((services.jumpHost ?? []).length > 0) {
