@@ -156,6 +156,20 @@ describe("JumpHostChart", () => {
     ]);
   });
 
+  it("gives hosts that share an address one /etc/hosts entry, as server-side apply requires", () => {
+    const hosts = [
+      ...SIP_HOSTS().slice(0, 3),
+      sipHost("wk-1", "worker", "10.41.0.11"),
+      sipHost("wk-2", "worker", "10.41.0.22"),
+    ];
+    expect(podSpec(render(sipPlan({ hosts }))).hostAliases).toEqual([
+      { ip: "10.41.0.11", hostnames: ["cp-1", "wk-1"] },
+      { ip: "10.41.0.12", hostnames: ["cp-2"] },
+      { ip: "10.41.0.13", hostnames: ["cp-3"] },
+      { ip: "10.41.0.22", hostnames: ["wk-2"] },
+    ]);
+  });
+
   it("names hosts that share a BMH name across namespaces <name>.<namespace>", () => {
     const plan = sipPlan({
       hosts: [...SIP_HOSTS(), sipHost("cp-1", "control-plane", "10.41.1.11", { namespace: "metal3-b" })],

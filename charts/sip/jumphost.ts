@@ -163,7 +163,7 @@ function jumpHostPod(
   return {
     automountServiceAccountToken: false,
     securityContext: { fsGroup: LOGIN_GROUP, seccompProfile: { type: "RuntimeDefault" } },
-    hostAliases: hosts.map((host) => ({ ip: host.ip, hostnames: [host.name] })),
+    hostAliases: hostAliases(hosts),
     containers: [
       {
         name: "jumphost",
@@ -233,4 +233,15 @@ function jumpHostPod(
           ]),
     ],
   };
+}
+
+/**
+ * One `hostAliases` entry per address, naming every host that has it: the API server keys the list
+ * by `ip`, so server-side apply (Flux, Argo CD) refuses two entries with the same address, which two
+ * hosts sharing a service address (the upstream SIP sample's do) would otherwise give.
+ */
+function hostAliases(hosts: readonly ServedHost[]): k8s.HostAlias[] {
+  const byAddress = new Map<string, string[]>();
+  for (const host of hosts) byAddress.set(host.ip, [...(byAddress.get(host.ip) ?? []), host.name]);
+  return [...byAddress].map(([ip, hostnames]) => ({ ip, hostnames }));
 }
