@@ -363,19 +363,20 @@ export class ClusterFeed implements Feed {
     for (const id of this.#dirtyHosts) this.#recompute(id);
     this.#dirtyHosts.clear();
     let clusterResources;
+    let clusterInvalid;
     if (this.#resourcesDirty) {
       const documents = this.#watches
         .filter((watch) => watch.resource.use === "resources")
         .flatMap((watch) =>
           watch.informer.list().map((object) => objectDocument(typed(object, watch.resource), FROM_CLUSTER)),
         );
-      clusterResources = readResources(documents).resources;
+      ({ resources: clusterResources, invalid: clusterInvalid } = readResources(documents));
       this.#objects = clusterResources.length;
       this.#resourcesDirty = false;
     }
     this.#options.state.update({
       ...(inventoryChanged && { inventory: new Inventory(this.#hosts.values()) }),
-      ...(clusterResources && { clusterResources }),
+      ...(clusterResources && { clusterResources, clusterInvalid }),
     });
     if (!this.#published)
       this.#options.log.info("cluster listed", { hosts: this.#hosts.size, objects: this.#objects });

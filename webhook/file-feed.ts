@@ -99,10 +99,11 @@ export class FileFeed implements Feed {
       this.#fail(unreadable.map(issueText).join("; "));
       return;
     }
-    const { resources, issues: specIssues } = readResources(files.documents);
+    const { resources, invalid, issues: specIssues } = readResources(files.documents);
     state.update({
       ...(files.inventory && { inventory: files.inventory }),
       siteResources: resources,
+      siteInvalid: invalid,
       lock: files.lock,
     });
     this.#loaded = {

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { makeInventory } from "../test/builders/inventory.ts";
 import { EMPTY_LOCK } from "../synth/plan/lock.ts";
 import { readResources, type AnyResource } from "../synth/site/resources.ts";
-import { provisioning } from "../test/webhook/reviews.ts";
+import { provisioning, software } from "../test/webhook/reviews.ts";
 import { SiteReviewer, knownResources, objectDocument } from "./site-review.ts";
 
 const inventory = makeInventory(
@@ -13,10 +13,14 @@ const inventory = makeInventory(
   })),
 );
 
-function resources(...objects: object[]): AnyResource[] {
+function read(...objects: object[]) {
   return readResources(
     objects.map((object, index) => ({ ...objectDocument(object, `site-${index}`), index })),
-  ).resources;
+  );
+}
+
+function resources(...objects: object[]): AnyResource[] {
+  return read(...objects).resources;
 }
 
 const east = provisioning({
@@ -92,6 +96,64 @@ describe("SiteReviewer", () => {
         rule: "schema",
         text: expect.stringMatching(/^spec\.masters\[0\]\.master-1\.mac-adress: unknown field/),
       }),
+    ]);
+  });
+});
+
+describe("SiteReviewer with a known CR that fails its schema", () => {
+  /** Provisioning `cluster-north` with a misspelt field: the site reports it, the rules can't read it. */
+  const typo = provisioning({
+    name: "cluster-north",
+    masters: [["master-1", { "mac-adress": "00:00:00:00:00:02" }]],
+  });
+  const site = read(east, typo);
+  const reviewer = new SiteReviewer({
+    inventory,
+    resources: site.resources,
+    invalid: site.invalid,
+    lock: EMPTY_LOCK,
+  });
+
+  it("does not tell a Software that the cluster's Provisioning is missing", () => {
+    expect(site.invalid).toEqual([
+      { kind: "Provisioning", namespace: "edge-a", name: "cluster-north", cluster: "cluster-north" },
+    ]);
+    expect(reviewer.review(software({ cluster: "cluster-north" }))).toEqual([]);
+    // Without knowing of the invalid CR, the review would blame the Software for it.
+    expect(
+      new SiteReviewer({ inventory, resources: site.resources, lock: EMPTY_LOCK }).review(
+        software({ cluster: "cluster-north" }),
+      ),
+    ).toEqual([
+      {
+        rule: "cluster-ref",
+        severity: "error",
+        text: "metadata.labels.cluster: no Provisioning for cluster edge-a/cluster-north: Software installs on a cluster's hosts, so the cluster must be provisioned here",
+      },
+    ]);
+    // A cluster nothing is known of still is reported.
+    expect(reviewer.review(software({ cluster: "cluster-nowhere" })).map((found) => found.rule)).toEqual([
+      "cluster-ref",
+    ]);
+  });
+
+  it("judges a fix of the invalid CR on the fix alone, not on what the invalid one said", () => {
+    const north = read(east, typo, software({ cluster: "cluster-north" }));
+    const withSoftware = new SiteReviewer({
+      inventory,
+      resources: north.resources,
+      invalid: north.invalid,
+      lock: EMPTY_LOCK,
+    });
+    const fixed = provisioning({
+      name: "cluster-north",
+      masters: [["master-1", { "mac-address": "00:00:00:00:00:02" }]],
+    });
+    expect(withSoftware.review(fixed)).toEqual([]);
+    // The fix moves to another cluster label: the Software of cluster-north now lacks its Provisioning.
+    const relabelled = { ...fixed, metadata: { ...fixed.metadata, labels: { cluster: "cluster-south" } } };
+    expect(withSoftware.review(relabelled).map((found) => found.text.split(":")[0])).toEqual([
+      "Software edge-a/cluster-north-software metadata.labels.cluster",
     ]);
   });
 });

@@ -9,13 +9,24 @@ import { evaluateResources } from "../synth/evaluate.ts";
 import { compareText, type Issue, type RuleId, type Severity } from "../synth/issue.ts";
 import type { Inventory } from "../synth/inventory/inventory.ts";
 import type { Lock } from "../synth/plan/lock.ts";
-import { readResources, type AnyResource } from "../synth/site/resources.ts";
+import {
+  readResources,
+  resourceKey,
+  type AnyResource,
+  type InvalidResource,
+} from "../synth/site/resources.ts";
 
 /** What the webhook knows at one moment. Immutable: a change builds a new one. */
 export interface KnownSite {
   readonly inventory: Inventory;
   /** CRs known from the site's specs and the cluster, sorted by key. */
   readonly resources: readonly AnyResource[];
+  /**
+   * CRs of the site or the cluster that fail their schema, hence are not in `resources`: a CR that
+   * refers to one is not also told that it does not exist, as `metalsynth validate` would not.
+   * @default none
+   */
+  readonly invalid?: readonly InvalidResource[];
   readonly lock: Lock;
 }
 
@@ -76,10 +87,15 @@ export class SiteReviewer implements Reviewer {
     const resource = read.resources[0];
     if (resource !== undefined) {
       const others = this.site.resources.filter((known) => known.key !== resource.key);
+      // A schema-valid object under review replaces an invalid known one of its key too.
+      const invalid = (this.site.invalid ?? []).filter(
+        (known) => resourceKey(known.kind, known.namespace, known.name) !== resource.key,
+      );
       const evaluation = evaluateResources(
         withResource(others, resource),
         this.site.inventory,
         this.site.lock,
+        invalid,
       );
       const before = this.#baseline();
       for (const found of evaluation.issues) {
@@ -101,7 +117,7 @@ export class SiteReviewer implements Reviewer {
    */
   #baseline(): ReadonlySet<string> {
     this.#baselineErrors ??= new Set(
-      evaluateResources(this.site.resources, this.site.inventory, this.site.lock)
+      evaluateResources(this.site.resources, this.site.inventory, this.site.lock, this.site.invalid)
         .issues.filter((found) => found.severity === "error")
         .map(identity),
     );

@@ -4,7 +4,7 @@
  */
 import type { Inventory } from "../synth/inventory/inventory.ts";
 import { EMPTY_LOCK, type Lock } from "../synth/plan/lock.ts";
-import type { AnyResource } from "../synth/site/resources.ts";
+import type { AnyResource, InvalidResource } from "../synth/site/resources.ts";
 import type { InventoryStats } from "./metrics.ts";
 import { SiteReviewer, knownResources, type Reviewer } from "./site-review.ts";
 
@@ -28,8 +28,18 @@ export interface KnowledgeUpdate {
   readonly inventory?: Inventory;
   /** CRs read from the site's specs. */
   readonly siteResources?: readonly AnyResource[];
+  /**
+   * With `siteResources`: the site's CRs that fail their schema (they replace the previous ones too).
+   * @default none
+   */
+  readonly siteInvalid?: readonly InvalidResource[];
   /** CRs listed from the cluster. */
   readonly clusterResources?: readonly AnyResource[];
+  /**
+   * With `clusterResources`: the cluster's CRs that fail their schema (they replace the previous ones too).
+   * @default none
+   */
+  readonly clusterInvalid?: readonly InvalidResource[];
   readonly lock?: Lock;
 }
 
@@ -46,6 +56,8 @@ export class WebhookState implements Knowledge {
   #inventory: Inventory | undefined;
   #siteResources: readonly AnyResource[] = [];
   #clusterResources: readonly AnyResource[] = [];
+  #siteInvalid: readonly InvalidResource[] = [];
+  #clusterInvalid: readonly InvalidResource[] = [];
   #lock: Lock = EMPTY_LOCK;
   #reviewer: SiteReviewer | undefined;
   #currentAt: number | undefined;
@@ -65,8 +77,14 @@ export class WebhookState implements Knowledge {
       this.#inventory = parts.inventory;
       this.#currentAt = this.clock();
     }
-    this.#siteResources = parts.siteResources ?? this.#siteResources;
-    this.#clusterResources = parts.clusterResources ?? this.#clusterResources;
+    if (parts.siteResources) {
+      this.#siteResources = parts.siteResources;
+      this.#siteInvalid = parts.siteInvalid ?? [];
+    }
+    if (parts.clusterResources) {
+      this.#clusterResources = parts.clusterResources;
+      this.#clusterInvalid = parts.clusterInvalid ?? [];
+    }
     this.#lock = parts.lock ?? this.#lock;
     // Built on the next request, so a burst of updates costs one rebuild.
     this.#reviewer = undefined;
@@ -82,6 +100,7 @@ export class WebhookState implements Knowledge {
       this.#reviewer = new SiteReviewer({
         inventory: this.#inventory,
         resources: knownResources(this.#siteResources, this.#clusterResources),
+        invalid: [...this.#siteInvalid, ...this.#clusterInvalid],
         lock: this.#lock,
       });
     }

@@ -16,7 +16,7 @@ import { REPO } from "../harness.ts";
 import { postJson, send, type Target } from "./client.ts";
 import { FakeApiServer, type KubeObject } from "./fake-apiserver.ts";
 import { FAST_WATCH, eventually } from "./harness.ts";
-import { admissionReview, provisioning, type Cr } from "./reviews.ts";
+import { admissionReview, provisioning, software, type Cr } from "./reviews.ts";
 import { createTestCa, issueServerCertificate } from "./tls-fixture.ts";
 
 const BMHS = "/apis/metal3.io/v1alpha1/baremetalhosts";
@@ -152,6 +152,30 @@ describe("the webhook fed by informers (--from-cluster)", () => {
       admissionReview(east, { operation: "UPDATE", oldObject: east, uid: "u-east" }),
     );
     expect(json).toMatchObject({ response: { uid: "u-east", allowed: true } });
+  });
+
+  it("does not tell a Software its Provisioning is missing when the cluster's Provisioning fails its schema", async () => {
+    await whenReady();
+    const typo = provisioning({
+      name: "cluster-north",
+      masters: [["master-1", { "mac-adress": "3c:fd:fe:ca:f9:a0" }]],
+    });
+    apiServer.put(crPath("Provisioning"), typo);
+    await eventually(
+      () => state.reviewer()?.site.invalid?.some((known) => known.name === "cluster-north"),
+      "the invalid Provisioning to be listed",
+    );
+    const { json } = await postJson(
+      target,
+      "/validate/software",
+      admissionReview(software({ cluster: "cluster-north" }), { uid: "u-sw" }),
+    );
+    expect(json).toMatchObject({ response: { uid: "u-sw", allowed: true } });
+    apiServer.remove(crPath("Provisioning"), "cluster-north", "edge-a");
+    await eventually(
+      () => state.reviewer()?.site.invalid?.length === 0,
+      "the invalid Provisioning to be gone",
+    );
   });
 
   it("reads hardware from HardwareData and addresses from labelled networkData Secrets only", async () => {

@@ -88,6 +88,20 @@ export function provisioning(options: {
   };
 }
 
+/** A Software CR for `cluster` (its `metadata.labels.cluster`), named `<cluster>-software`, installing htop. */
+export function software(options: { cluster: string; namespace?: string }): Cr {
+  return {
+    apiVersion: "bpa.akraino.org/v1alpha1",
+    kind: "Software",
+    metadata: {
+      name: `${options.cluster}-software`,
+      namespace: options.namespace ?? "edge-a",
+      labels: { cluster: options.cluster },
+    },
+    spec: { masterSoftware: ["htop"] },
+  };
+}
+
 /** A SIPCluster with a Worker role over `vino.airshipit.org/flavor: worker` hosts and a jump host. */
 export function sipCluster(options: { name: string; namespace?: string; workers: number }): Cr {
   return {

@@ -14,7 +14,7 @@ import { TIMEOUT_SECONDS } from "../../charts/webhook/index.ts";
 import { REQUEST_TIMEOUT_MS } from "../../webhook/main.ts";
 import { postJson, readReply, send, type Reply } from "./client.ts";
 import { eventually, startTestWebhook, type TestWebhook } from "./harness.ts";
-import { admissionReview, provisioning, sipCluster, type Cr } from "./reviews.ts";
+import { admissionReview, provisioning, sipCluster, software, type Cr } from "./reviews.ts";
 import { SERVICE_NAME, issueServerCertificate, rotate } from "./tls-fixture.ts";
 
 /** The response part of an AdmissionReview answer. */
@@ -419,6 +419,29 @@ describe("the webhook's files changing under it", () => {
     expect((await send(webhook.target, "GET", "/metrics")).text).toMatch(
       /^metalsynth_webhook_inventory_hosts 25$/m,
     );
+  });
+
+  it("does not tell a Software its Provisioning is missing when the site's Provisioning fails its schema", async () => {
+    const north = software({ cluster: "cluster-north" });
+    expect((await review(webhook, north)).status?.message).toBe(
+      "metadata.labels.cluster: no Provisioning for cluster edge-a/cluster-north: Software installs on a cluster's hosts, so the cluster must be provisioned here",
+    );
+    const typo = provisioning({
+      name: "cluster-north",
+      masters: [["master-1", { "mac-adress": MAC.r01node07 }]],
+    });
+    const file = path.join(webhook.site, "specs", "cluster-north.yaml");
+    await writeFile(file, stringify(typo));
+    await eventually(
+      async () =>
+        webhook
+          .logs()
+          .some((line) => line.msg === "file finding" && String(line.finding).includes("mac-adress")),
+      "the invalid Provisioning to be read",
+    );
+    // The Provisioning's own schema error is the site's to fix; the Software is fine.
+    expect(await review(webhook, north)).toEqual({ uid: "uid-cluster-north-software", allowed: true });
+    await rm(file);
   });
 
   it("serves a rotated certificate to new connections without dropping a request", async () => {
