@@ -1,6 +1,7 @@
 import type { Host } from "../inventory/host.ts";
 import { compareText } from "../issue.ts";
 import { formatBytes } from "../quantity.ts";
+import type { ClaimView } from "./claim-ledger.ts";
 
 /**
  * Host filters in the style of the Kubernetes scheduler framework: each is a named check that either
@@ -21,12 +22,12 @@ export interface ResourceNeeds {
   readonly qat: boolean;
 }
 
-/** Rejects hosts that another cluster owns (or this run already gave away). */
-export function unclaimed(ownerOf: (host: Host) => string | undefined, cluster: string): HostFilter {
+/** Rejects hosts that another cluster owns (or this run already gave away) as `claims` sees them. */
+export function unclaimed(claims: ClaimView, cluster: string): HostFilter {
   return {
     name: "Unclaimed",
     check: (host) => {
-      const owner = ownerOf(host);
+      const owner = claims.ownerOf(host);
       return owner !== undefined && owner !== cluster ? "claimed by other clusters" : undefined;
     },
   };

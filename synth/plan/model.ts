@@ -30,7 +30,9 @@ export interface NodePlacement {
 
 /**
  * One decision of the planner, kept for `metalsynth explain`. Rejections are computed on demand:
- * listing every host for every decision would make synth of a large site quadratic.
+ * listing every host for every decision would make synth of a large site quadratic. They close over
+ * values fixed when the decision was made (the claim ledger's view of that moment, the hosts
+ * chosen), never over planning state that changes later.
  */
 export interface Decision {
   /** `master master-1`, `worker worker-2`, `ControlPlane`. */

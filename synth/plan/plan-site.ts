@@ -10,6 +10,7 @@ import type { NodeRequest, Provisioning } from "../site/bpa.ts";
 import { reporter } from "../site/resources.ts";
 import { sipKey, type SipCluster, type SipRole } from "../site/sip.ts";
 import { fitHistogram, rejection, resourceFilters, unclaimed, type HostFilter } from "./filters.ts";
+import { ClaimLedger, type ClaimView, type Release } from "./claim-ledger.ts";
 import { compareLockEntries, type Lock, type LockEntry } from "./lock.ts";
 import type {
   BpaClusterPlan,
@@ -31,14 +32,6 @@ export interface PlanInput {
   readonly lock: Lock;
 }
 
-/** Why a host belongs to a cluster; used for `host-claimed` messages. */
-interface Claim {
-  readonly cluster: string;
-  readonly why: string;
-  /** Allocation order: decisions only see claims made before them (explain stays truthful). */
-  readonly sequence: number;
-}
-
 /**
  * Decides which host serves which cluster (SPEC §3), deterministically: fixed claims first (lock,
  * SIP labels, MAC entries), then SIP roles and BPA resource-only entries in cluster-key order. Every
@@ -46,20 +39,6 @@ interface Claim {
  */
 export function planSite({ model, inventory, lock }: PlanInput): { plan: SitePlan; issues: Issue[] } {
   const issues: Issue[] = [];
-  const claims = new Map<string, Claim>();
-  let sequence = 0;
-  // A cluster re-claiming its own host (the lock's hosts, when the cluster is planned) keeps the
-  // original sequence: explanations are computed later and must see the claim as it stood then.
-  const claim = (host: Host, cluster: string, why: string) => {
-    const existing = claimOf(host);
-    const keep = existing?.cluster === cluster ? existing.sequence : ++sequence;
-    claims.set(host.id, { cluster, why, sequence: keep });
-  };
-  const ownerAt = (limit: number) => (host: Host) => {
-    const found = claimOf(host);
-    return found && found.sequence <= limit ? found.cluster : undefined;
-  };
-
   const bestFit = inventory.bestFit();
   const bpaByKey = groupBpa(model);
   const sipKeys = new Set(model.sips.map((sip) => sipKey(sip.resource)));
@@ -69,43 +48,34 @@ export function planSite({ model, inventory, lock }: PlanInput): { plan: SitePla
   // is releasing (given up, or the cluster left the site) stay with it while their labels are
   // removed: another cluster taking one now would patch the same BareMetalHost from two directories.
   const heldByLock = new Map<string, LockEntry[]>();
-  const releasing = new Map<string, { host: Host; entry: LockEntry }[]>();
+  // 2. SIP labels in the inventory: what the live cluster says, for clusters the lock doesn't know
+  // yet (the lock is authoritative for the clusters it records).
+  const ledger = new ClaimLedger((host) => {
+    const owner = sipOwnerKey(host);
+    if (owner === undefined || heldByLock.has(owner)) return undefined;
+    return {
+      cluster: owner,
+      why: `labelled for SIPCluster ${owner} (sip.airshipit.org labels in the inventory)`,
+    };
+  });
   for (const entry of lock.entries) {
     const host = inventory.byId(entry.host);
     if (!host) continue;
     if (entry.kind === "sip" && (entry.released === true || !liveClusters.has(entry.cluster))) {
       // An earlier release is repeated only while the inventory still shows the labels.
       if (entry.released === true && sipOwnerKey(host) !== entry.cluster) continue;
-      if (!claims.has(host.id))
-        claim(
-          host,
-          entry.cluster,
-          `being released by SIPCluster ${entry.cluster} (its labels are removed first)`,
-        );
-      pushTo(releasing, entry.cluster, { host, entry });
+      ledger.release(
+        host,
+        entry.cluster,
+        entry.role,
+        `being released by SIPCluster ${entry.cluster} (its labels are removed first)`,
+      );
       continue;
     }
     if (!liveClusters.has(entry.cluster)) continue;
-    if (!claims.has(host.id))
-      claim(host, entry.cluster, `recorded for ${entry.cluster} in rendered/metalsynth.lock.yaml`);
+    if (!ledger.isRecorded(host))
+      ledger.claim(host, entry.cluster, `recorded for ${entry.cluster} in rendered/metalsynth.lock.yaml`);
     pushTo(heldByLock, entry.cluster, entry);
-  }
-  // 2. SIP labels in the inventory: what the live cluster says, for clusters the lock doesn't know
-  // yet. Read when a host is considered instead of recorded for every labelled host up front, so
-  // reviewing one CR against a region's inventory (the webhook) costs nothing per labelled host.
-  // Such a claim comes before every decision (sequence 0), exactly as if it had been recorded here.
-  function labelClaim(host: Host): Claim | undefined {
-    const owner = sipOwnerKey(host);
-    // The lock is authoritative for the clusters it records.
-    if (owner === undefined || heldByLock.has(owner)) return undefined;
-    return {
-      cluster: owner,
-      why: `labelled for SIPCluster ${owner} (sip.airshipit.org labels in the inventory)`,
-      sequence: 0,
-    };
-  }
-  function claimOf(host: Host): Claim | undefined {
-    return claims.get(host.id) ?? labelClaim(host);
   }
 
   // 3. MAC entries: the host is named, so the claim is fixed; conflicts are reported here.
@@ -130,7 +100,7 @@ export function planSite({ model, inventory, lock }: PlanInput): { plan: SitePla
   };
   for (const [hostId, users] of macHosts) {
     const clusters = new Set(users.map((user) => user.cluster));
-    const existing = users[0] && claimOf(users[0].host);
+    const existing = users[0] && ledger.claimOf(users[0].host);
     if (existing) {
       for (const user of users.filter((candidate) => candidate.cluster !== existing.cluster)) {
         reportContested(
@@ -146,7 +116,7 @@ export function planSite({ model, inventory, lock }: PlanInput): { plan: SitePla
     const first = users.find((user) => user.cluster === winner);
     if (!first) continue;
     const owner = `${first.provisioning.resource.kind} ${first.provisioning.resource.namespace}/${first.provisioning.resource.name}`;
-    claim(first.host, first.cluster, `requested by mac-address in ${owner}`);
+    ledger.claim(first.host, first.cluster, `requested by mac-address in ${owner}`);
     for (const user of users.filter((candidate) => candidate.cluster !== first.cluster)) {
       reportContested(
         user,
@@ -170,17 +140,14 @@ export function planSite({ model, inventory, lock }: PlanInput): { plan: SitePla
   const contextFor = (key: string): PlanningContext => ({
     inventory,
     bestFit,
-    claimOf,
-    claim,
-    ownerAt,
+    ledger,
     lockEntries: heldByLock.get(key) ?? [],
     issues,
-    sequence: () => sequence,
     stillPlanning,
   });
   for (const key of keys) {
     for (const sip of sipsByKey.get(key) ?? []) {
-      const planned = planSipCluster(sip, { ...contextFor(key), releasing: releasing.get(key) ?? [] });
+      const planned = planSipCluster(sip, { ...contextFor(key), releasing: ledger.releasing(key) });
       plans.push(planned.plan);
       nextLock.push(...planned.lock);
     }
@@ -212,10 +179,11 @@ export function planSite({ model, inventory, lock }: PlanInput): { plan: SitePla
   }
   // Output order: by key, BPA before SIP for the same key (the SitePlan contract).
   plans.sort((a, b) => compareText(a.key, b.key) || compareText(a.kind, b.kind));
-  const retired = [...releasing]
-    .filter(([key]) => !liveClusters.has(key))
-    .sort(([a], [b]) => compareText(a, b))
-    .map(([key, hosts]) => retireSipCluster(key, hosts));
+  const retired = ledger
+    .releasingClusters()
+    .filter((key) => !liveClusters.has(key))
+    .sort(compareText)
+    .map((key) => retireSipCluster(key, ledger.releasing(key)));
   for (const cluster of retired) nextLock.push(...cluster.lock);
   return {
     plan: {
@@ -235,13 +203,13 @@ function releaseEntry(host: Host, cluster: string, role: string): LockEntry {
 /** A SIPCluster gone from the site: its hosts lose their labels (decision 0012). */
 function retireSipCluster(
   key: string,
-  hosts: readonly { host: Host; entry: LockEntry }[],
+  hosts: readonly Release[],
 ): { plan: RetiredSipCluster; lock: LockEntry[] } {
   const [namespace = "", name = ""] = key.split("/");
   const sorted = [...hosts].sort((a, b) => compareText(a.host.id, b.host.id));
   return {
     plan: { key, namespace, name, released: sorted.map(({ host }) => host) },
-    lock: sorted.map(({ host, entry }) => releaseEntry(host, key, entry.role)),
+    lock: sorted.map(({ host, role }) => releaseEntry(host, key, role)),
   };
 }
 
@@ -291,13 +259,10 @@ interface PlanningContext {
   readonly inventory: Inventory;
   /** Best-fit candidates; every placed host is taken out, since no later request may have it. */
   readonly bestFit: BestFit;
-  /** Who holds `host`, and why, as far as planning has got. */
-  claimOf(host: Host): Claim | undefined;
-  claim(host: Host, cluster: string, why: string): void;
-  ownerAt(limit: number): (host: Host) => string | undefined;
+  /** Who holds which host, as far as planning has got. */
+  readonly ledger: ClaimLedger;
   readonly lockEntries: readonly LockEntry[];
   readonly issues: Issue[];
-  sequence(): number;
   /** Whether `cluster` is yet to be planned (or being planned), so it may still take hosts. */
   stillPlanning(cluster: string): boolean;
 }
@@ -445,7 +410,7 @@ function reservedHosts(
       host &&
       !reserved.has(host.id) &&
       rejection(resourceFilters(request), host) === undefined &&
-      context.claimOf(host)?.cluster === cluster
+      context.ledger.claimOf(host)?.cluster === cluster
     )
       reserved.set(host.id, request);
   }
@@ -652,7 +617,7 @@ function placeByResources(
 ): { placement?: NodePlacement; decision: Decision } {
   const { inventory, issues } = context;
   const subject = `${request.role} ${request.label}`;
-  const limit = context.sequence();
+  const claims = context.ledger.view();
   const usedBefore = new Set(siblings.used);
   const servesSibling = (host: Host) =>
     usedBefore.has(host.id) || (siblings.reserved.get(host.id) ?? request) !== request;
@@ -664,7 +629,7 @@ function placeByResources(
     },
     ...resourceFilters(request),
   ];
-  const filters: HostFilter[] = [unclaimed(context.ownerAt(limit), cluster), ...fitFilters];
+  const filters: HostFilter[] = [unclaimed(claims, cluster), ...fitFilters];
   // Every host not chosen gets a reason, including those that fit but lost the best-fit comparison.
   const rejectedBesides = (chosen: Host | undefined, lost: string) => (): Rejection[] =>
     inventory.hosts.flatMap((host) => {
@@ -672,7 +637,7 @@ function placeByResources(
       return [{ host: host.id, reason: rejection(filters, host) ?? lost }];
     });
   const take = (host: Host, reason: string, lost: string) => {
-    context.claim(host, cluster, `chosen for ${subject} of ${cluster}`);
+    context.ledger.claim(host, cluster, `chosen for ${subject} of ${cluster}`);
     context.bestFit.take(host);
     const ip = hostAddress(host);
     if (ip === undefined)
@@ -697,7 +662,11 @@ function placeByResources(
   };
 
   const locked = lockedHost(request, context);
-  if (locked && rejection(fitFilters, locked) === undefined && context.claimOf(locked)?.cluster === cluster) {
+  if (
+    locked &&
+    rejection(fitFilters, locked) === undefined &&
+    context.ledger.claimOf(locked)?.cluster === cluster
+  ) {
     return take(locked, "kept from rendered/metalsynth.lock.yaml", "fits, but the locked host is kept");
   }
 
@@ -708,7 +677,7 @@ function placeByResources(
   for (const host of candidates) {
     if (rejection(filters, host) !== undefined) {
       // Held by a cluster that is done planning: no later request can have it, so later scans skip it.
-      const owner = context.claimOf(host)?.cluster;
+      const owner = context.ledger.claimOf(host)?.cluster;
       if (owner !== undefined && owner !== cluster && !context.stillPlanning(owner))
         context.bestFit.take(host);
     } else {
@@ -742,7 +711,7 @@ function planSipCluster(
   sip: SipCluster,
   context: PlanningContext & {
     /** Hosts the cluster is still releasing from earlier runs (their labels still in the inventory). */
-    readonly releasing: readonly { host: Host; entry: LockEntry }[];
+    readonly releasing: readonly Release[];
   },
 ): { plan: SipClusterPlan; lock: LockEntry[] } {
   const key = sipKey(sip.resource);
@@ -756,8 +725,7 @@ function planSipCluster(
 
   for (const role of sip.roles.filter((candidate) => candidate.plannable)) {
     const wanted = role.active + role.standby;
-    const limit = context.sequence();
-    const filters = sipFilters(role, key, interfaceIds, context.ownerAt(limit));
+    const filters = sipFilters(role, key, interfaceIds, context.ledger.view());
     const topologyTaken = new Set<string>();
     const roleMembers: { host: Host; reason: string; wasStandby: boolean }[] = [];
     const fitsTopology = (host: Host) => {
@@ -813,7 +781,7 @@ function planSipCluster(
       );
     }
     roleMembers.forEach((member, index) => {
-      context.claim(member.host, key, `chosen for role ${role.role} of SIPCluster ${key}`);
+      context.ledger.claim(member.host, key, `chosen for role ${role.role} of SIPCluster ${key}`);
       context.bestFit.take(member.host);
       members.push({
         host: member.host,
@@ -832,10 +800,7 @@ function planSipCluster(
   // Released: hosts it had and no longer has, and hosts still being released from earlier runs.
   const memberIds = new Set(members.map((member) => member.host.id));
   const releasedRoles = new Map<string, { host: Host; role: string }>();
-  for (const { host, role } of [
-    ...previous,
-    ...context.releasing.map(({ host, entry }) => ({ host, role: entry.role })),
-  ]) {
+  for (const { host, role } of [...previous, ...context.releasing]) {
     if (!memberIds.has(host.id) && !releasedRoles.has(host.id)) releasedRoles.set(host.id, { host, role });
   }
   const released = [...releasedRoles.values()].sort((a, b) => compareText(a.host.id, b.host.id));
@@ -932,7 +897,7 @@ function sipFilters(
   role: SipRole,
   cluster: string,
   interfaceIds: readonly string[],
-  ownerOf: (host: Host) => string | undefined,
+  claims: ClaimView,
 ): HostFilter[] {
   return [
     {
@@ -940,7 +905,7 @@ function sipFilters(
       check: (host) =>
         matchesSelector(host.labels, role.selector) ? undefined : "not matching the labelSelector",
     },
-    unclaimed(ownerOf, cluster),
+    unclaimed(claims, cluster),
     ...interfaceIds.map((id): HostFilter => ({
       name: "Interface",
       check: (host) => (ipForInterface(host, id) === undefined ? `no IP on interface ${id}` : undefined),

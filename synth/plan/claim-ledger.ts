@@ -1,0 +1,108 @@
+import { pushTo } from "../group.ts";
+import type { Host } from "../inventory/host.ts";
+
+/** Why a host belongs to a cluster; used for `host-claimed` messages. */
+export interface Claim {
+  /** `namespace/name` of the cluster holding the host. */
+  readonly cluster: string;
+  /** Why it holds it, as a message fragment: `recorded for a/b in rendered/metalsynth.lock.yaml`. */
+  readonly why: string;
+  /** Allocation order: a decision only sees claims made before it (explain stays truthful). */
+  readonly sequence: number;
+}
+
+/** A claim as a source outside the ledger knows it (the SIP labels of the inventory). */
+export type StandingClaim = Omit<Claim, "sequence">;
+
+/**
+ * Who held each host when one decision was made. Answers never change afterwards: the ledger only
+ * appends, and a host never moves from one cluster to another, so a decision's explanation, computed
+ * on demand long after, sees exactly what the decision saw.
+ */
+export interface ClaimView {
+  /** The cluster holding `host` at that moment, if any. */
+  ownerOf(host: Host): string | undefined;
+}
+
+/** A host a cluster is giving up: it keeps it, with the role it served, until its labels are gone. */
+export interface Release {
+  readonly host: Host;
+  readonly role: string;
+}
+
+/**
+ * The hosts clusters hold during one planning run, in the order they were claimed (the scheduler's
+ * cache of assumed pods, made deterministic). Claims come from the lock, from MAC entries and from
+ * placement; hosts the inventory's SIP labels assign come from `standing`, consulted when a host is
+ * looked at rather than recorded up front, so reviewing one CR against a region's inventory (the
+ * webhook) costs nothing per labelled host. Such a claim counts as made before everything else.
+ */
+export class ClaimLedger {
+  readonly #claims = new Map<string, Claim>();
+  readonly #releasing = new Map<string, Release[]>();
+  readonly #standing: (host: Host) => StandingClaim | undefined;
+  #sequence = 0;
+
+  constructor(standing: (host: Host) => StandingClaim | undefined = () => undefined) {
+    this.#standing = standing;
+  }
+
+  /** Who holds `host`, and why, as far as planning has got. */
+  claimOf(host: Host): Claim | undefined {
+    const recorded = this.#claims.get(host.id);
+    if (recorded) return recorded;
+    const standing = this.#standing(host);
+    return standing && { ...standing, sequence: 0 };
+  }
+
+  /** Whether a claim on `host` was recorded here (standing claims do not count). */
+  isRecorded(host: Host): boolean {
+    return this.#claims.has(host.id);
+  }
+
+  /**
+   * Gives `host` to `cluster`. A cluster claiming its own host again (the lock's hosts, when the
+   * cluster is planned) keeps the original sequence, so earlier views still see it. Claiming a host
+   * another cluster has recorded is a bug: every placement filters such hosts out first.
+   */
+  claim(host: Host, cluster: string, why: string): void {
+    const recorded = this.#claims.get(host.id);
+    if (recorded && recorded.cluster !== cluster) {
+      throw new Error(`ClaimLedger: ${host.id} is held by ${recorded.cluster}, not free for ${cluster}`);
+    }
+    const existing = recorded ?? this.claimOf(host);
+    const sequence = existing?.cluster === cluster ? existing.sequence : ++this.#sequence;
+    this.#claims.set(host.id, { cluster, why, sequence });
+  }
+
+  /**
+   * Records that `cluster` is releasing `host` (its SIP labels are removed first): the host stays
+   * with it, unless something recorded a claim on it earlier, so no other cluster patches the same
+   * BareMetalHost meanwhile.
+   */
+  release(host: Host, cluster: string, role: string, why: string): void {
+    if (!this.isRecorded(host)) this.claim(host, cluster, why);
+    pushTo(this.#releasing, cluster, { host, role });
+  }
+
+  /** The hosts `cluster` is releasing, in the order they were recorded. */
+  releasing(cluster: string): readonly Release[] {
+    return this.#releasing.get(cluster) ?? [];
+  }
+
+  /** Every cluster releasing hosts, in the order they were first recorded. */
+  releasingClusters(): string[] {
+    return [...this.#releasing.keys()];
+  }
+
+  /** The owners as they stand now, for one decision; later claims are invisible to it. */
+  view(): ClaimView {
+    const limit = this.#sequence;
+    return {
+      ownerOf: (host) => {
+        const found = this.claimOf(host);
+        return found && found.sequence <= limit ? found.cluster : undefined;
+      },
+    };
+  }
+}
