@@ -127,8 +127,8 @@ describe("SiteReviewer with a known CR that fails its schema", () => {
     ).toEqual([
       {
         rule: "cluster-ref",
-        severity: "error",
-        text: "metadata.labels.cluster: no Provisioning for cluster edge-a/cluster-north: Software installs on a cluster's hosts, so the cluster must be provisioned here",
+        severity: "warning",
+        text: "metadata.labels.cluster: no Provisioning for cluster edge-a/cluster-north: Software installs on a cluster's hosts, so the cluster must be provisioned here (not refused: it may be applied next)",
       },
     ]);
     // A cluster nothing is known of still is reported.

@@ -99,7 +99,7 @@ export class SiteReviewer implements Reviewer {
       );
       const before = this.#baseline();
       for (const found of evaluation.issues) {
-        if (found.object === resource.key) own.push(found);
+        if (found.object === resource.key) own.push(admissionSeverity(found));
         else if (found.severity === "error" && !before.has(identity(found))) caused.push(found);
       }
     }
@@ -123,6 +123,20 @@ export class SiteReviewer implements Reviewer {
     );
     return this.#baselineErrors;
   }
+}
+
+/**
+ * Rules about the CRs a CR refers to (`cluster-ref`: the Provisioning a Software installs on, the CRs
+ * a Cluster glues) warn at admission instead of refusing: `kubectl apply -f specs/`, Flux and Argo CD
+ * apply a cluster's CRs one by one, and the referenced one may be next, or not yet seen by the
+ * informers. `metalsynth validate` and synth, which see the whole site at once, keep them errors
+ * (decision 0011).
+ */
+const ORDER_DEPENDENT_RULES: ReadonlySet<string> = new Set(["cluster-ref"]);
+
+function admissionSeverity(found: Issue): Issue {
+  if (found.severity !== "error" || !ORDER_DEPENDENT_RULES.has(found.rule)) return found;
+  return { ...found, severity: "warning", message: `${found.message} (not refused: it may be applied next)` };
 }
 
 /** `resources` (sorted by key) with `resource` inserted in key order. */

@@ -423,9 +423,14 @@ describe("the webhook's files changing under it", () => {
 
   it("does not tell a Software its Provisioning is missing when the site's Provisioning fails its schema", async () => {
     const north = software({ cluster: "cluster-north" });
-    expect((await review(webhook, north)).status?.message).toBe(
-      "metadata.labels.cluster: no Provisioning for cluster edge-a/cluster-north: Software installs on a cluster's hosts, so the cluster must be provisioned here",
-    );
+    // A missing Provisioning warns (it may be applied next, decision 0011)…
+    expect(await review(webhook, north)).toEqual({
+      uid: "uid-cluster-north-software",
+      allowed: true,
+      warnings: [
+        "metadata.labels.cluster: no Provisioning for cluster edge-a/cluster-north: Software installs on a cluster's hosts, so the cluster must be provisioned here (not refused: it may be applied next)",
+      ],
+    });
     const typo = provisioning({
       name: "cluster-north",
       masters: [["master-1", { "mac-adress": MAC.r01node07 }]],
@@ -439,7 +444,7 @@ describe("the webhook's files changing under it", () => {
           .some((line) => line.msg === "file finding" && String(line.finding).includes("mac-adress")),
       "the invalid Provisioning to be read",
     );
-    // The Provisioning's own schema error is the site's to fix; the Software is fine.
+    // …and an invalid one is the site's to fix: the Software is fine, without a warning.
     expect(await review(webhook, north)).toEqual({ uid: "uid-cluster-north-software", allowed: true });
     await rm(file);
   });
