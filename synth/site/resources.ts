@@ -54,12 +54,18 @@ export function resourceKey(kind: string, namespace: string, name: string): stri
   return `${kind}/${namespace}/${name}`;
 }
 
+/** Builds one issue about a resource (see {@link reporter}). */
+export type Reporter = (rule: RuleId, path: FieldPath, message: string) => Issue;
+
 /**
  * Builds issues about a resource: resolves the field path to a line and column and tags the issue
  * with the object it is about.
  */
-export function reporter(resource: Pick<Resource, "document" | "basePath" | "key">, cluster?: string) {
-  return (rule: RuleId, path: FieldPath, message: string): Issue =>
+export function reporter(
+  resource: Pick<Resource, "document" | "basePath" | "key">,
+  cluster?: string,
+): Reporter {
+  return (rule, path, message) =>
     issue(rule, formatPath(path), message, {
       source: resource.document.position([...resource.basePath, ...path]),
       object: resource.key,
@@ -160,14 +166,12 @@ function unknownKindMessage(apiVersion: unknown, kind: unknown): string {
   return `document has no kind (expected one of: ${known.join(", ")})`;
 }
 
-type Report = ReturnType<typeof reporter>;
-
 /** Translates a zod issue into metalsynth issues with our rule ids and readable messages. */
 export function schemaIssues(
   schema: z.ZodType,
   object: unknown,
   zodIssue: z.core.$ZodIssue,
-  report: Report,
+  report: Reporter,
 ): Issue[] {
   const path: FieldPath = zodIssue.path.map((segment) =>
     typeof segment === "number" ? segment : String(segment),

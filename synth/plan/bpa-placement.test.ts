@@ -1,0 +1,206 @@
+import { describe, expect, it } from "vitest";
+import { macFor, makeInventory, type HostOptions } from "../../test/builders/inventory.ts";
+import { makeProvisioning, type ProvisioningOptions } from "../../test/builders/specs.ts";
+import type { RuleId } from "../issue.ts";
+import { claimMacHosts, placeBpaCluster } from "./bpa-placement.ts";
+import { ClaimLedger } from "./claim-ledger.ts";
+import type { LockEntry } from "./lock.ts";
+
+const GI = 2 ** 30;
+const CLUSTER = "ns/c1";
+
+interface Setup {
+  /** Host name → the other cluster that already holds it. */
+  readonly held?: Readonly<Record<string, string>>;
+  /** Node label → host name the previous lock gave it (role master). */
+  readonly locked?: Readonly<Record<string, string>>;
+}
+
+/** Places one cluster the way planSite does: the lock and MAC claims first, then the entries. */
+function place(hosts: readonly HostOptions[], nodes: ProvisioningOptions, setup: Setup = {}) {
+  const inventory = makeInventory(hosts);
+  const byName = (name: string) => inventory.byId(`metal3/${name}`)!;
+  const ledger = new ClaimLedger();
+  for (const [name, cluster] of Object.entries(setup.held ?? {})) ledger.claim(byName(name), cluster, "held");
+  const lockEntries = Object.entries(setup.locked ?? {}).map(([node, name]): LockEntry => ({
+    host: `metal3/${name}`,
+    cluster: CLUSTER,
+    kind: "bpa",
+    role: "master",
+    node,
+  }));
+  for (const entry of lockEntries) ledger.claim(byName(entry.host.slice("metal3/".length)), CLUSTER, "lock");
+  const group = { namespace: "ns", name: "c1", provisioning: makeProvisioning(nodes) };
+  const macs = claimMacHosts(new Map([[CLUSTER, group]]), inventory, ledger);
+  const placed = placeBpaCluster(CLUSTER, group, {
+    inventory,
+    bestFit: inventory.bestFit(),
+    ledger,
+    lockEntries,
+    stillPlanning: () => true,
+    contested: macs.contested,
+  });
+  const issues = [...macs.issues, ...placed.issues];
+  return {
+    nodes: [...placed.plan.masters, ...placed.plan.workers].map(
+      (node) => `${node.request.role} ${node.request.label}=${node.host.name}`,
+    ),
+    rules: issues.map((found) => found.rule),
+    issues,
+    placed,
+  };
+}
+
+describe("placeBpaCluster", () => {
+  it.each<[string, HostOptions[], ProvisioningOptions, Setup, string[], RuleId[]]>([
+    [
+      "a MAC entry gets the host with that MAC",
+      [{ name: "a" }, { name: "b" }],
+      { masters: { m1: { "mac-address": macFor("metal3/b", 0) } } },
+      {},
+      ["master m1=b"],
+      [],
+    ],
+    [
+      "a MAC entry keeps its host even when it is too small, with the rule that says so",
+      [{ name: "a", cpus: 8 }],
+      { masters: { m1: { "mac-address": macFor("metal3/a", 0), cpu: 16 } } },
+      {},
+      ["master m1=a"],
+      ["cpu-insufficient"],
+    ],
+    [
+      "best fit: the smallest host with enough CPUs",
+      [
+        { name: "a", cpus: 32 },
+        { name: "b", cpus: 8 },
+        { name: "c", cpus: 16 },
+      ],
+      { masters: { m1: { cpu: 12 } } },
+      {},
+      ["master m1=c"],
+      [],
+    ],
+    [
+      "best fit: CPUs first, then memory",
+      [
+        { name: "a", cpus: 16, memoryBytes: 32 * GI },
+        { name: "b", cpus: 16, memoryBytes: 128 * GI },
+        { name: "c", cpus: 64, memoryBytes: 64 * GI },
+      ],
+      { masters: { m1: { memory: "64Gi" } } },
+      {},
+      ["master m1=b"],
+      [],
+    ],
+    [
+      "without cpu or memory: the smallest free host that has the features",
+      [
+        { name: "a", cpus: 32, sriov: true },
+        { name: "b", cpus: 8 },
+      ],
+      { masters: { m1: {} }, workers: { w1: { sriov: true } } },
+      {},
+      ["master m1=b", "worker w1=a"],
+      [],
+    ],
+    [
+      "a null worker shares its master's host",
+      [{ name: "a" }],
+      { masters: { m1: {} }, workers: { m1: null } },
+      {},
+      ["master m1=a", "worker m1=a"],
+      [],
+    ],
+    [
+      "two entries never share a host",
+      [{ name: "a" }, { name: "b" }],
+      { masters: { m1: {}, m2: {} } },
+      {},
+      ["master m1=a", "master m2=b"],
+      [],
+    ],
+    [
+      "a host another cluster holds is skipped",
+      [
+        { name: "a", cpus: 8 },
+        { name: "b", cpus: 16 },
+      ],
+      { masters: { m1: {} } },
+      { held: { a: "ns/other" } },
+      ["master m1=b"],
+      [],
+    ],
+    [
+      "the lock's host is kept while it still fits",
+      [{ name: "a", cpus: 8 }, { name: "b" }],
+      { masters: { m1: {} } },
+      { locked: { m1: "b" } },
+      ["master m1=b"],
+      [],
+    ],
+    [
+      "a resource entry does not take the host a later MAC entry names",
+      [{ name: "a", cpus: 8 }, { name: "b" }],
+      { masters: { m1: {}, m2: { "mac-address": macFor("metal3/a", 0) } } },
+      {},
+      ["master m1=b", "master m2=a"],
+      [],
+    ],
+    [
+      "a host without an installed OS is placed, with a warning",
+      [{ name: "a", provisioningState: "available" }],
+      { masters: { m1: {} } },
+      {},
+      ["master m1=a"],
+      ["host-not-ready"],
+    ],
+    ["no host big enough", [{ name: "a", cpus: 8 }], { masters: { m1: { cpu: 64 } } }, {}, [], ["no-fit"]],
+    [
+      "a MAC no host has",
+      [{ name: "a" }],
+      { masters: { m1: { "mac-address": "02:00:00:00:00:01" } } },
+      {},
+      [],
+      ["mac-unknown"],
+    ],
+    [
+      "a MAC whose host another cluster holds",
+      [{ name: "a" }],
+      { masters: { m1: { "mac-address": macFor("metal3/a", 0) } } },
+      { held: { a: "ns/other" } },
+      [],
+      ["host-claimed"],
+    ],
+  ])("%s", (_, hosts, nodes, setup, expected, rules) => {
+    const placed = place(hosts, nodes, setup);
+    expect(placed.nodes).toEqual(expected);
+    expect(placed.rules).toEqual(rules);
+  });
+
+  it("explains a no-fit with the histogram, and every host in the decision", () => {
+    const { issues, placed } = place(
+      [
+        { name: "a", cpus: 8 },
+        { name: "b", cpus: 96 },
+      ],
+      { masters: { m1: { cpu: 64 } } },
+      { held: { b: "ns/other" } },
+    );
+    expect(issues.map((found) => found.message)).toEqual([
+      "no host for master m1: 0/2 hosts fit: 1 claimed by other clusters, 1 fewer than 64 CPUs",
+    ]);
+    expect(placed.plan.decisions[0]?.rejected()).toEqual([
+      { host: "metal3/a", reason: "fewer than 64 CPUs" },
+      { host: "metal3/b", reason: "claimed by other clusters" },
+    ]);
+  });
+
+  it("records each placed node in the lock", () => {
+    const { placed } = place([{ name: "a" }], { masters: { m1: {} }, workers: { m1: null } });
+    expect(placed.lock).toEqual([
+      { host: "metal3/a", cluster: CLUSTER, kind: "bpa", role: "master", node: "m1" },
+      { host: "metal3/a", cluster: CLUSTER, kind: "bpa", role: "worker", node: "m1" },
+    ]);
+  });
+});

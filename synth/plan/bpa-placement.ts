@@ -1,0 +1,428 @@
+/**
+ * BPA placement (SPEC §3.1): a MAC entry gets the host with that MAC, a resource-only entry the best
+ * fitting free host, a null entry its master's host. What is wrong with the host found is for the
+ * rules in `synth/rules/hosts.ts`; this module decides which host.
+ */
+import { pushTo } from "../group.ts";
+import { compareText, type Issue } from "../issue.ts";
+import { ipForMac, type Host } from "../inventory/host.ts";
+import type { Inventory } from "../inventory/inventory.ts";
+import { formatBytes } from "../quantity.ts";
+import {
+  chosenHostWithoutIp,
+  hostNotReady,
+  macHostClaimed,
+  macUnknown,
+  macWithoutIp,
+  missingResources,
+} from "../rules/hosts.ts";
+import type { ClusterGlue, NodeRequest, Provisioning, Software } from "../site/bpa.ts";
+import { reporter, type Reporter } from "../site/resources.ts";
+import type { ClaimLedger } from "./claim-ledger.ts";
+import type { Placed, PlanningContext } from "./context.ts";
+import { fitHistogram, rejection, resourceFilters, unclaimed, type HostFilter } from "./filters.ts";
+import type { LockEntry } from "./lock.ts";
+import type { BpaClusterPlan, Decision, NodePlacement, Rejection, SiteModel } from "./model.ts";
+
+/** The BPA CRs of one cluster, joined by (namespace, `cluster` label). */
+export interface BpaGroup {
+  readonly namespace: string;
+  readonly name: string;
+  readonly provisioning?: Provisioning;
+  readonly software?: Software;
+  readonly glue?: ClusterGlue;
+}
+
+/**
+ * MAC entries whose host another cluster has: never placed, explained with this `host-claimed`
+ * problem (`<rule>: <message>`).
+ */
+export type ContestedEntries = ReadonlyMap<NodeRequest, string>;
+
+/** BPA CRs joined by (namespace, cluster label); duplicates are reported by the site checks. */
+export function groupBpa(model: SiteModel): Map<string, BpaGroup> {
+  const groups = new Map<string, { -readonly [K in keyof BpaGroup]: BpaGroup[K] }>();
+  const groupFor = (namespace: string, cluster: string) => {
+    const key = `${namespace}/${cluster}`;
+    let group = groups.get(key);
+    if (!group) groups.set(key, (group = { namespace, name: cluster }));
+    return group;
+  };
+  for (const provisioning of model.provisionings) {
+    if (provisioning.cluster && provisioning.supported)
+      groupFor(provisioning.resource.namespace, provisioning.cluster).provisioning ??= provisioning;
+  }
+  for (const software of model.softwares) {
+    if (software.cluster) groupFor(software.resource.namespace, software.cluster).software ??= software;
+  }
+  for (const glue of model.glues) {
+    if (glue.cluster) groupFor(glue.resource.namespace, glue.cluster).glue ??= glue;
+  }
+  return groups;
+}
+
+/**
+ * Claims the host each MAC entry names, before anything is placed: the host is fixed, so conflicts
+ * with the lock, with SIP labels or with another cluster's MAC entry are reported here.
+ */
+export function claimMacHosts(
+  groups: ReadonlyMap<string, BpaGroup>,
+  inventory: Inventory,
+  ledger: ClaimLedger,
+): { contested: ContestedEntries; issues: Issue[] } {
+  const issues: Issue[] = [];
+  const contested = new Map<NodeRequest, string>();
+  type User = { host: Host; mac: string; cluster: string; request: NodeRequest; provisioning: Provisioning };
+  const users = new Map<string, User[]>();
+  for (const [key, group] of groups) {
+    if (!group.provisioning) continue;
+    for (const request of [...group.provisioning.masters, ...group.provisioning.workers]) {
+      const host = request.mac === undefined ? undefined : inventory.byMac(request.mac);
+      if (host && request.mac !== undefined)
+        pushTo(users, host.id, {
+          host,
+          mac: request.mac,
+          cluster: key,
+          request,
+          provisioning: group.provisioning,
+        });
+    }
+  }
+  const reportContested = (user: User, found: Issue) => {
+    contested.set(user.request, `${found.rule}: ${found.message}`);
+    issues.push(found);
+  };
+  for (const named of users.values()) {
+    const existing = named[0] && ledger.claimOf(named[0].host);
+    if (existing) {
+      for (const user of named.filter((candidate) => candidate.cluster !== existing.cluster)) {
+        const report = reportRequest(user.provisioning);
+        reportContested(user, macHostClaimed(user.host, user.mac, existing, user.request.path, report));
+      }
+      continue;
+    }
+    // Two clusters name the same host and no lock decides: the first cluster key keeps it, so the
+    // error lands on one side and is stable (docs/decisions/0004-contested-hosts.md).
+    const winner = [...new Set(named.map((user) => user.cluster))].sort(compareText)[0];
+    const first = named.find((user) => user.cluster === winner);
+    if (!first) continue;
+    const { resource } = first.provisioning;
+    const owner = `${resource.kind} ${resource.namespace}/${resource.name}`;
+    ledger.claim(first.host, first.cluster, `requested by mac-address in ${owner}`);
+    for (const user of named.filter((candidate) => candidate.cluster !== first.cluster)) {
+      const report = reportRequest(user.provisioning);
+      reportContested(
+        user,
+        macHostClaimed(
+          user.host,
+          user.mac,
+          { cluster: first.cluster, requestedIn: owner },
+          user.request.path,
+          report,
+        ),
+      );
+    }
+  }
+  return { contested, issues };
+}
+
+/** The plan of a cluster with Software or Cluster CRs but no Provisioning: no hosts, nothing to place. */
+export function unprovisionedPlan(key: string, group: BpaGroup): BpaClusterPlan {
+  return { kind: "bpa", key, ...group, masters: [], workers: [], decisions: [] };
+}
+
+/** Places one BPA cluster's nodes in CR order (SPEC §3.1). */
+export function placeBpaCluster(
+  key: string,
+  group: BpaGroup & { readonly provisioning: Provisioning },
+  context: PlanningContext & { readonly contested: ContestedEntries },
+): Placed<BpaClusterPlan> {
+  const { provisioning } = group;
+  const report = reportRequest(provisioning);
+  const issues: Issue[] = [];
+  const masters: NodePlacement[] = [];
+  const workers: NodePlacement[] = [];
+  const decisions: Decision[] = [];
+  const lock: LockEntry[] = [];
+  const placedMasters = new Map<string, NodePlacement>();
+  // Hosts this cluster already uses: a resource-only entry must not land on another entry's host.
+  const used = new Set<string>();
+  const reserved = reservedHosts(key, provisioning, context);
+  const place = (placement: NodePlacement, decision: Decision) => {
+    const { request } = placement;
+    // A host in both lists is master and worker (upstream semantics).
+    (request.role === "master" ? masters : workers).push(placement);
+    if (request.role === "master") placedMasters.set(request.label, placement);
+    used.add(placement.host.id);
+    decisions.push(decision);
+    lock.push({
+      host: placement.host.id,
+      cluster: key,
+      kind: "bpa",
+      role: request.role,
+      node: request.label,
+    });
+  };
+
+  for (const request of [...provisioning.masters, ...provisioning.workers]) {
+    const subject = `${request.role} ${request.label}`;
+    // An entry that names no usable host is still explained, with the error that says why.
+    const unresolved = (problem: string, reason: string) =>
+      decisions.push({
+        subject,
+        path: request.path,
+        chosen: [],
+        rejected: everyHost(context.inventory, reason),
+        problem,
+      });
+    if (request.sameAsMaster) {
+      const master = placedMasters.get(request.label);
+      if (!master) {
+        const named = provisioning.masters.some((entry) => entry.label === request.label);
+        unresolved(
+          named
+            ? `master ${request.label} has no host, so neither has this entry`
+            : `node-ref: there is no master ${request.label} to share a host with`,
+          `not master ${request.label}'s host`,
+        );
+        continue;
+      }
+      const reason = `same host as master ${request.label}`;
+      // A worker entry naming its master: already counted as used, and not a master itself.
+      (request.role === "master" ? masters : workers).push({
+        request,
+        host: master.host,
+        ...(master.ip === undefined ? {} : { ip: master.ip }),
+        reason,
+      });
+      decisions.push({
+        subject,
+        path: request.path,
+        chosen: [{ host: master.host.id, reason }],
+        rejected: otherHosts(context.inventory, master.host, `not master ${request.label}'s host`),
+      });
+      lock.push({ host: master.host.id, cluster: key, kind: "bpa", role: request.role, node: request.label });
+      continue;
+    }
+    if (request.mac !== undefined) {
+      const placed = placeByMac(request, request.mac, context, report);
+      issues.push(...placed.issues);
+      if (placed.placement === undefined) {
+        unresolved(placed.problem, `has no NIC ${request.mac}`);
+        continue;
+      }
+      context.bestFit.take(placed.placement.host);
+      place(placed.placement, {
+        subject,
+        path: request.path,
+        chosen: [{ host: placed.placement.host.id, reason: placed.placement.reason }],
+        rejected: otherHosts(context.inventory, placed.placement.host, `has no NIC ${request.mac}`),
+      });
+      continue;
+    }
+    if (request.macProblem !== undefined) {
+      unresolved(`mac-format: ${request.macProblem}`, "not considered: the mac-address is malformed");
+      continue;
+    }
+    const placed = placeByResources(request, key, { used, reserved }, context, report);
+    issues.push(...placed.issues);
+    if (placed.placement) place(placed.placement, placed.decision);
+    else decisions.push(placed.decision);
+  }
+  const plan: BpaClusterPlan = { kind: "bpa", key, ...group, masters, workers, decisions };
+  return { plan, lock, issues };
+}
+
+function reportRequest(provisioning: Provisioning): Reporter {
+  return reporter(provisioning.resource, `${provisioning.resource.namespace}/${provisioning.cluster ?? ""}`);
+}
+
+/**
+ * Hosts that belong to one entry of this cluster whatever the planning order: the host a MAC entry
+ * names, and the locked host of a resource-only entry that still fits it. Best fit for another entry
+ * must not take them, or one lost host would move the entry planned before its siblings onto a
+ * sibling's host and shift every sibling along (SPEC §3.4).
+ */
+function reservedHosts(
+  cluster: string,
+  provisioning: Provisioning,
+  context: PlanningContext,
+): Map<string, NodeRequest> {
+  const reserved = new Map<string, NodeRequest>();
+  const requests = [...provisioning.masters, ...provisioning.workers];
+  for (const request of requests) {
+    const host = request.mac === undefined ? undefined : context.inventory.byMac(request.mac);
+    if (host && !reserved.has(host.id)) reserved.set(host.id, request);
+  }
+  for (const request of requests) {
+    if (request.mac !== undefined || request.macProblem !== undefined || request.sameAsMaster) continue;
+    const host = lockedHost(request, context);
+    if (
+      host &&
+      !reserved.has(host.id) &&
+      rejection(resourceFilters(request), host) === undefined &&
+      context.ledger.claimOf(host)?.cluster === cluster
+    )
+      reserved.set(host.id, request);
+  }
+  return reserved;
+}
+
+/** The host the lock records for a BPA entry, if it is still in the inventory. */
+function lockedHost(request: NodeRequest, context: PlanningContext): Host | undefined {
+  const locked = context.lockEntries.find(
+    (entry) => entry.kind === "bpa" && entry.role === request.role && entry.node === request.label,
+  );
+  return locked && context.inventory.byId(locked.host);
+}
+
+/** For a decision the CR made itself (a MAC, a null entry): every other host, with one reason. */
+function otherHosts(inventory: Inventory, chosen: Host, reason: string): () => Rejection[] {
+  return () => inventory.hosts.flatMap((host) => (host.id === chosen.id ? [] : [{ host: host.id, reason }]));
+}
+
+/** For an entry that names no usable host: every host, with one reason. */
+function everyHost(inventory: Inventory, reason: string): () => Rejection[] {
+  return () => inventory.hosts.map((host) => ({ host: host.id, reason }));
+}
+
+/** A MAC entry: that host, checked against the resources the entry asks for. */
+function placeByMac(
+  request: NodeRequest,
+  mac: string,
+  context: PlanningContext & { readonly contested: ContestedEntries },
+  report: Reporter,
+):
+  | { placement: NodePlacement; issues: Issue[] }
+  | { placement?: undefined; problem: string; issues: Issue[] } {
+  const host = context.inventory.byMac(mac);
+  if (!host) {
+    const unknown = macUnknown(context.inventory, mac, request.path, report);
+    return { problem: `${unknown.rule}: ${unknown.message}`, issues: [unknown] };
+  }
+  const contested = context.contested.get(request);
+  if (contested !== undefined) return { problem: contested, issues: [] };
+  const ip = ipForMac(host, mac);
+  return {
+    placement: { request, host, ...(ip === undefined ? {} : { ip }), reason: `mac-address ${mac}` },
+    issues: [
+      ...missingResources(request, host, report),
+      ...macWithoutIp(host, mac, request.path, report),
+      ...hostNotReady(host, request.path, report),
+    ],
+  };
+}
+
+/**
+ * The address of a host chosen by resources: the IPv4 of its boot NIC, else of the first NIC by name
+ * that has one (see docs/decisions/0003-resource-only-host-address.md).
+ */
+function hostAddress(host: Host): string | undefined {
+  const boot = host.bootMac === undefined ? undefined : ipForMac(host, host.bootMac);
+  if (boot?.includes(".")) return boot;
+  return (
+    [...host.nics]
+      .sort((a, b) => compareText(a.name, b.name) || compareText(a.mac, b.mac))
+      .find((nic) => nic.ipv4)?.ipv4 ?? boot
+  );
+}
+
+/** A resource-only entry: sticky from the lock if still valid, else best fit among free hosts. */
+function placeByResources(
+  request: NodeRequest,
+  cluster: string,
+  siblings: {
+    /** Hosts placed for earlier entries of this cluster. */
+    readonly used: ReadonlySet<string>;
+    /** Hosts that belong to one entry of this cluster (see {@link reservedHosts}). */
+    readonly reserved: ReadonlyMap<string, NodeRequest>;
+  },
+  context: PlanningContext,
+  report: Reporter,
+): { placement?: NodePlacement; decision: Decision; issues: Issue[] } {
+  const { inventory } = context;
+  const subject = `${request.role} ${request.label}`;
+  const claims = context.ledger.view();
+  const usedBefore = new Set(siblings.used);
+  const servesSibling = (host: Host) =>
+    usedBefore.has(host.id) || (siblings.reserved.get(host.id) ?? request) !== request;
+  // What the host itself must be; a locked host is checked against these, its claim separately.
+  const fitFilters: HostFilter[] = [
+    {
+      name: "Unused",
+      check: (host) => (servesSibling(host) ? "serves another node of this cluster" : undefined),
+    },
+    ...resourceFilters(request),
+  ];
+  const filters: HostFilter[] = [unclaimed(claims, cluster), ...fitFilters];
+  // Every host not chosen gets a reason, including those that fit but lost the best-fit comparison.
+  const rejectedBesides = (chosen: Host | undefined, lost: string) => (): Rejection[] =>
+    inventory.hosts.flatMap((host) => {
+      if (host.id === chosen?.id) return [];
+      return [{ host: host.id, reason: rejection(filters, host) ?? lost }];
+    });
+  const take = (host: Host, reason: string, lost: string) => {
+    context.ledger.claim(host, cluster, `chosen for ${subject} of ${cluster}`);
+    context.bestFit.take(host);
+    const ip = hostAddress(host);
+    return {
+      placement: { request, host, ...(ip === undefined ? {} : { ip }), reason },
+      decision: {
+        subject,
+        path: request.path,
+        chosen: [{ host: host.id, reason }],
+        rejected: rejectedBesides(host, lost),
+      },
+      issues: [
+        ...chosenHostWithoutIp(host, ip, subject, request.path, report),
+        ...hostNotReady(host, request.path, report),
+      ],
+    };
+  };
+
+  const locked = lockedHost(request, context);
+  if (
+    locked &&
+    rejection(fitFilters, locked) === undefined &&
+    context.ledger.claimOf(locked)?.cluster === cluster
+  ) {
+    return take(locked, "kept from rendered/metalsynth.lock.yaml", "fits, but the locked host is kept");
+  }
+
+  const needsKnownResources = request.cpus !== undefined || request.memoryBytes !== undefined;
+  const candidates = needsKnownResources
+    ? context.bestFit.fitting(request.cpus ?? 0, request.memoryBytes ?? 0)
+    : chain(context.bestFit.fitting(), inventory.withUnknownResources());
+  for (const host of candidates) {
+    if (rejection(filters, host) !== undefined) {
+      // Held by a cluster that is done planning: no later request can have it, so later scans skip it.
+      const owner = context.ledger.claimOf(host)?.cluster;
+      if (owner !== undefined && owner !== cluster && !context.stillPlanning(owner))
+        context.bestFit.take(host);
+    } else {
+      const size =
+        host.cpus === undefined
+          ? "no hardware details"
+          : `${host.cpus} CPUs, ${formatBytes(host.memoryBytes ?? 0)}`;
+      // Without cpu/memory the candidates are still in best-fit order: the smallest free host wins.
+      const why = needsKnownResources ? "best fit" : "smallest free host (no cpu or memory requested)";
+      return take(host, `${why}: ${size}`, "fits, but a smaller host was chosen");
+    }
+  }
+  const rejected = rejectedBesides(undefined, "fits");
+  const histogram = fitHistogram(
+    inventory.size,
+    0,
+    rejected().map((found) => found.reason),
+  );
+  return {
+    decision: { subject, path: request.path, chosen: [], rejected },
+    issues: [report("no-fit", request.path, `no host for ${subject}: ${histogram}`)],
+  };
+}
+
+/** `first`, then `second`, lazily. */
+function* chain<T>(first: Iterable<T>, second: Iterable<T>): Generator<T> {
+  yield* first;
+  yield* second;
+}

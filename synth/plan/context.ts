@@ -1,0 +1,24 @@
+import type { Issue } from "../issue.ts";
+import type { BestFit, Inventory } from "../inventory/inventory.ts";
+import type { ClaimLedger } from "./claim-ledger.ts";
+import type { LockEntry } from "./lock.ts";
+
+/** What placing one cluster reads and updates; the same objects serve every cluster of a run. */
+export interface PlanningContext {
+  readonly inventory: Inventory;
+  /** Best-fit candidates; every placed host is taken out, since no later request may have it. */
+  readonly bestFit: BestFit;
+  /** Who holds which host, as far as planning has got. */
+  readonly ledger: ClaimLedger;
+  /** The previous lock's entries for the cluster being placed. */
+  readonly lockEntries: readonly LockEntry[];
+  /** Whether `cluster` is yet to be planned (or being planned), so it may still take hosts. */
+  stillPlanning(cluster: string): boolean;
+}
+
+/** A cluster's placement: its plan, the lock entries it records and the problems found. */
+export interface Placed<P> {
+  readonly plan: P;
+  readonly lock: readonly LockEntry[];
+  readonly issues: readonly Issue[];
+}

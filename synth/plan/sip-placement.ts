@@ -1,0 +1,250 @@
+/**
+ * SIP placement (SPEC §3.2), per role in planning order: keep the hosts the cluster already has while
+ * they still qualify, fill up to active + standby from free matching hosts, at most one per topology
+ * value, and release what it no longer needs (standby first, then the highest names).
+ */
+import { formatPath } from "../field-path.ts";
+import { compareText, type Issue } from "../issue.ts";
+import { ipForInterface, type Host } from "../inventory/host.ts";
+import { matchesSelector } from "../inventory/selector.ts";
+import { unusedTopologyKey } from "../rules/hosts.ts";
+import { reporter } from "../site/resources.ts";
+import { sipKey, type SipCluster, type SipRole } from "../site/sip.ts";
+import type { ClaimView, Release } from "./claim-ledger.ts";
+import type { Placed, PlanningContext } from "./context.ts";
+import { fitHistogram, rejection, unclaimed, type HostFilter } from "./filters.ts";
+import type { LockEntry } from "./lock.ts";
+import type { Decision, Rejection, RetiredSipCluster, SipClusterPlan, SipMember } from "./model.ts";
+
+/** Places one SIPCluster's roles (SPEC §3.2). */
+export function placeSipCluster(
+  sip: SipCluster,
+  context: PlanningContext & {
+    /** Hosts the cluster is still releasing from earlier runs (their labels still in the inventory). */
+    readonly releasing: readonly Release[];
+  },
+): Placed<SipClusterPlan> {
+  const key = sipKey(sip.resource);
+  const { inventory } = context;
+  const issues: Issue[] = [];
+  const report = reporter(sip.resource, key);
+  const members: SipMember[] = [];
+  const decisions: Decision[] = [];
+  const chosenIds = new Set<string>();
+  const interfaceIds = serviceInterfaces(sip);
+  const previous = previousMembers(sip, context);
+
+  for (const role of sip.roles.filter((candidate) => candidate.plannable)) {
+    const wanted = role.active + role.standby;
+    const filters = sipFilters(role, key, interfaceIds, context.ledger.view());
+    const topologyTaken = new Set<string>();
+    const roleMembers: { host: Host; reason: string; wasStandby: boolean }[] = [];
+    const fitsTopology = (host: Host) => {
+      const value = role.topologyKey === undefined ? undefined : host.labels[role.topologyKey];
+      return value === undefined || !topologyTaken.has(value);
+    };
+    const add = (host: Host, reason: string, wasStandby: boolean) => {
+      const value = role.topologyKey === undefined ? undefined : host.labels[role.topologyKey];
+      if (value !== undefined) topologyTaken.add(value);
+      chosenIds.add(host.id);
+      roleMembers.push({ host, reason, wasStandby });
+    };
+    // Keep what this role already has (active before standby, then by id), if it still qualifies.
+    const kept = previous
+      .filter((entry) => entry.role === role.role)
+      .sort((a, b) => Number(a.standby) - Number(b.standby) || compareText(a.host.id, b.host.id));
+    for (const entry of kept) {
+      if (rejection(filters, entry.host) === undefined && fitsTopology(entry.host))
+        add(entry.host, entry.why, entry.standby);
+    }
+    // Shrink: release standby hosts first, then the highest names.
+    roleMembers.sort(
+      (a, b) => Number(a.wasStandby) - Number(b.wasStandby) || compareText(a.host.id, b.host.id),
+    );
+    for (const dropped of roleMembers.splice(wanted)) chosenIds.delete(dropped.host.id);
+    const candidates = inventory.matching(role.selector);
+    issues.push(...unusedTopologyKey(role, candidates, report));
+    // Fill from free hosts that match, in name order, one per topology value.
+    for (const host of candidates) {
+      if (roleMembers.length >= wanted) break;
+      if (chosenIds.has(host.id) || rejection(filters, host) !== undefined || !fitsTopology(host)) continue;
+      add(host, `matches ${formatPath(role.path)}.labelSelector`, false);
+    }
+    const roleIds = new Set(roleMembers.map((member) => member.host.id));
+    const otherRoles = new Set([...chosenIds].filter((id) => !roleIds.has(id)));
+    const rejected = (): Rejection[] =>
+      sipRejections(
+        inventory.hosts,
+        role,
+        filters,
+        roleMembers.map((member) => member.host),
+        otherRoles,
+      );
+    if (roleMembers.length < wanted) {
+      const reasons = rejected().map((found) => found.reason);
+      issues.push(
+        report(
+          "no-fit",
+          role.path,
+          `role ${role.role} needs ${wanted} hosts (active ${role.active} + standby ${role.standby}), found ${roleMembers.length}: ${fitHistogram(inventory.size, roleMembers.length, reasons)}`,
+        ),
+      );
+    }
+    roleMembers.forEach((member, index) => {
+      context.ledger.claim(member.host, key, `chosen for role ${role.role} of SIPCluster ${key}`);
+      context.bestFit.take(member.host);
+      members.push({
+        host: member.host,
+        role: role.role,
+        standby: index >= role.active,
+        reason: member.reason,
+      });
+    });
+    decisions.push({
+      subject: role.role,
+      path: role.path,
+      chosen: roleMembers.map((member) => ({ host: member.host.id, reason: member.reason })),
+      rejected,
+    });
+  }
+  // Released: hosts it had and no longer has, and hosts still being released from earlier runs.
+  const memberIds = new Set(members.map((member) => member.host.id));
+  const releasedRoles = new Map<string, { host: Host; role: string }>();
+  for (const { host, role } of [...previous, ...context.releasing]) {
+    if (!memberIds.has(host.id) && !releasedRoles.has(host.id)) releasedRoles.set(host.id, { host, role });
+  }
+  const released = [...releasedRoles.values()].sort((a, b) => compareText(a.host.id, b.host.id));
+  const lock: LockEntry[] = [
+    ...members.map((member): LockEntry => ({
+      host: member.host.id,
+      cluster: key,
+      kind: "sip",
+      role: member.role,
+      ...(member.standby ? { standby: true } : {}),
+    })),
+    ...released.map(({ host, role }) => releaseEntry(host, key, role)),
+  ];
+  return {
+    plan: {
+      kind: "sip",
+      key,
+      namespace: sip.resource.namespace,
+      name: sip.resource.name,
+      sip,
+      members,
+      released: released.map(({ host }) => host),
+      decisions,
+    },
+    lock,
+    issues,
+  };
+}
+
+/** Every `nodeInterfaceId` the cluster's services target: member hosts need an IP on each. */
+function serviceInterfaces(sip: SipCluster): string[] {
+  const services = [
+    ...(sip.services.loadBalancerControlPlane ?? []),
+    ...(sip.services.loadBalancerWorker ?? []),
+    ...(sip.services.jumpHost ?? []),
+  ];
+  return [...new Set(services.map((service) => service.nodeInterfaceId))].sort(compareText);
+}
+
+/** Hosts this SIPCluster had: from the lock when it records the cluster, else from inventory labels. */
+function previousMembers(
+  sip: SipCluster,
+  context: PlanningContext,
+): { host: Host; role: string; standby: boolean; why: string }[] {
+  const key = sipKey(sip.resource);
+  const fromLock = context.lockEntries.filter((entry) => entry.kind === "sip");
+  if (fromLock.length > 0) {
+    return fromLock.flatMap((entry) => {
+      const host = context.inventory.byId(entry.host);
+      return host
+        ? [
+            {
+              host,
+              role: entry.role,
+              standby: entry.standby === true,
+              why: "kept from rendered/metalsynth.lock.yaml",
+            },
+          ]
+        : [];
+    });
+  }
+  return context.inventory.ownedBySip(key).flatMap((host) =>
+    host.sipOwner
+      ? [
+          {
+            host,
+            role: host.sipOwner.nodeType,
+            standby: false,
+            why: "kept: already labelled for this SIPCluster",
+          },
+        ]
+      : [],
+  );
+}
+
+function sipFilters(
+  role: SipRole,
+  cluster: string,
+  interfaceIds: readonly string[],
+  claims: ClaimView,
+): HostFilter[] {
+  return [
+    {
+      name: "Selector",
+      check: (host) =>
+        matchesSelector(host.labels, role.selector) ? undefined : "not matching the labelSelector",
+    },
+    unclaimed(claims, cluster),
+    ...interfaceIds.map((id): HostFilter => ({
+      name: "Interface",
+      check: (host) => (ipForInterface(host, id) === undefined ? `no IP on interface ${id}` : undefined),
+    })),
+  ];
+}
+
+function sipRejections(
+  hosts: readonly Host[],
+  role: SipRole,
+  filters: readonly HostFilter[],
+  members: readonly Host[],
+  otherRoles: ReadonlySet<string>,
+): Rejection[] {
+  const memberIds = new Set(members.map((host) => host.id));
+  const takenValues = new Set(
+    members.flatMap((host) =>
+      role.topologyKey && host.labels[role.topologyKey] !== undefined ? [host.labels[role.topologyKey]!] : [],
+    ),
+  );
+  return hosts.flatMap((host): Rejection[] => {
+    if (memberIds.has(host.id)) return [];
+    const reason = rejection(filters, host);
+    if (reason !== undefined) return [{ host: host.id, reason }];
+    if (otherRoles.has(host.id)) return [{ host: host.id, reason: "serves another role of this cluster" }];
+    const value = role.topologyKey === undefined ? undefined : host.labels[role.topologyKey];
+    if (value !== undefined && takenValues.has(value))
+      return [{ host: host.id, reason: `same ${role.topologyKey} as a chosen host` }];
+    return [{ host: host.id, reason: "not needed: the role is full" }];
+  });
+}
+
+/** The lock entry recording that `cluster` is releasing `host`, which served it as `role`. */
+function releaseEntry(host: Host, cluster: string, role: string): LockEntry {
+  return { host: host.id, cluster, kind: "sip", role, released: true };
+}
+
+/** A SIPCluster gone from the site: its hosts lose their labels (decision 0012). */
+export function retireSipCluster(
+  key: string,
+  hosts: readonly Release[],
+): { plan: RetiredSipCluster; lock: LockEntry[] } {
+  const [namespace = "", name = ""] = key.split("/");
+  const sorted = [...hosts].sort((a, b) => compareText(a.host.id, b.host.id));
+  return {
+    plan: { key, namespace, name, released: sorted.map(({ host }) => host) },
+    lock: sorted.map(({ host, role }) => releaseEntry(host, key, role)),
+  };
+}

@@ -1,0 +1,210 @@
+/**
+ * Rules that hold a request against the inventory: the host a MAC names, or the host planning chose,
+ * must exist, have an address, have what the entry asks for and be installed. Planning decides which
+ * host; these say what is wrong with it.
+ */
+import type { FieldPath } from "../field-path.ts";
+import { compareText, type Issue } from "../issue.ts";
+import { ipForMac, type Host } from "../inventory/host.ts";
+import type { Inventory } from "../inventory/inventory.ts";
+import { editDistance } from "../mac.ts";
+import { formatBytes } from "../quantity.ts";
+import type { NodeRequest } from "../site/bpa.ts";
+import type { Reporter } from "../site/resources.ts";
+import type { SipRole } from "../site/sip.ts";
+
+/** `mac-unknown`: the MAC names no host; the message suggests the closest MAC the inventory has. */
+export function macUnknown(inventory: Inventory, mac: string, path: FieldPath, report: Reporter): Issue {
+  const closest = inventory.closestMac(mac);
+  const hint = closest ? ` (closest: ${closest.mac} on ${closest.host.id})` : " (the inventory has no hosts)";
+  return report(
+    "mac-unknown",
+    [...path, "mac-address"],
+    `${mac} matches no BareMetalHost${hint}${uninspectedHint(inventory)}`,
+  );
+}
+
+/** `ip-missing` for a MAC entry: the NIC with that MAC has no usable address. */
+export function macWithoutIp(host: Host, mac: string, path: FieldPath, report: Reporter): Issue[] {
+  if (ipForMac(host, mac) !== undefined) return [];
+  const macPath = [...path, "mac-address"];
+  if (!inspected(host)) {
+    return [
+      report(
+        "ip-missing",
+        macPath,
+        `NIC ${mac} of host ${host.id} has no usable IP address: host ${host.id} has not been inspected yet (no hardware details, no NIC IPs): take a new snapshot once inspection is done`,
+      ),
+    ];
+  }
+  const withIp = host.nics
+    .filter((nic) => nic.ipv4)
+    .map((nic) => `${nic.mac} (${nic.name || "unnamed"}, ${nic.ipv4})`);
+  const hint =
+    withIp.length > 0 ? `; NICs with an IPv4: ${withIp.join(", ")}` : "; the host reports no IPv4 on any NIC";
+  return [report("ip-missing", macPath, `NIC ${mac} of host ${host.id} has no usable IP address${hint}`)];
+}
+
+/** `ip-missing` for a host chosen by resources: it has no address hosts.ini could use. */
+export function chosenHostWithoutIp(
+  host: Host,
+  ip: string | undefined,
+  subject: string,
+  path: FieldPath,
+  report: Reporter,
+): Issue[] {
+  if (ip !== undefined) return [];
+  return [
+    report("ip-missing", path, `host ${host.id}, chosen for ${subject}, reports no IP address on any NIC`),
+  ];
+}
+
+/**
+ * `cpu-insufficient`, `memory-insufficient`, `sriov-missing`, `qat-missing` and `resources-unknown`:
+ * the host a MAC names against what the entry asks for.
+ */
+export function missingResources(request: NodeRequest, host: Host, report: Reporter): Issue[] {
+  const issues: Issue[] = [];
+  const path = request.path;
+  if (request.cpus !== undefined) {
+    if (host.cpus === undefined)
+      issues.push(
+        report(
+          "resources-unknown",
+          [...path, "cpu"],
+          `host ${host.id} has no hardware details; can't check cpu: ${request.cpus}`,
+        ),
+      );
+    else if (host.cpus < request.cpus)
+      issues.push(
+        report(
+          "cpu-insufficient",
+          [...path, "cpu"],
+          `host ${host.id} has ${host.cpus} CPUs, ${request.cpus} requested`,
+        ),
+      );
+  }
+  if (request.memoryBytes !== undefined) {
+    if (host.memoryBytes === undefined)
+      issues.push(
+        report(
+          "resources-unknown",
+          [...path, "memory"],
+          `host ${host.id} has no hardware details; can't check memory: ${formatBytes(request.memoryBytes)}`,
+        ),
+      );
+    else if (host.memoryBytes < request.memoryBytes)
+      issues.push(
+        report(
+          "memory-insufficient",
+          [...path, "memory"],
+          `host ${host.id} has ${formatBytes(host.memoryBytes)} memory, ${formatBytes(request.memoryBytes)} requested`,
+        ),
+      );
+  }
+  if (request.sriov && !host.sriov)
+    issues.push(
+      report(
+        "sriov-missing",
+        [...path, "sriov"],
+        `host ${host.id} is not labelled feature.metalsynth.io/sriov: "true"`,
+      ),
+    );
+  if (request.qat && !host.qat)
+    issues.push(
+      report(
+        "qat-missing",
+        [...path, "qat"],
+        `host ${host.id} is not labelled feature.metalsynth.io/qat: "true"`,
+      ),
+    );
+  return issues;
+}
+
+/** `host-not-ready`: KUD installs on an OS that is already there. */
+export function hostNotReady(host: Host, path: FieldPath, report: Reporter): Issue[] {
+  if (host.osInstalled) return [];
+  const state =
+    host.provisioningState === undefined
+      ? "has no provisioning state yet (no status: not inspected or provisioned)"
+      : `is in provisioning state "${host.provisioningState}"`;
+  return [
+    report(
+      "host-not-ready",
+      path,
+      `host ${host.id} ${state}; KUD needs an installed OS (provisioned or externally provisioned)`,
+    ),
+  ];
+}
+
+/**
+ * `host-claimed` for a MAC entry: the host it names already belongs to another cluster (`why` it
+ * does), or another cluster's MAC entry names it too and no lock decides between them (the first
+ * cluster key keeps it, `requestedIn` that cluster's CR).
+ */
+export function macHostClaimed(
+  host: Host,
+  mac: string,
+  holder: { readonly cluster: string } & ({ readonly why: string } | { readonly requestedIn: string }),
+  path: FieldPath,
+  report: Reporter,
+): Issue {
+  const taken =
+    "why" in holder
+      ? `already belongs to ${holder.cluster}: ${holder.why}`
+      : `is already requested by mac-address for cluster ${holder.cluster} in ${holder.requestedIn}; a host belongs to at most one cluster`;
+  return report("host-claimed", [...path, "mac-address"], `host ${host.id} (${mac}) ${taken}`);
+}
+
+/**
+ * `topology-key` that needs the inventory: a valid label key that no host the role's selector
+ * matches carries, so every host is unconstrained and the role's hosts may share a rack. The usual
+ * cause is a typo, so the message names the closest key those hosts do carry.
+ */
+export function unusedTopologyKey(role: SipRole, candidates: readonly Host[], report: Reporter): Issue[] {
+  const key = role.topologyKey;
+  // No candidates at all is a no-fit, reported on its own.
+  if (key === undefined || candidates.length === 0) return [];
+  if (candidates.some((host) => host.labels[key] !== undefined)) return [];
+  const carried = new Set(candidates.flatMap((host) => Object.keys(host.labels)));
+  const closest = [...carried]
+    .map((label) => ({ label, distance: editDistance(key, label) }))
+    .sort((a, b) => a.distance - b.distance || compareText(a.label, b.label))[0];
+  const hint = closest ? ` (did you mean ${closest.label}?)` : " (they carry no labels)";
+  return [
+    report(
+      "topology-key",
+      [...role.path, "topologyKey"],
+      `no host matching the labelSelector (${candidates.length} hosts) carries label "${key}", so it would constrain nothing${hint}`,
+    ),
+  ];
+}
+
+/**
+ * Whether the BMH's hardware was inspected: without `status.hardware` (or a HardwareData) the
+ * snapshot knows nothing but the boot MAC, so neither resources nor NIC addresses can be read.
+ */
+function inspected(host: Host): boolean {
+  return host.nics.length > 0 || host.cpus !== undefined || host.memoryBytes !== undefined;
+}
+
+/** The hosts of each inventory not inspected yet, listed on the first unknown MAC. */
+const uninspectedByInventory = new WeakMap<Inventory, readonly Host[]>();
+
+/**
+ * For `mac-unknown`: hosts not inspected yet list no NICs beyond their boot MAC, so the MAC may well
+ * be one of theirs; the message says so instead of letting the closest MAC look like the answer.
+ */
+function uninspectedHint(inventory: Inventory): string {
+  let hosts = uninspectedByInventory.get(inventory);
+  if (hosts === undefined) {
+    hosts = inventory.hosts.filter((host) => !inspected(host));
+    uninspectedByInventory.set(inventory, hosts);
+  }
+  if (hosts.length === 0) return "";
+  const named = hosts.slice(0, 3).map((host) => host.id);
+  const more = hosts.length > named.length ? `, … (${hosts.length} in all)` : "";
+  const count = hosts.length === 1 ? "1 host has" : `${hosts.length} hosts have`;
+  const nics = hosts.length === 1 ? "its NICs are" : "their NICs are";
+  return `; ${count} not been inspected yet, so ${nics} unknown: ${named.join(", ")}${more}`;
+}
