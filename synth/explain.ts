@@ -1,7 +1,7 @@
 import { formatPath } from "./field-path.ts";
 import { compareText } from "./issue.ts";
 import type { ClusterPlan, SitePlan } from "./plan/model.ts";
-import { fitHistogram } from "./plan/filters.ts";
+import { fitHistogram, rejectionText } from "./plan/filters.ts";
 
 /** One decision, explained: the chosen hosts and every rejected host with its reason. */
 export interface ExplainedDecision {
@@ -42,11 +42,11 @@ function explain(cluster: ClusterPlan, hostCount: number): Explanation {
         subject: decision.subject,
         path: formatPath(decision.path),
         chosen: decision.chosen,
-        rejected,
+        rejected: rejected.map(({ host, rejection }) => ({ host, reason: rejectionText(rejection) })),
         summary: fitHistogram(
           hostCount,
           decision.chosen.length,
-          rejected.map((found) => found.reason),
+          rejected.map((found) => found.rejection),
         ),
         ...(decision.problem === undefined ? {} : { problem: decision.problem }),
       };

@@ -274,7 +274,7 @@ describe("each rule reports its id at the field path", () => {
         `${oneMaster}  workers:\n    - worker-1:\n        mac-address: 00:c6:14:04:61:f0\n        qat: false\n        sriov: true\n    - worker-2:\n        mac-address: 00:c6:14:04:61:d0\n`,
       ),
       "spec.workers[0].worker-1.sriov",
-      /not labelled feature.metalsynth.io\/sriov/,
+      /is not SR-IOV capable: it is not labelled feature.metalsynth.io\/sriov: "true"$/,
     ],
     [
       "qat-missing",
@@ -282,7 +282,7 @@ describe("each rule reports its id at the field path", () => {
         `${oneMaster}  workers:\n    - worker-1:\n        mac-address: 00:c6:14:04:61:c0\n        qat: true\n`,
       ),
       "spec.workers[0].worker-1.qat",
-      /not labelled feature.metalsynth.io\/qat/,
+      /is not QAT capable: it is not labelled feature.metalsynth.io\/qat: "true"$/,
     ],
     [
       "host-claimed",

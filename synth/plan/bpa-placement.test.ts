@@ -3,6 +3,7 @@ import { macFor, makeInventory, type HostOptions } from "../../test/builders/inv
 import { makeProvisioning, type ProvisioningOptions } from "../../test/builders/specs.ts";
 import type { RuleId } from "../issue.ts";
 import { claimMacHosts, placeBpaCluster } from "./bpa-placement.ts";
+import { FILTERS, REASONS } from "./filters.ts";
 import { ClaimLedger } from "./claim-ledger.ts";
 import type { LockEntry } from "./lock.ts";
 
@@ -191,8 +192,11 @@ describe("placeBpaCluster", () => {
       "no host for master m1: 0/2 hosts fit: 1 claimed by other clusters, 1 fewer than 64 CPUs",
     ]);
     expect(placed.plan.decisions[0]?.rejected()).toEqual([
-      { host: "metal3/a", reason: "fewer than 64 CPUs" },
-      { host: "metal3/b", reason: "claimed by other clusters" },
+      {
+        host: "metal3/a",
+        rejection: { filter: FILTERS.cpus, reason: REASONS.insufficient, requested: 64, available: 8 },
+      },
+      { host: "metal3/b", rejection: { filter: FILTERS.unclaimed, reason: REASONS.claimed } },
     ]);
   });
 

@@ -20,9 +20,20 @@ import type { ClusterGlue, NodeRequest, Provisioning, Software } from "../site/b
 import { reporter, type Reporter } from "../site/resources.ts";
 import type { ClaimLedger } from "./claim-ledger.ts";
 import type { Placed, PlanningContext } from "./context.ts";
-import { fitHistogram, rejection, resourceFilters, unclaimed, type HostFilter } from "./filters.ts";
+import {
+  FILTERS,
+  REASONS,
+  fitHistogram,
+  notTaken,
+  rejection,
+  resourceFilters,
+  unclaimed,
+  type HostFilter,
+  type ReasonCode,
+  type Rejection,
+} from "./filters.ts";
 import type { LockEntry } from "./lock.ts";
-import type { BpaClusterPlan, Decision, NodePlacement, Rejection, SiteModel } from "./model.ts";
+import type { BpaClusterPlan, Decision, NodePlacement, RejectedHost, SiteModel } from "./model.ts";
 
 /** The BPA CRs of one cluster, joined by (namespace, `cluster` label). */
 export interface BpaGroup {
@@ -166,8 +177,10 @@ export function placeBpaCluster(
 
   for (const request of [...provisioning.masters, ...provisioning.workers]) {
     const subject = `${request.role} ${request.label}`;
+    const notMasters = named(REASONS.otherMaster, request.label);
+    const otherMac = named(REASONS.otherMac, request.mac);
     // An entry that names no usable host is still explained, with the error that says why.
-    const unresolved = (problem: string, reason: string) =>
+    const unresolved = (problem: string, reason: Rejection) =>
       decisions.push({
         subject,
         path: request.path,
@@ -183,7 +196,7 @@ export function placeBpaCluster(
           named
             ? `master ${request.label} has no host, so neither has this entry`
             : `node-ref: there is no master ${request.label} to share a host with`,
-          `not master ${request.label}'s host`,
+          notMasters,
         );
         continue;
       }
@@ -199,7 +212,7 @@ export function placeBpaCluster(
         subject,
         path: request.path,
         chosen: [{ host: master.host.id, reason }],
-        rejected: otherHosts(context.inventory, master.host, `not master ${request.label}'s host`),
+        rejected: otherHosts(context.inventory, master.host, notMasters),
       });
       lock.push({ host: master.host.id, cluster: key, kind: "bpa", role: request.role, node: request.label });
       continue;
@@ -208,7 +221,7 @@ export function placeBpaCluster(
       const placed = placeByMac(request, request.mac, context, report);
       issues.push(...placed.issues);
       if (placed.placement === undefined) {
-        unresolved(placed.problem, `has no NIC ${request.mac}`);
+        unresolved(placed.problem, otherMac);
         continue;
       }
       context.bestFit.take(placed.placement.host);
@@ -216,12 +229,12 @@ export function placeBpaCluster(
         subject,
         path: request.path,
         chosen: [{ host: placed.placement.host.id, reason: placed.placement.reason }],
-        rejected: otherHosts(context.inventory, placed.placement.host, `has no NIC ${request.mac}`),
+        rejected: otherHosts(context.inventory, placed.placement.host, otherMac),
       });
       continue;
     }
     if (request.macProblem !== undefined) {
-      unresolved(`mac-format: ${request.macProblem}`, "not considered: the mac-address is malformed");
+      unresolved(`mac-format: ${request.macProblem}`, named(REASONS.malformedMac));
       continue;
     }
     const placed = placeByResources(request, key, { used, reserved }, context, report);
@@ -277,13 +290,24 @@ function lockedHost(request: NodeRequest, context: PlanningContext): Host | unde
 }
 
 /** For a decision the CR made itself (a MAC, a null entry): every other host, with one reason. */
-function otherHosts(inventory: Inventory, chosen: Host, reason: string): () => Rejection[] {
-  return () => inventory.hosts.flatMap((host) => (host.id === chosen.id ? [] : [{ host: host.id, reason }]));
+function otherHosts(inventory: Inventory, chosen: Host, rejection: Rejection): () => RejectedHost[] {
+  return () =>
+    inventory.hosts.flatMap((host) => (host.id === chosen.id ? [] : [{ host: host.id, rejection }]));
 }
 
 /** For an entry that names no usable host: every host, with one reason. */
-function everyHost(inventory: Inventory, reason: string): () => Rejection[] {
-  return () => inventory.hosts.map((host) => ({ host: host.id, reason }));
+function everyHost(inventory: Inventory, rejection: Rejection): () => RejectedHost[] {
+  return () => inventory.hosts.map((host) => ({ host: host.id, rejection }));
+}
+
+/** Why a host is passed over when the CR named another one. */
+function named(reason: ReasonCode, requested?: string): Rejection {
+  return { filter: FILTERS.named, reason, ...(requested === undefined ? {} : { requested }) };
+}
+
+/** Why a host that passed every filter was not the one picked. */
+function notPicked(reason: ReasonCode): Rejection {
+  return { filter: FILTERS.pick, reason };
 }
 
 /** A MAC entry: that host, checked against the resources the entry asks for. */
@@ -347,21 +371,15 @@ function placeByResources(
   const servesSibling = (host: Host) =>
     usedBefore.has(host.id) || (siblings.reserved.get(host.id) ?? request) !== request;
   // What the host itself must be; a locked host is checked against these, its claim separately.
-  const fitFilters: HostFilter[] = [
-    {
-      name: "Unused",
-      check: (host) => (servesSibling(host) ? "serves another node of this cluster" : undefined),
-    },
-    ...resourceFilters(request),
-  ];
+  const fitFilters: HostFilter[] = [notTaken(FILTERS.unused, servesSibling), ...resourceFilters(request)];
   const filters: HostFilter[] = [unclaimed(claims, cluster), ...fitFilters];
   // Every host not chosen gets a reason, including those that fit but lost the best-fit comparison.
-  const rejectedBesides = (chosen: Host | undefined, lost: string) => (): Rejection[] =>
+  const rejectedBesides = (chosen: Host | undefined, lost: Rejection) => (): RejectedHost[] =>
     inventory.hosts.flatMap((host) => {
       if (host.id === chosen?.id) return [];
-      return [{ host: host.id, reason: rejection(filters, host) ?? lost }];
+      return [{ host: host.id, rejection: rejection(filters, host) ?? lost }];
     });
-  const take = (host: Host, reason: string, lost: string) => {
+  const take = (host: Host, reason: string, lost: Rejection) => {
     context.ledger.claim(host, cluster, `chosen for ${subject} of ${cluster}`);
     context.bestFit.take(host);
     const ip = hostAddress(host);
@@ -386,7 +404,7 @@ function placeByResources(
     rejection(fitFilters, locked) === undefined &&
     context.ledger.claimOf(locked)?.cluster === cluster
   ) {
-    return take(locked, "kept from rendered/metalsynth.lock.yaml", "fits, but the locked host is kept");
+    return take(locked, "kept from rendered/metalsynth.lock.yaml", notPicked(REASONS.lockedKept));
   }
 
   const needsKnownResources = request.cpus !== undefined || request.memoryBytes !== undefined;
@@ -406,14 +424,14 @@ function placeByResources(
           : `${host.cpus} CPUs, ${formatBytes(host.memoryBytes ?? 0)}`;
       // Without cpu/memory the candidates are still in best-fit order: the smallest free host wins.
       const why = needsKnownResources ? "best fit" : "smallest free host (no cpu or memory requested)";
-      return take(host, `${why}: ${size}`, "fits, but a smaller host was chosen");
+      return take(host, `${why}: ${size}`, notPicked(REASONS.smallerChosen));
     }
   }
-  const rejected = rejectedBesides(undefined, "fits");
+  const rejected = rejectedBesides(undefined, notPicked(REASONS.fits));
   const histogram = fitHistogram(
     inventory.size,
     0,
-    rejected().map((found) => found.reason),
+    rejected().map((found) => found.rejection),
   );
   return {
     decision: { subject, path: request.path, chosen: [], rejected },

@@ -1,17 +1,144 @@
+/**
+ * Host filters in the style of the Kubernetes scheduler framework: each is a named check that either
+ * passes a host or says why not with a structured {@link Rejection} (the scheduler's
+ * `InsufficientResource`). That one value is rendered into the `no-fit` histogram, into `explain`,
+ * and, for a host a MAC entry names, into the `cpu-insufficient` / `sriov-missing` / … messages, so a
+ * user reads one vocabulary everywhere.
+ */
 import type { Host } from "../inventory/host.ts";
+import { matchesSelector, type LabelSelector } from "../inventory/selector.ts";
+import { ipForInterface } from "../inventory/host.ts";
 import { compareText } from "../issue.ts";
 import { formatBytes } from "../quantity.ts";
 import type { ClaimView } from "./claim-ledger.ts";
 
+/** The filters, and the planning steps that pass a host over without a filter, by name. */
+export const FILTERS = {
+  /** Another cluster holds the host. */
+  unclaimed: "Unclaimed",
+  /** Another node of the same BPA cluster has the host. */
+  unused: "Unused",
+  cpus: "Cpus",
+  memory: "Memory",
+  sriov: "Sriov",
+  qat: "Qat",
+  /** The SIP role's labelSelector. */
+  selector: "Selector",
+  /** An IP on each `nodeInterfaceId` the SIPCluster's services use. */
+  interface: "Interface",
+  /** At most one host per topology value within a SIP role. */
+  topology: "Topology",
+  /** Another role of the same SIPCluster has the host. */
+  otherRole: "OtherRole",
+  /** The CR named a host itself (a MAC, a null entry): every other host is passed over. */
+  named: "Named",
+  /** The host passed every filter but another was picked. */
+  pick: "Pick",
+} as const;
+
+/** One of {@link FILTERS}. */
+export type FilterName = (typeof FILTERS)[keyof typeof FILTERS];
+
+/** Why a filter refused a host; stable codes, rendered by {@link rejectionText}. */
+export const REASONS = {
+  /** Unclaimed: held by another cluster. */
+  claimed: "claimed",
+  /** Unused / OtherRole: this cluster already uses the host elsewhere. */
+  taken: "taken",
+  /** Cpus / Memory: the host has no hardware details, so the request can't be checked. */
+  unknown: "unknown",
+  /** Cpus / Memory: less than `requested`; `available` is what the host has. */
+  insufficient: "insufficient",
+  /** Sriov / Qat: the host is not labelled capable. */
+  notCapable: "not-capable",
+  /** Selector: the labels don't match. */
+  mismatch: "mismatch",
+  /** Interface: no IP on interface `requested`. */
+  noAddress: "no-address",
+  /** Topology: a chosen host has the same value (`available`) of label `requested`. */
+  sameDomain: "same-domain",
+  /** Named: the entry's MAC (`requested`) is another host's. */
+  otherMac: "other-mac",
+  /** Named: a null entry shares the host of master `requested`. */
+  otherMaster: "other-master",
+  /** Named: the entry's mac-address is malformed, so no host was considered. */
+  malformedMac: "malformed-mac",
+  /** Pick: the host fits, but nothing was left to choose (a no-fit counts it as fitting). */
+  fits: "fits",
+  /** Pick: best fit preferred a smaller host. */
+  smallerChosen: "smaller-chosen",
+  /** Pick: the lock's host was kept. */
+  lockedKept: "locked-kept",
+  /** Pick: the SIP role already has all the hosts it asks for. */
+  roleFull: "role-full",
+} as const;
+
+/** One of {@link REASONS}. */
+export type ReasonCode = (typeof REASONS)[keyof typeof REASONS];
+
+/** Why a host was not taken: which filter, which reason, and the numbers or names involved. */
+export interface Rejection {
+  readonly filter: FilterName;
+  readonly reason: ReasonCode;
+  /** What was asked: a CPU count, bytes, an interface id, a label key, a MAC, a master's label. */
+  readonly requested?: number | string;
+  /** What the host has: CPUs, bytes, a label value. */
+  readonly available?: number | string;
+}
+
 /**
- * Host filters in the style of the Kubernetes scheduler framework: each is a named check that either
- * passes or returns a stable reason string. The same strings make the `no-fit` histogram and the
- * `explain` output, so a user sees one vocabulary everywhere.
+ * A rejection in the words of the `no-fit` histogram and `explain`: `fewer than 20 CPUs`,
+ * `claimed by other clusters`, `same vino.airshipit.org/rack as a chosen host`.
  */
+export function rejectionText(rejection: Rejection): string {
+  const { filter, reason, requested } = rejection;
+  switch (reason) {
+    case REASONS.claimed:
+      return "claimed by other clusters";
+    case REASONS.taken:
+      return filter === FILTERS.otherRole
+        ? "serves another role of this cluster"
+        : "serves another node of this cluster";
+    case REASONS.unknown:
+      return "no hardware details";
+    case REASONS.insufficient:
+      return filter === FILTERS.cpus
+        ? `fewer than ${requested} CPUs`
+        : `less than ${quantityText(filter, requested)} memory`;
+    case REASONS.notCapable:
+      return filter === FILTERS.sriov ? "not SR-IOV capable" : "not QAT capable";
+    case REASONS.mismatch:
+      return "not matching the labelSelector";
+    case REASONS.noAddress:
+      return `no IP on interface ${requested}`;
+    case REASONS.sameDomain:
+      return `same ${requested} as a chosen host`;
+    case REASONS.otherMac:
+      return `has no NIC ${requested}`;
+    case REASONS.otherMaster:
+      return `not master ${requested}'s host`;
+    case REASONS.malformedMac:
+      return "not considered: the mac-address is malformed";
+    case REASONS.fits:
+      return "fits";
+    case REASONS.smallerChosen:
+      return "fits, but a smaller host was chosen";
+    case REASONS.lockedKept:
+      return "fits, but the locked host is kept";
+    case REASONS.roleFull:
+      return "not needed: the role is full";
+  }
+}
+
+/** An amount a rejection names, as messages write it: memory as a quantity (`64Gi`), the rest as is. */
+export function quantityText(filter: FilterName, amount: number | string | undefined): string {
+  return filter === FILTERS.memory && typeof amount === "number" ? formatBytes(amount) : String(amount);
+}
+
+/** A named check on a host: `undefined` when the host passes, else why not. */
 export interface HostFilter {
-  readonly name: string;
-  /** `undefined` when the host passes, else why it was rejected. */
-  check(host: Host): string | undefined;
+  readonly name: FilterName;
+  check(host: Host): Rejection | undefined;
 }
 
 /** What a BPA entry asks of a host. */
@@ -24,66 +151,111 @@ export interface ResourceNeeds {
 
 /** Rejects hosts that another cluster owns (or this run already gave away) as `claims` sees them. */
 export function unclaimed(claims: ClaimView, cluster: string): HostFilter {
-  return {
-    name: "Unclaimed",
-    check: (host) => {
-      const owner = claims.ownerOf(host);
-      return owner !== undefined && owner !== cluster ? "claimed by other clusters" : undefined;
-    },
-  };
+  return filter(FILTERS.unclaimed, (host) => {
+    const owner = claims.ownerOf(host);
+    return owner !== undefined && owner !== cluster ? { reason: REASONS.claimed } : undefined;
+  });
+}
+
+/** Rejects hosts this cluster already uses for something else (`filter` says what). */
+export function notTaken(
+  name: typeof FILTERS.unused | typeof FILTERS.otherRole,
+  taken: (host: Host) => boolean,
+): HostFilter {
+  return filter(name, (host) => (taken(host) ? { reason: REASONS.taken } : undefined));
 }
 
 /** The resource filters for a BPA entry, in the order reasons are attributed. */
 export function resourceFilters(needs: ResourceNeeds): HostFilter[] {
   const filters: HostFilter[] = [];
-  if (needs.cpus !== undefined) {
-    const cpus = needs.cpus;
-    filters.push({
-      name: "Cpus",
-      check: (host) =>
-        host.cpus === undefined
-          ? "no hardware details"
-          : host.cpus < cpus
-            ? `fewer than ${cpus} CPUs`
-            : undefined,
-    });
-  }
-  if (needs.memoryBytes !== undefined) {
-    const bytes = needs.memoryBytes;
-    filters.push({
-      name: "Memory",
-      check: (host) =>
-        host.memoryBytes === undefined
-          ? "no hardware details"
-          : host.memoryBytes < bytes
-            ? `less than ${formatBytes(bytes)} memory`
-            : undefined,
-    });
-  }
-  if (needs.sriov)
-    filters.push({ name: "Sriov", check: (host) => (host.sriov ? undefined : "not SR-IOV capable") });
-  if (needs.qat) filters.push({ name: "Qat", check: (host) => (host.qat ? undefined : "not QAT capable") });
+  const { cpus, memoryBytes } = needs;
+  if (cpus !== undefined) filters.push(atLeast(FILTERS.cpus, cpus, (host) => host.cpus));
+  if (memoryBytes !== undefined)
+    filters.push(atLeast(FILTERS.memory, memoryBytes, (host) => host.memoryBytes));
+  if (needs.sriov) filters.push(capable(FILTERS.sriov, (host) => host.sriov));
+  if (needs.qat) filters.push(capable(FILTERS.qat, (host) => host.qat));
   return filters;
 }
 
-/** The first reason any filter rejects `host` for, or undefined when every filter passes. */
-export function rejection(filters: readonly HostFilter[], host: Host): string | undefined {
-  for (const filter of filters) {
-    const reason = filter.check(host);
-    if (reason !== undefined) return reason;
+/** Rejects hosts whose labels don't match a SIP role's selector. */
+export function selected(selector: LabelSelector): HostFilter {
+  return filter(FILTERS.selector, (host) =>
+    matchesSelector(host.labels, selector) ? undefined : { reason: REASONS.mismatch },
+  );
+}
+
+/** Rejects hosts without an IP on interface `id` (SPEC §1.3). */
+export function addressed(id: string): HostFilter {
+  return filter(FILTERS.interface, (host) =>
+    ipForInterface(host, id) === undefined ? { reason: REASONS.noAddress, requested: id } : undefined,
+  );
+}
+
+/**
+ * Rejects hosts whose `key` label has a value a chosen host has (`taken`, which may grow as hosts are
+ * chosen). Hosts without the label are unconstrained; without a key, nothing is.
+ */
+export function topologySpread(key: string | undefined, taken: ReadonlySet<string>): HostFilter {
+  return filter(FILTERS.topology, (host) => {
+    const value = key === undefined ? undefined : host.labels[key];
+    return value !== undefined && taken.has(value)
+      ? { reason: REASONS.sameDomain, requested: key, available: value }
+      : undefined;
+  });
+}
+
+/** The first rejection of any filter, or undefined when `host` passes every filter. */
+export function rejection(filters: readonly HostFilter[], host: Host): Rejection | undefined {
+  for (const candidate of filters) {
+    const found = candidate.check(host);
+    if (found !== undefined) return found;
   }
   return undefined;
+}
+
+/** Every filter's rejection of `host`, in filter order: what a host the CR named lacks. */
+export function rejections(filters: readonly HostFilter[], host: Host): Rejection[] {
+  return filters.flatMap((candidate) => candidate.check(host) ?? []);
 }
 
 /**
  * The `no-fit` message: `0/42 hosts fit: 30 claimed by other clusters, 8 fewer than 20 CPUs`.
  * Reasons are sorted by count (most common first), then alphabetically, so the text is stable.
  */
-export function fitHistogram(total: number, fitting: number, reasons: Iterable<string>): string {
+export function fitHistogram(total: number, fitting: number, rejected: Iterable<Rejection>): string {
   const counts = new Map<string, number>();
-  for (const reason of reasons) counts.set(reason, (counts.get(reason) ?? 0) + 1);
+  for (const found of rejected) {
+    const text = rejectionText(found);
+    counts.set(text, (counts.get(text) ?? 0) + 1);
+  }
   const parts = [...counts]
     .sort(([reasonA, countA], [reasonB, countB]) => countB - countA || compareText(reasonA, reasonB))
     .map(([reason, count]) => `${count} ${reason}`);
   return `${fitting}/${total} hosts fit${parts.length > 0 ? `: ${parts.join(", ")}` : ""}`;
+}
+
+function filter(name: FilterName, check: (host: Host) => Omit<Rejection, "filter"> | undefined): HostFilter {
+  return {
+    name,
+    check: (host) => {
+      const found = check(host);
+      return found && { filter: name, ...found };
+    },
+  };
+}
+
+function atLeast(
+  name: typeof FILTERS.cpus | typeof FILTERS.memory,
+  requested: number,
+  available: (host: Host) => number | undefined,
+): HostFilter {
+  return filter(name, (host) => {
+    const has = available(host);
+    if (has === undefined) return { reason: REASONS.unknown, requested };
+    return has < requested ? { reason: REASONS.insufficient, requested, available: has } : undefined;
+  });
+}
+
+function capable(name: typeof FILTERS.sriov | typeof FILTERS.qat, has: (host: Host) => boolean): HostFilter {
+  return filter(name, (host) => (has(host) ? undefined : { reason: REASONS.notCapable }));
 }

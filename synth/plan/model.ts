@@ -2,6 +2,7 @@ import type { Host } from "../inventory/host.ts";
 import type { FieldPath } from "../field-path.ts";
 import type { ClusterGlue, NodeRequest, Provisioning, Software } from "../site/bpa.ts";
 import type { SipCluster } from "../site/sip.ts";
+import type { Rejection } from "./filters.ts";
 import type { Lock } from "./lock.ts";
 
 /** The normalised CRs of a site (or of a live cluster plus the object under review). */
@@ -12,10 +13,10 @@ export interface SiteModel {
   readonly sips: readonly SipCluster[];
 }
 
-/** A host that was considered for a decision and not taken, and why (same strings as `no-fit`). */
-export interface Rejection {
+/** A host that was considered for a decision and not taken, and why (rendered as `no-fit` does). */
+export interface RejectedHost {
   readonly host: string;
-  readonly reason: string;
+  readonly rejection: Rejection;
 }
 
 /** A BPA node and the host serving it. */
@@ -39,7 +40,7 @@ export interface Decision {
   readonly subject: string;
   readonly path: FieldPath;
   readonly chosen: readonly { readonly host: string; readonly reason: string }[];
-  readonly rejected: () => readonly Rejection[];
+  readonly rejected: () => readonly RejectedHost[];
   /**
    * Why nothing was chosen when the entry itself is at fault, as `<rule>: <message>` (a malformed
    * or unknown MAC, a host another cluster has); a `no-fit` is explained by the rejections instead.

@@ -3,6 +3,7 @@ import { RACK_LABEL, makeInventory, type HostOptions } from "../../test/builders
 import { makeSipCluster, type SipClusterOptions } from "../../test/builders/specs.ts";
 import type { RuleId } from "../issue.ts";
 import { ClaimLedger } from "./claim-ledger.ts";
+import { FILTERS, REASONS } from "./filters.ts";
 import type { LockEntry } from "./lock.ts";
 import { placeSipCluster, retireSipCluster } from "./sip-placement.ts";
 
@@ -168,9 +169,17 @@ describe("placeSipCluster", () => {
       "role ControlPlane needs 3 hosts (active 3 + standby 0), found 1: 1/4 hosts fit: 1 claimed by other clusters, 1 not matching the labelSelector, 1 same vino.airshipit.org/rack as a chosen host",
     ]);
     expect(placed.plan.decisions[0]?.rejected()).toEqual([
-      { host: "metal3/b", reason: "same vino.airshipit.org/rack as a chosen host" },
-      { host: "metal3/c", reason: "not matching the labelSelector" },
-      { host: "metal3/d", reason: "claimed by other clusters" },
+      {
+        host: "metal3/b",
+        rejection: {
+          filter: FILTERS.topology,
+          reason: REASONS.sameDomain,
+          requested: RACK_LABEL,
+          available: "r1",
+        },
+      },
+      { host: "metal3/c", rejection: { filter: FILTERS.selector, reason: REASONS.mismatch } },
+      { host: "metal3/d", rejection: { filter: FILTERS.unclaimed, reason: REASONS.claimed } },
     ]);
   });
 

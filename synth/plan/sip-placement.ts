@@ -5,16 +5,27 @@
  */
 import { formatPath } from "../field-path.ts";
 import { compareText, type Issue } from "../issue.ts";
-import { ipForInterface, type Host } from "../inventory/host.ts";
-import { matchesSelector } from "../inventory/selector.ts";
+import type { Host } from "../inventory/host.ts";
 import { unusedTopologyKey } from "../rules/hosts.ts";
 import { reporter } from "../site/resources.ts";
 import { sipKey, type SipCluster, type SipRole } from "../site/sip.ts";
 import type { ClaimView, Release } from "./claim-ledger.ts";
 import type { Placed, PlanningContext } from "./context.ts";
-import { fitHistogram, rejection, unclaimed, type HostFilter } from "./filters.ts";
+import {
+  FILTERS,
+  REASONS,
+  addressed,
+  fitHistogram,
+  notTaken,
+  rejection,
+  selected,
+  topologySpread,
+  unclaimed,
+  type HostFilter,
+  type Rejection,
+} from "./filters.ts";
 import type { LockEntry } from "./lock.ts";
-import type { Decision, Rejection, RetiredSipCluster, SipClusterPlan, SipMember } from "./model.ts";
+import type { Decision, RejectedHost, RetiredSipCluster, SipClusterPlan, SipMember } from "./model.ts";
 
 /** Places one SIPCluster's roles (SPEC §3.2). */
 export function placeSipCluster(
@@ -37,15 +48,12 @@ export function placeSipCluster(
   for (const role of sip.roles.filter((candidate) => candidate.plannable)) {
     const wanted = role.active + role.standby;
     const filters = sipFilters(role, key, interfaceIds, context.ledger.view());
+    // Values of the topology label the role's hosts have so far, counting kept hosts too.
     const topologyTaken = new Set<string>();
+    const spread = topologySpread(role.topologyKey, topologyTaken);
     const roleMembers: { host: Host; reason: string; wasStandby: boolean }[] = [];
-    const fitsTopology = (host: Host) => {
-      const value = role.topologyKey === undefined ? undefined : host.labels[role.topologyKey];
-      return value === undefined || !topologyTaken.has(value);
-    };
     const add = (host: Host, reason: string, wasStandby: boolean) => {
-      const value = role.topologyKey === undefined ? undefined : host.labels[role.topologyKey];
-      if (value !== undefined) topologyTaken.add(value);
+      for (const value of topologyValues(role, [host])) topologyTaken.add(value);
       chosenIds.add(host.id);
       roleMembers.push({ host, reason, wasStandby });
     };
@@ -54,7 +62,7 @@ export function placeSipCluster(
       .filter((entry) => entry.role === role.role)
       .sort((a, b) => Number(a.standby) - Number(b.standby) || compareText(a.host.id, b.host.id));
     for (const entry of kept) {
-      if (rejection(filters, entry.host) === undefined && fitsTopology(entry.host))
+      if (rejection([...filters, spread], entry.host) === undefined)
         add(entry.host, entry.why, entry.standby);
     }
     // Shrink: release standby hosts first, then the highest names.
@@ -65,14 +73,15 @@ export function placeSipCluster(
     const candidates = inventory.matching(role.selector);
     issues.push(...unusedTopologyKey(role, candidates, report));
     // Fill from free hosts that match, in name order, one per topology value.
+    const fill = [...filters, notTaken(FILTERS.otherRole, (host) => chosenIds.has(host.id)), spread];
     for (const host of candidates) {
       if (roleMembers.length >= wanted) break;
-      if (chosenIds.has(host.id) || rejection(filters, host) !== undefined || !fitsTopology(host)) continue;
-      add(host, `matches ${formatPath(role.path)}.labelSelector`, false);
+      if (rejection(fill, host) === undefined)
+        add(host, `matches ${formatPath(role.path)}.labelSelector`, false);
     }
     const roleIds = new Set(roleMembers.map((member) => member.host.id));
     const otherRoles = new Set([...chosenIds].filter((id) => !roleIds.has(id)));
-    const rejected = (): Rejection[] =>
+    const rejected = (): RejectedHost[] =>
       sipRejections(
         inventory.hosts,
         role,
@@ -81,7 +90,7 @@ export function placeSipCluster(
         otherRoles,
       );
     if (roleMembers.length < wanted) {
-      const reasons = rejected().map((found) => found.reason);
+      const reasons = rejected().map((found) => found.rejection);
       issues.push(
         report(
           "no-fit",
@@ -186,49 +195,40 @@ function previousMembers(
   );
 }
 
+/** What every host of the cluster must be: selected, free, with an address on each service interface. */
 function sipFilters(
   role: SipRole,
   cluster: string,
   interfaceIds: readonly string[],
   claims: ClaimView,
 ): HostFilter[] {
-  return [
-    {
-      name: "Selector",
-      check: (host) =>
-        matchesSelector(host.labels, role.selector) ? undefined : "not matching the labelSelector",
-    },
-    unclaimed(claims, cluster),
-    ...interfaceIds.map((id): HostFilter => ({
-      name: "Interface",
-      check: (host) => (ipForInterface(host, id) === undefined ? `no IP on interface ${id}` : undefined),
-    })),
-  ];
+  return [selected(role.selector), unclaimed(claims, cluster), ...interfaceIds.map(addressed)];
 }
 
+/** Why each host not in the role was passed over, as the role stood when it was complete. */
 function sipRejections(
   hosts: readonly Host[],
   role: SipRole,
   filters: readonly HostFilter[],
   members: readonly Host[],
   otherRoles: ReadonlySet<string>,
-): Rejection[] {
+): RejectedHost[] {
   const memberIds = new Set(members.map((host) => host.id));
-  const takenValues = new Set(
-    members.flatMap((host) =>
-      role.topologyKey && host.labels[role.topologyKey] !== undefined ? [host.labels[role.topologyKey]!] : [],
-    ),
+  const complete = [
+    ...filters,
+    notTaken(FILTERS.otherRole, (host) => otherRoles.has(host.id)),
+    topologySpread(role.topologyKey, topologyValues(role, members)),
+  ];
+  const full: Rejection = { filter: FILTERS.pick, reason: REASONS.roleFull };
+  return hosts.flatMap((host): RejectedHost[] =>
+    memberIds.has(host.id) ? [] : [{ host: host.id, rejection: rejection(complete, host) ?? full }],
   );
-  return hosts.flatMap((host): Rejection[] => {
-    if (memberIds.has(host.id)) return [];
-    const reason = rejection(filters, host);
-    if (reason !== undefined) return [{ host: host.id, reason }];
-    if (otherRoles.has(host.id)) return [{ host: host.id, reason: "serves another role of this cluster" }];
-    const value = role.topologyKey === undefined ? undefined : host.labels[role.topologyKey];
-    if (value !== undefined && takenValues.has(value))
-      return [{ host: host.id, reason: `same ${role.topologyKey} as a chosen host` }];
-    return [{ host: host.id, reason: "not needed: the role is full" }];
-  });
+}
+
+/** The values of the role's topology label among `hosts`. */
+function topologyValues(role: SipRole, hosts: readonly Host[]): Set<string> {
+  const key = role.topologyKey;
+  return new Set(hosts.flatMap((host) => (key === undefined ? [] : (host.labels[key] ?? []))));
 }
 
 /** The lock entry recording that `cluster` is releasing `host`, which served it as `role`. */

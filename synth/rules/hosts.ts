@@ -4,11 +4,20 @@
  * host; these say what is wrong with it.
  */
 import type { FieldPath } from "../field-path.ts";
-import { compareText, type Issue } from "../issue.ts";
+import { compareText, type Issue, type RuleId } from "../issue.ts";
+import { QAT_LABEL, SRIOV_LABEL } from "../inventory/bmh.ts";
 import { ipForMac, type Host } from "../inventory/host.ts";
 import type { Inventory } from "../inventory/inventory.ts";
 import { editDistance } from "../mac.ts";
-import { formatBytes } from "../quantity.ts";
+import {
+  FILTERS,
+  REASONS,
+  quantityText,
+  type FilterName,
+  rejectionText,
+  rejections,
+  resourceFilters,
+} from "../plan/filters.ts";
 import type { NodeRequest } from "../site/bpa.ts";
 import type { Reporter } from "../site/resources.ts";
 import type { SipRole } from "../site/sip.ts";
@@ -59,66 +68,46 @@ export function chosenHostWithoutIp(
   ];
 }
 
+/** The rule, field and host label of each resource filter, for a host a MAC entry names. */
+const RESOURCE_RULES: Partial<
+  Record<FilterName, { readonly rule: RuleId; readonly field: string; readonly label?: string }>
+> = {
+  [FILTERS.cpus]: { rule: "cpu-insufficient", field: "cpu" },
+  [FILTERS.memory]: { rule: "memory-insufficient", field: "memory" },
+  [FILTERS.sriov]: { rule: "sriov-missing", field: "sriov", label: SRIOV_LABEL },
+  [FILTERS.qat]: { rule: "qat-missing", field: "qat", label: QAT_LABEL },
+};
+
 /**
  * `cpu-insufficient`, `memory-insufficient`, `sriov-missing`, `qat-missing` and `resources-unknown`:
- * the host a MAC names against what the entry asks for.
+ * the host a MAC entry names, through the same filters best fit uses, each rejection in words.
  */
 export function missingResources(request: NodeRequest, host: Host, report: Reporter): Issue[] {
-  const issues: Issue[] = [];
-  const path = request.path;
-  if (request.cpus !== undefined) {
-    if (host.cpus === undefined)
-      issues.push(
-        report(
-          "resources-unknown",
-          [...path, "cpu"],
-          `host ${host.id} has no hardware details; can't check cpu: ${request.cpus}`,
-        ),
-      );
-    else if (host.cpus < request.cpus)
-      issues.push(
-        report(
-          "cpu-insufficient",
-          [...path, "cpu"],
-          `host ${host.id} has ${host.cpus} CPUs, ${request.cpus} requested`,
-        ),
-      );
-  }
-  if (request.memoryBytes !== undefined) {
-    if (host.memoryBytes === undefined)
-      issues.push(
-        report(
-          "resources-unknown",
-          [...path, "memory"],
-          `host ${host.id} has no hardware details; can't check memory: ${formatBytes(request.memoryBytes)}`,
-        ),
-      );
-    else if (host.memoryBytes < request.memoryBytes)
-      issues.push(
-        report(
-          "memory-insufficient",
-          [...path, "memory"],
-          `host ${host.id} has ${formatBytes(host.memoryBytes)} memory, ${formatBytes(request.memoryBytes)} requested`,
-        ),
-      );
-  }
-  if (request.sriov && !host.sriov)
-    issues.push(
-      report(
-        "sriov-missing",
-        [...path, "sriov"],
-        `host ${host.id} is not labelled feature.metalsynth.io/sriov: "true"`,
-      ),
-    );
-  if (request.qat && !host.qat)
-    issues.push(
-      report(
-        "qat-missing",
-        [...path, "qat"],
-        `host ${host.id} is not labelled feature.metalsynth.io/qat: "true"`,
-      ),
-    );
-  return issues;
+  return rejections(resourceFilters(request), host).flatMap((found) => {
+    const target = RESOURCE_RULES[found.filter];
+    if (target === undefined) return [];
+    const path = [...request.path, target.field];
+    const requested = quantityText(found.filter, found.requested);
+    switch (found.reason) {
+      case REASONS.unknown:
+        return [
+          report(
+            "resources-unknown",
+            path,
+            `host ${host.id} has no hardware details; can't check ${target.field}: ${requested}`,
+          ),
+        ];
+      case REASONS.insufficient: {
+        const has = quantityText(found.filter, found.available);
+        const what = found.filter === FILTERS.cpus ? `${has} CPUs` : `${has} memory`;
+        return [report(target.rule, path, `host ${host.id} has ${what}, ${requested} requested`)];
+      }
+      default: {
+        const label = target.label === undefined ? "" : `: it is not labelled ${target.label}: "true"`;
+        return [report(target.rule, path, `host ${host.id} is ${rejectionText(found)}${label}`)];
+      }
+    }
+  });
 }
 
 /** `host-not-ready`: KUD installs on an OS that is already there. */

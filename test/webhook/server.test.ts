@@ -164,7 +164,7 @@ describe("the webhook over TLS", () => {
         masters: [["master-1", { "mac-address": MAC.r01node08 }]],
         workers: [["worker-1", { "mac-address": MAC.r03node06, sriov: true }]],
       }),
-      'spec.workers[0].worker-1.sriov: host metal3/r03-node-06 is not labelled feature.metalsynth.io/sriov: "true"',
+      'spec.workers[0].worker-1.sriov: host metal3/r03-node-06 is not SR-IOV capable: it is not labelled feature.metalsynth.io/sriov: "true"',
     ],
     [
       "a SIP role no set of free hosts can fill",

@@ -1,0 +1,177 @@
+import { describe, expect, it } from "vitest";
+import { RACK_LABEL, makeHost, type HostOptions } from "../../test/builders/inventory.ts";
+import type { Host } from "../inventory/host.ts";
+import { ClaimLedger } from "./claim-ledger.ts";
+import {
+  FILTERS,
+  REASONS,
+  addressed,
+  fitHistogram,
+  notTaken,
+  rejection,
+  rejectionText,
+  rejections,
+  resourceFilters,
+  selected,
+  topologySpread,
+  unclaimed,
+  type HostFilter,
+  type Rejection,
+} from "./filters.ts";
+
+const GI = 2 ** 30;
+const held = makeHost({ name: "held" });
+const ledger = new ClaimLedger();
+ledger.claim(held, "ns/other", "test");
+const needs = { sriov: false, qat: false };
+const only = (filters: HostFilter[]): HostFilter => {
+  if (filters.length !== 1 || !filters[0]) throw new Error("one filter expected");
+  return filters[0];
+};
+
+describe("host filters", () => {
+  it.each<[string, HostFilter, HostOptions | Host, Rejection | undefined]>([
+    ["Unclaimed passes a free host", unclaimed(ledger.view(), "ns/c1"), { name: "free" }, undefined],
+    ["Unclaimed passes the cluster's own host", unclaimed(ledger.view(), "ns/other"), held, undefined],
+    [
+      "Unclaimed rejects another cluster's host",
+      unclaimed(ledger.view(), "ns/c1"),
+      held,
+      { filter: FILTERS.unclaimed, reason: REASONS.claimed },
+    ],
+    [
+      "Unused rejects a sibling's host",
+      notTaken(FILTERS.unused, () => true),
+      {},
+      { filter: FILTERS.unused, reason: REASONS.taken },
+    ],
+    ["Cpus passes enough CPUs", only(resourceFilters({ ...needs, cpus: 16 })), { cpus: 16 }, undefined],
+    [
+      "Cpus rejects too few, saying how many",
+      only(resourceFilters({ ...needs, cpus: 20 })),
+      { cpus: 16 },
+      { filter: FILTERS.cpus, reason: REASONS.insufficient, requested: 20, available: 16 },
+    ],
+    [
+      "Cpus can't check a host without hardware details",
+      only(resourceFilters({ ...needs, cpus: 20 })),
+      { cpus: undefined },
+      { filter: FILTERS.cpus, reason: REASONS.unknown, requested: 20 },
+    ],
+    [
+      "Memory rejects too little",
+      only(resourceFilters({ ...needs, memoryBytes: 96 * GI })),
+      { memoryBytes: 64 * GI },
+      { filter: FILTERS.memory, reason: REASONS.insufficient, requested: 96 * GI, available: 64 * GI },
+    ],
+    [
+      "Sriov rejects a host not labelled capable",
+      only(resourceFilters({ ...needs, sriov: true })),
+      {},
+      { filter: FILTERS.sriov, reason: REASONS.notCapable },
+    ],
+    [
+      "Qat passes a host labelled capable",
+      only(resourceFilters({ ...needs, qat: true })),
+      { qat: true },
+      undefined,
+    ],
+    [
+      "Selector rejects other labels",
+      selected({ matchLabels: { role: "cp" } }),
+      { labels: { role: "worker" } },
+      { filter: FILTERS.selector, reason: REASONS.mismatch },
+    ],
+    [
+      "Interface rejects a host without an IP there",
+      addressed("oam-ipv4"),
+      {},
+      { filter: FILTERS.interface, reason: REASONS.noAddress, requested: "oam-ipv4" },
+    ],
+    [
+      "Interface passes a networkData address",
+      addressed("oam-ipv4"),
+      { networks: { "oam-ipv4": "10.0.0.5" } },
+      undefined,
+    ],
+    [
+      "Topology rejects a rack a chosen host has",
+      topologySpread(RACK_LABEL, new Set(["r1"])),
+      { rack: "r1" },
+      { filter: FILTERS.topology, reason: REASONS.sameDomain, requested: RACK_LABEL, available: "r1" },
+    ],
+    ["Topology passes another rack", topologySpread(RACK_LABEL, new Set(["r1"])), { rack: "r2" }, undefined],
+    ["Topology passes a host without the label", topologySpread(RACK_LABEL, new Set(["r1"])), {}, undefined],
+    [
+      "no topology key constrains nothing",
+      topologySpread(undefined, new Set(["r1"])),
+      { rack: "r1" },
+      undefined,
+    ],
+  ])("%s", (_, filter, host, expected) => {
+    expect(filter.check("id" in host ? host : makeHost(host))).toEqual(expected);
+  });
+
+  it("attributes a host to the first filter that rejects it, and lists them all on request", () => {
+    const filters = resourceFilters({ cpus: 32, memoryBytes: 128 * GI, sriov: true, qat: false });
+    const host = makeHost({ cpus: 16, memoryBytes: 64 * GI });
+    expect(rejection(filters, host)?.filter).toBe(FILTERS.cpus);
+    expect(rejections(filters, host).map((found) => found.filter)).toEqual([
+      FILTERS.cpus,
+      FILTERS.memory,
+      FILTERS.sriov,
+    ]);
+  });
+});
+
+describe("rejectionText", () => {
+  it.each<[Rejection, string]>([
+    [{ filter: FILTERS.unclaimed, reason: REASONS.claimed }, "claimed by other clusters"],
+    [{ filter: FILTERS.unused, reason: REASONS.taken }, "serves another node of this cluster"],
+    [{ filter: FILTERS.otherRole, reason: REASONS.taken }, "serves another role of this cluster"],
+    [{ filter: FILTERS.cpus, reason: REASONS.unknown, requested: 8 }, "no hardware details"],
+    [
+      { filter: FILTERS.cpus, reason: REASONS.insufficient, requested: 20, available: 8 },
+      "fewer than 20 CPUs",
+    ],
+    [{ filter: FILTERS.memory, reason: REASONS.insufficient, requested: 2 ** 41 }, "less than 2Ti memory"],
+    [{ filter: FILTERS.sriov, reason: REASONS.notCapable }, "not SR-IOV capable"],
+    [{ filter: FILTERS.qat, reason: REASONS.notCapable }, "not QAT capable"],
+    [{ filter: FILTERS.selector, reason: REASONS.mismatch }, "not matching the labelSelector"],
+    [{ filter: FILTERS.interface, reason: REASONS.noAddress, requested: "oam" }, "no IP on interface oam"],
+    [
+      { filter: FILTERS.topology, reason: REASONS.sameDomain, requested: "rack" },
+      "same rack as a chosen host",
+    ],
+    [
+      { filter: FILTERS.named, reason: REASONS.otherMac, requested: "02:00:00:00:00:01" },
+      "has no NIC 02:00:00:00:00:01",
+    ],
+    [{ filter: FILTERS.named, reason: REASONS.otherMaster, requested: "m1" }, "not master m1's host"],
+    [{ filter: FILTERS.named, reason: REASONS.malformedMac }, "not considered: the mac-address is malformed"],
+    [{ filter: FILTERS.pick, reason: REASONS.fits }, "fits"],
+    [{ filter: FILTERS.pick, reason: REASONS.smallerChosen }, "fits, but a smaller host was chosen"],
+    [{ filter: FILTERS.pick, reason: REASONS.lockedKept }, "fits, but the locked host is kept"],
+    [{ filter: FILTERS.pick, reason: REASONS.roleFull }, "not needed: the role is full"],
+  ])("%j reads %j", (found, text) => {
+    expect(rejectionText(found)).toBe(text);
+  });
+});
+
+describe("fitHistogram", () => {
+  it("counts rejections by their text, most common first, then alphabetically", () => {
+    const claimed: Rejection = { filter: FILTERS.unclaimed, reason: REASONS.claimed };
+    const small: Rejection = {
+      filter: FILTERS.cpus,
+      reason: REASONS.insufficient,
+      requested: 20,
+      available: 8,
+    };
+    const smaller: Rejection = { ...small, available: 4 };
+    const unknown: Rejection = { filter: FILTERS.memory, reason: REASONS.unknown, requested: GI };
+    expect(fitHistogram(6, 1, [claimed, small, unknown, smaller, claimed])).toBe(
+      "1/6 hosts fit: 2 claimed by other clusters, 2 fewer than 20 CPUs, 1 no hardware details",
+    );
+    expect(fitHistogram(0, 0, [])).toBe("0/0 hosts fit");
+  });
+});
