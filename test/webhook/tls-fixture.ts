@@ -5,6 +5,7 @@
  */
 import { execFileSync } from "node:child_process";
 import { mkdtemp, readFile, rename, writeFile } from "node:fs/promises";
+import { isIP } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { DEFAULT_NAMESPACE, WEBHOOK_NAME } from "../../charts/webhook/index.ts";
@@ -74,7 +75,7 @@ export async function createTestCa(): Promise<TestCa> {
   };
 }
 
-/** A server certificate for `names` (DNS SANs), written as `<label>.crt` / `<label>.key` in the CA's directory. */
+/** A server certificate for `names` (DNS SANs, or IP SANs for addresses), written as `<label>.crt` / `<label>.key` in the CA's directory. */
 export async function issueServerCertificate(
   ca: TestCa,
   label: string,
@@ -86,7 +87,7 @@ export async function issueServerCertificate(
   const extensions = `${label}.ext`;
   await writeFile(
     path.join(ca.dir, extensions),
-    `subjectAltName=${names.map((name) => `DNS:${name}`).join(",")}\nextendedKeyUsage=serverAuth\n`,
+    `subjectAltName=${names.map((name) => (isIP(name) ? `IP:${name}` : `DNS:${name}`)).join(",")}\nextendedKeyUsage=serverAuth\n`,
   );
   openssl(
     ["req", "-new", ...NEW_KEY, "-keyout", key, "-out", csr, "-subj", `/CN=${names[0] ?? label}`],

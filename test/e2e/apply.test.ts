@@ -1,0 +1,316 @@
+/**
+ * SPEC §4.2 and §9 on a real API server: every rendered cluster directory (the example site's and
+ * each golden scenario's) applies cleanly under Flux and under Argo CD, onto BareMetalHosts made
+ * with `kubectl apply`, `kubectl create` and a server-side apply, and applying changes the SIP
+ * labels and nothing else: every BMH's spec and every label and annotation it had stay as they were.
+ * What an agent adds for its own bookkeeping (Flux's owner labels, Argo CD's tracking annotation)
+ * and the patch's own annotations are the only other additions allowed.
+ */
+import { readdirSync, readFileSync, existsSync } from "node:fs";
+import { cp, mkdtemp, readdir, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { parse, parseAllDocuments, stringify } from "yaml";
+import { BMH_PATCH_ANNOTATIONS } from "../../charts/sip/index.ts";
+import { REPO } from "../harness.ts";
+import { argoSync, fluxApply, kustomize, type ArgoApplication } from "./support/agents.ts";
+import { startControlPlane, type ControlPlane } from "./support/control-plane.ts";
+import {
+  ensureNamespaces,
+  filesUnder,
+  installCrds,
+  kubectlFor,
+  must,
+  readObjects,
+  registrable,
+  type KubeObject,
+  type Kubectl,
+} from "./support/kube.ts";
+
+/** A rendered tree and the inventory it was rendered from. */
+interface RenderedSite {
+  readonly name: string;
+  readonly rendered: string;
+  readonly inventory: readonly string[];
+  /** Whether it holds BMH label patches. */
+  readonly patchesHosts: boolean;
+  /** The GitOps agents it renders for. */
+  readonly targets: readonly string[];
+}
+
+/** The example site, and every golden scenario that renders a tree. */
+function renderedSites(): RenderedSite[] {
+  const site = (name: string, rendered: string, inventory: string[]): RenderedSite => {
+    const files = readdirSync(rendered, { recursive: true, encoding: "utf8" });
+    return {
+      name,
+      rendered,
+      inventory,
+      patchesHosts: files.some((file) => file.endsWith("bmh-labels.yaml")),
+      targets: [
+        ...(files.some((file) => file.startsWith("argocd")) ? ["argocd"] : []),
+        ...(files.some((file) => file.startsWith("flux")) ? ["flux"] : []),
+      ],
+    };
+  };
+  const sites = [
+    site("examples/site", path.join(REPO, "examples", "site", "rendered"), [
+      path.join(REPO, "examples", "site", "inventory"),
+    ]),
+  ];
+  const visit = (dir: string): void => {
+    const manifest = path.join(dir, "scenario.yaml");
+    if (existsSync(manifest)) {
+      const scenario = parse(readFileSync(manifest, "utf8")) as { inventory: string[] };
+      const rendered = path.join(dir, "expected");
+      if (existsSync(path.join(rendered, "clusters"))) {
+        sites.push(
+          site(
+            path.relative(REPO, dir),
+            rendered,
+            scenario.inventory.map((entry) => path.resolve(dir, entry)),
+          ),
+        );
+      }
+      return;
+    }
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      if (entry.isDirectory()) visit(path.join(dir, entry.name));
+    }
+  };
+  visit(path.join(REPO, "test", "scenarios"));
+  return sites;
+}
+
+/** The ways a BareMetalHost gets into a cluster. */
+const CREATORS = {
+  "kubectl apply": (kubectl: Kubectl, yaml: string) => must(kubectl, ["apply", "-f", "-"], yaml),
+  "kubectl create": (kubectl: Kubectl, yaml: string) => must(kubectl, ["create", "-f", "-"], yaml),
+  "server-side apply": (kubectl: Kubectl, yaml: string) =>
+    must(kubectl, ["apply", "--server-side", "--field-manager=metal3-inventory", "-f", "-"], yaml),
+} as const;
+
+type Creator = keyof typeof CREATORS;
+
+/** Every BareMetalHost's metadata and spec, by `namespace/name`. */
+async function liveHosts(kubectl: Kubectl): Promise<Map<string, KubeObject>> {
+  const list = JSON.parse(await must(kubectl, ["get", "baremetalhosts", "-A", "-o", "json"])) as {
+    items: KubeObject[];
+  };
+  return new Map(list.items.map((host) => [`${host.metadata.namespace}/${host.metadata.name}`, host]));
+}
+
+const SIP_LABELS = [
+  "metalsynth.io/cluster",
+  "sip.airshipit.org/cluster-namespace",
+  "sip.airshipit.org/cluster-name",
+  "sip.airshipit.org/node-type",
+];
+const AGENT_LABELS = ["kustomize.toolkit.fluxcd.io/name", "kustomize.toolkit.fluxcd.io/namespace"];
+const AGENT_ANNOTATIONS = ["argocd.argoproj.io/tracking-id"];
+const PATCH_ANNOTATIONS = [...Object.keys(BMH_PATCH_ANNOTATIONS), "argocd.argoproj.io/sync-wave"];
+
+/** Every kind of object the rendered directories hold, and BareMetalHosts. */
+const RENDERED_KINDS =
+  "baremetalhosts,jobs,configmaps,deployments,services,serviceaccounts,roles,rolebindings";
+const AGENTS = ["flux", "argocd"] as const;
+type Agent = (typeof AGENTS)[number];
+/** The Application's sync options, as the rendered ApplicationSet's template gives them. */
+const ARGO_SYNC_OPTIONS = applicationSetSyncOptions();
+
+function applicationSetSyncOptions(): string[] {
+  const set = parse(
+    readFileSync(path.join(REPO, "examples", "site", "rendered", "argocd", "applicationset.yaml"), "utf8"),
+  ) as {
+    spec: { template: { spec: { syncPolicy: { syncOptions?: string[] } } } };
+  };
+  return set.spec.template.spec.syncPolicy.syncOptions ?? [];
+}
+
+/** The labels the patches of `rendered` give each host (`undefined`: a release, no SIP labels). */
+async function expectedLabels(rendered: string): Promise<Map<string, Record<string, string> | undefined>> {
+  const expected = new Map<string, Record<string, string> | undefined>();
+  const files = (await filesUnder(path.join(rendered, "clusters"))).filter((file) =>
+    file.endsWith("bmh-labels.yaml"),
+  );
+  for (const object of await readObjects(files)) {
+    if (object.kind !== "BareMetalHost") continue;
+    expected.set(`${object.metadata.namespace}/${object.metadata.name}`, object.metadata.labels);
+  }
+  return expected;
+}
+
+/** What applying did to one host, in the words of the promise. */
+function changes(before: KubeObject, after: KubeObject): string[] {
+  const found: string[] = [];
+  if (stringify(after.spec) !== stringify(before.spec))
+    found.push(`spec changed: ${stringify(after.spec ?? null)}`);
+  for (const field of ["labels", "annotations"] as const) {
+    const old = (before.metadata[field] ?? {}) as Record<string, string>;
+    const now = (after.metadata[field] ?? {}) as Record<string, string>;
+    for (const [name, value] of Object.entries(old)) {
+      if (now[name] !== value && !SIP_LABELS.includes(name))
+        found.push(`${field} ${name} changed to ${now[name]}`);
+    }
+    const allowed =
+      field === "labels" ? [...SIP_LABELS, ...AGENT_LABELS] : [...PATCH_ANNOTATIONS, ...AGENT_ANNOTATIONS];
+    for (const name of Object.keys(now)) {
+      if (!(name in old) && !allowed.includes(name)) found.push(`${field} ${name} added`);
+    }
+  }
+  return found;
+}
+
+function sipLabels(host: KubeObject): Record<string, string> {
+  const labels = (host.metadata.labels ?? {}) as Record<string, string>;
+  return Object.fromEntries(Object.entries(labels).filter(([name]) => SIP_LABELS.includes(name)));
+}
+
+describe("rendered/ applied by Flux and Argo CD on a real API server", () => {
+  let plane: ControlPlane;
+  let kubectl: Kubectl;
+  let scratch: string;
+
+  beforeAll(async () => {
+    plane = await startControlPlane(inject("e2eBinDir"));
+    kubectl = kubectlFor(plane.kubeconfig);
+    await installCrds(kubectl);
+    scratch = await mkdtemp(path.join(tmpdir(), "metalsynth-e2e-apply-"));
+  });
+  afterAll(async () => plane?.stop());
+
+  const built = new Map<string, string>();
+  async function kustomizeOnce(dir: string): Promise<string> {
+    const manifests = built.get(dir) ?? (await kustomize(plane, dir));
+    built.set(dir, manifests);
+    return manifests;
+  }
+
+  /** An agent's state across syncs: Flux inventories, Argo CD Applications. */
+  interface AgentState {
+    readonly agent: Agent;
+    readonly fluxInventories: string;
+    readonly argoApps: Map<string, ArgoApplication>;
+  }
+
+  async function newAgentState(agent: Agent): Promise<AgentState> {
+    return { agent, fluxInventories: await mkdtemp(path.join(scratch, `${agent}-`)), argoApps: new Map() };
+  }
+
+  /**
+   * Syncs every cluster directory of `rendered` as its own Kustomization or Application (named
+   * `<namespace>-<cluster>`, as the wiring names them); a directory synced before and gone now is
+   * synced with nothing, which is what deleting its Kustomization or Application amounts to.
+   */
+  async function sync(state: AgentState, rendered: string): Promise<void> {
+    const clusters = path.join(rendered, "clusters");
+    const builds = new Map<string, string>();
+    for (const file of (await filesUnder(clusters)).filter((entry) => entry.endsWith("kustomization.yaml"))) {
+      const dir = path.dirname(file);
+      builds.set(path.relative(clusters, dir).replace("/", "-"), await kustomizeOnce(dir));
+    }
+    const known =
+      state.agent === "flux"
+        ? (await readdir(state.fluxInventories)).map((file) => file.replace(/\.json$/, ""))
+        : [...state.argoApps.keys()];
+    for (const name of known) if (!builds.has(name)) builds.set(name, "");
+
+    const namespaces = new Set<string>();
+    for (const manifests of builds.values()) {
+      for (const object of objectsOf(manifests)) namespaces.add(object.metadata.namespace ?? "default");
+    }
+    await ensureNamespaces(kubectl, namespaces);
+    for (const [name, manifests] of builds) {
+      if (state.agent === "flux") {
+        await fluxApply(plane, name, manifests, path.join(state.fluxInventories, `${name}.json`));
+      } else {
+        const app = state.argoApps.get(name) ?? { name, syncOptions: ARGO_SYNC_OPTIONS };
+        state.argoApps.set(name, app);
+        await argoSync(plane, app, manifests);
+      }
+    }
+  }
+
+  /** Removes what an earlier case left, and registers the site's BareMetalHosts by `creator`. */
+  async function register(inventory: readonly string[], creator: Creator): Promise<Map<string, KubeObject>> {
+    const namespaces = JSON.parse(await must(kubectl, ["get", "namespaces", "-o", "json"])) as {
+      items: KubeObject[];
+    };
+    for (const namespace of namespaces.items.map((item) => item.metadata.name)) {
+      if (namespace.startsWith("kube-")) continue;
+      await must(kubectl, ["delete", RENDERED_KINDS, "--all", "-n", namespace, "--timeout=30s"]);
+    }
+    const files = (
+      await Promise.all(
+        inventory.map((entry) => (/\.(ya?ml|json)$/.test(entry) ? [entry] : filesUnder(entry))),
+      )
+    ).flat();
+    const hosts = (await readObjects(files)).filter((object) => object.kind === "BareMetalHost");
+    await ensureNamespaces(
+      kubectl,
+      hosts.map((host) => host.metadata.namespace ?? "default"),
+    );
+    await CREATORS[creator](kubectl, hosts.map((host) => stringify(registrable(host))).join("---\n"));
+    const live = await liveHosts(kubectl);
+    expect(live.size).toBe(
+      new Set(hosts.map((host) => `${host.metadata.namespace}/${host.metadata.name}`)).size,
+    );
+    return live;
+  }
+
+  /** Asserts the promise: against `before`, only SIP labels (as `rendered` wants them) changed. */
+  async function expectOnlySipLabelsChanged(
+    before: Map<string, KubeObject>,
+    rendered: string,
+  ): Promise<void> {
+    const after = await liveHosts(kubectl);
+    const labelled = await expectedLabels(rendered);
+    for (const [id, host] of before) {
+      const now = after.get(id);
+      expect(now, `${id} still exists`).toBeDefined();
+      expect(changes(host, now!), id).toEqual([]);
+      const wanted = labelled.has(id) ? (labelled.get(id) ?? {}) : sipLabels(host);
+      expect(sipLabels(now!), `${id} SIP labels`).toEqual(wanted);
+    }
+  }
+
+  for (const agent of AGENTS) {
+    for (const creator of Object.keys(CREATORS) as Creator[]) {
+      for (const site of renderedSites()) {
+        // The way a host was made matters only where the site patches hosts; the target must be one
+        // the site renders for.
+        if (!site.patchesHosts && creator !== "kubectl apply") continue;
+        if (!site.targets.includes(agent)) continue;
+        it(`${site.name}: ${agent} onto BMHs made by ${creator}`, async () => {
+          const before = await register(site.inventory, creator);
+          await sync(await newAgentState(agent), site.rendered);
+          await expectOnlySipLabelsChanged(before, site.rendered);
+        });
+      }
+
+      it(`${agent} onto BMHs made by ${creator}: a release removes exactly the SIP labels, and no BMH is ever deleted`, async () => {
+        const example = path.join(REPO, "examples", "site");
+        const retired = path.join(REPO, "test", "scenarios", "sip-retired", "expected");
+        const before = await register([path.join(example, "inventory")], creator);
+        const state = await newAgentState(agent);
+        await sync(state, path.join(example, "rendered"));
+        // tenant-a deleted from specs/: its directory holds label-removing patches for a generation…
+        await sync(state, retired);
+        await expectOnlySipLabelsChanged(before, retired);
+        // …then leaves Git: the agent prunes what it applied, never a BareMetalHost.
+        const gone = await mkdtemp(path.join(scratch, "gone-"));
+        await cp(retired, gone, { recursive: true });
+        await rm(path.join(gone, "clusters", "edge-sip"), { recursive: true });
+        await sync(state, gone);
+        await expectOnlySipLabelsChanged(before, retired);
+      });
+    }
+  }
+});
+
+function objectsOf(text: string): KubeObject[] {
+  return parseAllDocuments(text)
+    .map((document) => document.toJS() as KubeObject | null)
+    .filter((object): object is KubeObject => object !== null);
+}

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Makes what the e2e suite needs and prints the directory that holds it:
+#   etcd            from Debian's etcd-server package (installed when missing)
+#   kube-apiserver  built from k8s.io/kubernetes (test/e2e/go/go.mod pins the release), CGO_ENABLED=0
+#   flux-apply      test/e2e/go/flux-apply: applies objects as Flux's kustomize-controller does
+# The Go binaries are cached under $METALSYNTH_E2E_CACHE (default ~/.cache/metalsynth-e2e), keyed by
+# the Go module files and sources, so only the first run on a machine pays for the build (~5 min).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+cache=${METALSYNTH_E2E_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/metalsynth-e2e}
+
+if ! command -v etcd >/dev/null 2>&1; then
+  echo "e2e setup: installing etcd-server" >&2
+  apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq etcd-server >&2
+  # The package starts a system etcd on the default ports; the tests run their own.
+  (systemctl stop etcd || service etcd stop || true) >/dev/null 2>&1
+fi
+
+key=$(cd "$here/go" && cat go.mod go.sum flux-apply/*.go | sha256sum | cut -c1-16)
+bin="$cache/$key"
+if [ ! -x "$bin/kube-apiserver" ] || [ ! -x "$bin/flux-apply" ]; then
+  echo "e2e setup: building kube-apiserver and flux-apply into $bin (first run on this machine: a few minutes)" >&2
+  mkdir -p "$bin.tmp"
+  (cd "$here/go" && CGO_ENABLED=0 go build -o "$bin.tmp/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver >&2 &&
+    CGO_ENABLED=0 go build -o "$bin.tmp/flux-apply" ./flux-apply >&2)
+  rm -rf "$bin" && mv "$bin.tmp" "$bin"
+fi
+echo "$bin"

@@ -1,0 +1,205 @@
+/**
+ * The admission webhook as a cluster runs it, from this clone: `metalsynth webhook --from-cluster`
+ * authenticated as its ServiceAccount (so the ClusterRole of deploy/metalsynth.yaml is what it gets),
+ * serving TLS with a test CA, registered by the ValidatingWebhookConfiguration of
+ * deploy/metalsynth.yaml with `clientConfig.url` and `caBundle` in place of the Service and
+ * cert-manager's CA injection.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { parseAllDocuments, stringify } from "yaml";
+import { REPO } from "../../harness.ts";
+import { createTestCa, issueServerCertificate, type TestCa } from "../../webhook/tls-fixture.ts";
+import type { ControlPlane } from "./control-plane.ts";
+import { freePort } from "./control-plane.ts";
+import { kubectlFor, must, registrable, type KubeObject, type Kubectl } from "./kube.ts";
+
+/** The identity the webhook's pod has: its ServiceAccount. */
+export const WEBHOOK_USER = "system:serviceaccount:metalsynth-system:metalsynth-webhook";
+
+/** A running webhook process. */
+export interface RunningWebhook {
+  readonly port: number;
+  readonly ca: TestCa;
+  /** What it logged so far (JSON lines on stdout, anything else on stderr). */
+  output(): string;
+  /** `GET <path>` over TLS: status code, or 0 when nothing answers. */
+  probe(path: string): Promise<number>;
+  stop(): Promise<void>;
+}
+
+/** The objects of deploy/metalsynth.yaml. */
+export async function deployObjects(): Promise<KubeObject[]> {
+  const text = await readFile(path.join(REPO, "deploy", "metalsynth.yaml"), "utf8");
+  return parseAllDocuments(text).map((document) => document.toJS() as KubeObject);
+}
+
+/** Applies the webhook's RBAC from deploy/metalsynth.yaml (Namespace, ServiceAccount, ClusterRole, binding). */
+export async function installWebhookRbac(kubectl: Kubectl): Promise<void> {
+  const kinds = ["Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding"];
+  const objects = (await deployObjects()).filter((object) => kinds.includes(object.kind));
+  await must(kubectl, ["apply", "-f", "-"], objects.map((object) => stringify(object)).join("---\n"));
+}
+
+/** Starts `metalsynth webhook --from-cluster` as {@link WEBHOOK_USER}; resolves once `/readyz` is 200. */
+export async function startWebhook(
+  plane: ControlPlane,
+  extraArgs: readonly string[] = [],
+): Promise<RunningWebhook> {
+  const ca = await createTestCa();
+  const certificate = await issueServerCertificate(ca, "webhook", ["127.0.0.1"]);
+  const port = await freePort();
+  let output = "";
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [
+      path.join(REPO, "bin", "metalsynth.js"),
+      "webhook",
+      "--from-cluster",
+      "--tls-cert",
+      certificate.certFile,
+      "--tls-key",
+      certificate.keyFile,
+      "--host",
+      "127.0.0.1",
+      "--port",
+      String(port),
+      ...extraArgs,
+    ],
+    {
+      env: { ...process.env, KUBECONFIG: plane.kubeconfigFor(WEBHOOK_USER) },
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
+  child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()));
+
+  const probe = async (target: string): Promise<number> => {
+    try {
+      const response = await fetchWithCa(`https://127.0.0.1:${port}${target}`, ca.cert);
+      return response;
+    } catch {
+      return 0;
+    }
+  };
+  const running: RunningWebhook = {
+    port,
+    ca,
+    output: () => output,
+    probe,
+    async stop() {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((resolve) => child.once("exit", resolve));
+      child.kill("SIGTERM");
+      await Promise.race([exited, sleep(15_000).then(() => child.kill("SIGKILL"))]);
+    },
+  };
+  const deadline = Date.now() + 60_000;
+  while ((await probe("/readyz")) !== 200) {
+    if (child.exitCode !== null) throw new Error(`webhook exited with ${child.exitCode}:\n${output}`);
+    if (Date.now() > deadline) {
+      await running.stop();
+      throw new Error(`webhook not ready after 60 s:\n${output}`);
+    }
+    await sleep(200);
+  }
+  return running;
+}
+
+/** A GET over HTTPS trusting only `ca`; resolves to the status code. */
+async function fetchWithCa(url: string, ca: string): Promise<number> {
+  const { request } = await import("node:https");
+  return new Promise((resolve, reject) => {
+    const outgoing = request(url, { ca, method: "GET", agent: false }, (response) => {
+      response.resume();
+      response.on("end", () => resolve(response.statusCode ?? 0));
+    });
+    outgoing.on("error", reject);
+    outgoing.end();
+  });
+}
+
+/**
+ * Registers the ValidatingWebhookConfiguration of deploy/metalsynth.yaml for `webhook`: every
+ * webhook's `clientConfig` becomes the URL of the same path on 127.0.0.1, with the test CA.
+ */
+export async function registerWebhook(kubectl: Kubectl, webhook: RunningWebhook): Promise<void> {
+  const configuration = (await deployObjects()).find(
+    (object) => object.kind === "ValidatingWebhookConfiguration",
+  );
+  if (!configuration) throw new Error("deploy/metalsynth.yaml has no ValidatingWebhookConfiguration");
+  const { annotations: _injected, ...metadata } = configuration.metadata;
+  void _injected;
+  const webhooks = (configuration.webhooks as { clientConfig: { service: { path: string } } }[]).map(
+    (entry) => ({
+      ...entry,
+      clientConfig: {
+        url: `https://127.0.0.1:${webhook.port}${entry.clientConfig.service.path}`,
+        caBundle: Buffer.from(webhook.ca.cert).toString("base64"),
+      },
+    }),
+  );
+  await must(kubectl, ["apply", "-f", "-"], stringify({ ...configuration, metadata, webhooks }));
+}
+
+/**
+ * Puts an inventory snapshot into the cluster the way Metal3 has it: each BareMetalHost created,
+ * then its status written through the status subresource; HardwareData; networkData Secrets,
+ * labelled for the webhook (`metalsynth.io/network-data=true`).
+ */
+export async function loadInventory(kubectl: Kubectl, objects: readonly KubeObject[]): Promise<void> {
+  const wanted = objects.filter((object) =>
+    ["BareMetalHost", "HardwareData", "Secret"].includes(object.kind),
+  );
+  const labelled = wanted.map((object) =>
+    object.kind === "Secret"
+      ? {
+          ...object,
+          metadata: {
+            ...object.metadata,
+            labels: { ...object.metadata.labels, "metalsynth.io/network-data": "true" },
+          },
+        }
+      : object,
+  );
+  await must(
+    kubectl,
+    ["apply", "-f", "-"],
+    labelled.map((object) => stringify(registrable(object))).join("---\n"),
+  );
+  for (const host of wanted.filter((object) => object.kind === "BareMetalHost" && object.status)) {
+    await writeStatus(kubectl, host, host.status);
+  }
+}
+
+/**
+ * Writes a BareMetalHost's status through the status subresource, as the baremetal-operator does,
+ * with the fields the CRD requires that a snapshot may leave out.
+ */
+export async function writeStatus(kubectl: Kubectl, host: KubeObject, status: unknown): Promise<void> {
+  const given = (status ?? {}) as Record<string, unknown>;
+  const full = {
+    errorCount: 0,
+    errorMessage: "",
+    operationalStatus: "OK",
+    poweredOn: false,
+    provisioningFailCount: 0,
+    ...given,
+    provisioning: { ID: "", state: "", ...(given.provisioning as Record<string, unknown> | undefined) },
+  };
+  await must(kubectl, [
+    "patch",
+    "baremetalhost",
+    host.metadata.name,
+    "-n",
+    host.metadata.namespace ?? "default",
+    "--subresource=status",
+    "--type=merge",
+    "-p",
+    JSON.stringify({ status: full }),
+  ]);
+}
+
+export { kubectlFor };

@@ -1,0 +1,16 @@
+import { defineConfig } from "vitest/config";
+
+/**
+ * The e2e suite: a real etcd and kube-apiserver (test/e2e/setup.sh builds and caches them), kubectl,
+ * the webhook from this clone, and the GitOps agents' apply code. Files run one at a time: each
+ * starts its own control plane, and the machine has two cores.
+ */
+export default defineConfig({
+  test: {
+    include: ["test/e2e/**/*.test.ts"],
+    globalSetup: ["test/e2e/support/global-setup.ts"],
+    fileParallelism: false,
+    testTimeout: 120_000,
+    hookTimeout: 180_000,
+  },
+});
