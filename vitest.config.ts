@@ -1,10 +1,37 @@
 import { defineConfig } from "vitest/config";
 
+/**
+ * Two tiers (`npm test` and `npm run test:slow`; `.ci/run` runs both, then the e2e suite of
+ * vitest.e2e.config.ts, which needs a real API server):
+ * - unit: the pure core, charts, and the edges' unit tests, beside their code. Fast enough to run
+ *   on every save.
+ * - slow: whatever runs the CLI, git, kubectl, child processes, a fuzz run, cdk8s synth or
+ *   many thousands of hosts: test/ and the few unit files that build large inventories.
+ */
+const SLOW_UNIT_FILES = ["gitops/inventory-reader.test.ts", "synth/inventory/block-yaml.test.ts"];
+
 export default defineConfig({
   test: {
-    include: ["{synth,charts,gitops,webhook,bin,test}/**/*.test.ts"],
-    // The e2e suite needs a real API server: `npm run test:e2e` (vitest.e2e.config.ts).
-    exclude: ["test/e2e/**", "**/node_modules/**"],
     testTimeout: 30_000,
+    projects: [
+      {
+        test: {
+          name: "unit",
+          // Pure tests share one module cache per worker: importing cdk8s-plus once, not per file.
+          isolate: false,
+          include: ["{synth,charts,gitops,webhook,bin}/**/*.test.ts"],
+          exclude: [...SLOW_UNIT_FILES, "**/node_modules/**"],
+          testTimeout: 30_000,
+        },
+      },
+      {
+        test: {
+          name: "slow",
+          include: ["test/**/*.test.ts", ...SLOW_UNIT_FILES],
+          exclude: ["test/e2e/**", "**/node_modules/**"],
+          testTimeout: 30_000,
+        },
+      },
+    ],
   },
 });

@@ -2,7 +2,7 @@
  * Golden scenarios: each directory under `test/scenarios/` is a site (its `scenario.yaml` names the
  * specs and inventory, a `metalsynth.yaml` beside it the settings, `previous-lock.yaml` the lock of
  * an earlier run), and `expected/` holds the exact `rendered/` tree synth must write for it, or
- * `expected/diagnostics.txt` for a site synth must refuse. `UPDATE_GOLDEN=1 npm test` rewrites the
+ * `expected/diagnostics.txt` for a site synth must refuse. `UPDATE_GOLDEN=1 npm run test:slow` rewrites the
  * expected trees (review the diff before committing it). The bundled example site is one too: its
  * committed `rendered/` must be what `metalsynth synth --site examples/site` writes.
  */
