@@ -16,7 +16,14 @@ import {
   macWithoutIp,
   missingResources,
 } from "../rules/hosts.ts";
-import type { ClusterGlue, NodeRequest, Provisioning, Software } from "../site/bpa.ts";
+import type {
+  ClusterGlue,
+  MacRequest,
+  NodeRequest,
+  Provisioning,
+  ResourceRequest,
+  Software,
+} from "../site/bpa.ts";
 import { reporter, type Reporter } from "../site/resources.ts";
 import type { ClaimLedger } from "./claim-ledger.ts";
 import type { Placed, PlanningContext } from "./context.ts";
@@ -48,7 +55,7 @@ export interface BpaGroup {
  * MAC entries whose host another cluster has: never placed, explained with this `host-claimed`
  * problem (`<rule>: <message>`).
  */
-export type ContestedEntries = ReadonlyMap<NodeRequest, string>;
+export type ContestedEntries = ReadonlyMap<MacRequest, string>;
 
 /** BPA CRs joined by (namespace, cluster label); duplicates are reported by the site checks. */
 export function groupBpa(model: SiteModel): Map<string, BpaGroup> {
@@ -82,21 +89,15 @@ export function claimMacHosts(
   ledger: ClaimLedger,
 ): { contested: ContestedEntries; issues: Issue[] } {
   const issues: Issue[] = [];
-  const contested = new Map<NodeRequest, string>();
-  type User = { host: Host; mac: string; cluster: string; request: NodeRequest; provisioning: Provisioning };
+  const contested = new Map<MacRequest, string>();
+  type User = { host: Host; cluster: string; request: MacRequest; provisioning: Provisioning };
   const users = new Map<string, User[]>();
   for (const [key, group] of groups) {
     if (!group.provisioning) continue;
     for (const request of [...group.provisioning.masters, ...group.provisioning.workers]) {
-      const host = request.mac === undefined ? undefined : inventory.byMac(request.mac);
-      if (host && request.mac !== undefined)
-        pushTo(users, host.id, {
-          host,
-          mac: request.mac,
-          cluster: key,
-          request,
-          provisioning: group.provisioning,
-        });
+      const host = request.kind === "mac" ? inventory.byMac(request.mac) : undefined;
+      if (host && request.kind === "mac")
+        pushTo(users, host.id, { host, cluster: key, request, provisioning: group.provisioning });
     }
   }
   const reportContested = (user: User, found: Issue) => {
@@ -108,7 +109,10 @@ export function claimMacHosts(
     if (existing) {
       for (const user of named.filter((candidate) => candidate.cluster !== existing.cluster)) {
         const report = reportRequest(user.provisioning);
-        reportContested(user, macHostClaimed(user.host, user.mac, existing, user.request.path, report));
+        reportContested(
+          user,
+          macHostClaimed(user.host, user.request.mac, existing, user.request.path, report),
+        );
       }
       continue;
     }
@@ -126,7 +130,7 @@ export function claimMacHosts(
         user,
         macHostClaimed(
           user.host,
-          user.mac,
+          user.request.mac,
           { cluster: first.cluster, requestedIn: owner },
           user.request.path,
           report,
@@ -177,8 +181,6 @@ export function placeBpaCluster(
 
   for (const request of [...provisioning.masters, ...provisioning.workers]) {
     const subject = `${request.role} ${request.label}`;
-    const notMasters = named(REASONS.otherMaster, request.label);
-    const otherMac = named(REASONS.otherMac, request.mac);
     // An entry that names no usable host is still explained, with the error that says why.
     const unresolved = (problem: string, reason: Rejection) =>
       decisions.push({
@@ -188,59 +190,71 @@ export function placeBpaCluster(
         rejected: everyHost(context.inventory, reason),
         problem,
       });
-    if (request.sameAsMaster) {
-      const master = placedMasters.get(request.label);
-      if (!master) {
-        const named = provisioning.masters.some((entry) => entry.label === request.label);
-        unresolved(
-          named
-            ? `master ${request.label} has no host, so neither has this entry`
-            : `node-ref: there is no master ${request.label} to share a host with`,
-          notMasters,
-        );
-        continue;
+    switch (request.kind) {
+      case "sameAsMaster": {
+        const master = placedMasters.get(request.label);
+        const notMasters = named(REASONS.otherMaster, request.label);
+        if (!master) {
+          const listed = provisioning.masters.some((entry) => entry.label === request.label);
+          unresolved(
+            listed
+              ? `master ${request.label} has no host, so neither has this entry`
+              : `node-ref: there is no master ${request.label} to share a host with`,
+            notMasters,
+          );
+          break;
+        }
+        const reason = `same host as master ${request.label}`;
+        // The master's host: already counted as used, and the entry is no master itself.
+        (request.role === "master" ? masters : workers).push({
+          request,
+          host: master.host,
+          ...(master.ip === undefined ? {} : { ip: master.ip }),
+          reason,
+        });
+        decisions.push({
+          subject,
+          path: request.path,
+          chosen: [{ host: master.host.id, reason }],
+          rejected: otherHosts(context.inventory, master.host, notMasters),
+        });
+        lock.push({
+          host: master.host.id,
+          cluster: key,
+          kind: "bpa",
+          role: request.role,
+          node: request.label,
+        });
+        break;
       }
-      const reason = `same host as master ${request.label}`;
-      // A worker entry naming its master: already counted as used, and not a master itself.
-      (request.role === "master" ? masters : workers).push({
-        request,
-        host: master.host,
-        ...(master.ip === undefined ? {} : { ip: master.ip }),
-        reason,
-      });
-      decisions.push({
-        subject,
-        path: request.path,
-        chosen: [{ host: master.host.id, reason }],
-        rejected: otherHosts(context.inventory, master.host, notMasters),
-      });
-      lock.push({ host: master.host.id, cluster: key, kind: "bpa", role: request.role, node: request.label });
-      continue;
-    }
-    if (request.mac !== undefined) {
-      const placed = placeByMac(request, request.mac, context, report);
-      issues.push(...placed.issues);
-      if (placed.placement === undefined) {
-        unresolved(placed.problem, otherMac);
-        continue;
+      case "mac": {
+        const otherMac = named(REASONS.otherMac, request.mac);
+        const placed = placeByMac(request, context, report);
+        issues.push(...placed.issues);
+        if (placed.placement === undefined) {
+          unresolved(placed.problem, otherMac);
+          break;
+        }
+        context.bestFit.take(placed.placement.host);
+        place(placed.placement, {
+          subject,
+          path: request.path,
+          chosen: [{ host: placed.placement.host.id, reason: placed.placement.reason }],
+          rejected: otherHosts(context.inventory, placed.placement.host, otherMac),
+        });
+        break;
       }
-      context.bestFit.take(placed.placement.host);
-      place(placed.placement, {
-        subject,
-        path: request.path,
-        chosen: [{ host: placed.placement.host.id, reason: placed.placement.reason }],
-        rejected: otherHosts(context.inventory, placed.placement.host, otherMac),
-      });
-      continue;
+      case "invalid":
+        unresolved(`mac-format: ${request.macProblem}`, named(REASONS.malformedMac));
+        break;
+      case "resources": {
+        const placed = placeByResources(request, key, { used, reserved }, context, report);
+        issues.push(...placed.issues);
+        if (placed.placement) place(placed.placement, placed.decision);
+        else decisions.push(placed.decision);
+        break;
+      }
     }
-    if (request.macProblem !== undefined) {
-      unresolved(`mac-format: ${request.macProblem}`, named(REASONS.malformedMac));
-      continue;
-    }
-    const placed = placeByResources(request, key, { used, reserved }, context, report);
-    issues.push(...placed.issues);
-    if (placed.placement) place(placed.placement, placed.decision);
-    else decisions.push(placed.decision);
   }
   const plan: BpaClusterPlan = { kind: "bpa", key, ...group, masters, workers, decisions };
   return { plan, lock, issues };
@@ -264,11 +278,11 @@ function reservedHosts(
   const reserved = new Map<string, NodeRequest>();
   const requests = [...provisioning.masters, ...provisioning.workers];
   for (const request of requests) {
-    const host = request.mac === undefined ? undefined : context.inventory.byMac(request.mac);
+    const host = request.kind === "mac" ? context.inventory.byMac(request.mac) : undefined;
     if (host && !reserved.has(host.id)) reserved.set(host.id, request);
   }
   for (const request of requests) {
-    if (request.mac !== undefined || request.macProblem !== undefined || request.sameAsMaster) continue;
+    if (request.kind !== "resources") continue;
     const host = lockedHost(request, context);
     if (
       host &&
@@ -312,13 +326,13 @@ function notPicked(reason: ReasonCode): Rejection {
 
 /** A MAC entry: that host, checked against the resources the entry asks for. */
 function placeByMac(
-  request: NodeRequest,
-  mac: string,
+  request: MacRequest,
   context: PlanningContext & { readonly contested: ContestedEntries },
   report: Reporter,
 ):
   | { placement: NodePlacement; issues: Issue[] }
   | { placement?: undefined; problem: string; issues: Issue[] } {
+  const { mac } = request;
   const host = context.inventory.byMac(mac);
   if (!host) {
     const unknown = macUnknown(context.inventory, mac, request.path, report);
@@ -353,7 +367,7 @@ function hostAddress(host: Host): string | undefined {
 
 /** A resource-only entry: sticky from the lock if still valid, else best fit among free hosts. */
 function placeByResources(
-  request: NodeRequest,
+  request: ResourceRequest,
   cluster: string,
   siblings: {
     /** Hosts placed for earlier entries of this cluster. */

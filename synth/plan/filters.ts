@@ -10,6 +10,7 @@ import { matchesSelector, type LabelSelector } from "../inventory/selector.ts";
 import { ipForInterface } from "../inventory/host.ts";
 import { compareText } from "../issue.ts";
 import { formatBytes } from "../quantity.ts";
+import type { ResourceNeeds } from "../site/bpa.ts";
 import type { ClaimView } from "./claim-ledger.ts";
 
 /** The filters, and the planning steps that pass a host over without a filter, by name. */
@@ -139,14 +140,6 @@ export function quantityText(filter: FilterName, amount: number | string | undef
 export interface HostFilter {
   readonly name: FilterName;
   check(host: Host): Rejection | undefined;
-}
-
-/** What a BPA entry asks of a host. */
-export interface ResourceNeeds {
-  readonly cpus?: number;
-  readonly memoryBytes?: number;
-  readonly sriov: boolean;
-  readonly qat: boolean;
 }
 
 /** Rejects hosts that another cluster owns (or this run already gave away) as `claims` sees them. */

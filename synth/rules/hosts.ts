@@ -18,7 +18,7 @@ import {
   rejections,
   resourceFilters,
 } from "../plan/filters.ts";
-import type { NodeRequest } from "../site/bpa.ts";
+import type { MacRequest } from "../site/bpa.ts";
 import type { Reporter } from "../site/resources.ts";
 import type { SipRole } from "../site/sip.ts";
 
@@ -82,7 +82,7 @@ const RESOURCE_RULES: Partial<
  * `cpu-insufficient`, `memory-insufficient`, `sriov-missing`, `qat-missing` and `resources-unknown`:
  * the host a MAC entry names, through the same filters best fit uses, each rejection in words.
  */
-export function missingResources(request: NodeRequest, host: Host, report: Reporter): Issue[] {
+export function missingResources(request: MacRequest, host: Host, report: Reporter): Issue[] {
   return rejections(resourceFilters(request), host).flatMap((found) => {
     const target = RESOURCE_RULES[found.filter];
     if (target === undefined) return [];

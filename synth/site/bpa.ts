@@ -11,26 +11,56 @@ import { DNS1123_LABEL } from "../inventory/selector.ts";
 /** A node's part in a BPA cluster. */
 export type Role = "master" | "worker";
 
-/** One `- <label>: {…}` entry of `spec.masters` / `spec.workers`, normalised. */
-export interface NodeRequest {
+/** What every `- <label>: {…}` entry of `spec.masters` / `spec.workers` has. */
+interface NodeEntry {
   readonly role: Role;
   /** The node label: the host's name in the cluster and in hosts.ini. */
   readonly label: string;
   /** Field path of the entry's value, `["spec", "masters", 0, "master-1"]`. */
   readonly path: FieldPath;
-  readonly mac?: string;
-  readonly cpus?: number;
-  readonly memoryBytes?: number;
-  readonly sriov: boolean;
-  readonly qat: boolean;
-  /** A null worker entry (`- master-1:`): the same host as the master with this label. */
-  readonly sameAsMaster: boolean;
-  /**
-   * Set when a mac-address was written but is malformed: the `mac-format` message. Such an entry is
-   * never planned by resources, but `explain` shows it with this message.
-   */
-  readonly macProblem?: string;
 }
+
+/** What an entry asks of its host; cpu and memory unset mean "any". */
+export interface ResourceNeeds {
+  /** Logical CPUs, at least. */
+  readonly cpus?: number;
+  /** Memory in bytes, at least. */
+  readonly memoryBytes?: number;
+  /** The host must be labelled SR-IOV capable (workers only). */
+  readonly sriov: boolean;
+  /** The host must be labelled QAT capable (workers only). */
+  readonly qat: boolean;
+}
+
+/** An entry with a mac-address: that host, checked against the resources it asks for. */
+export interface MacRequest extends NodeEntry, ResourceNeeds {
+  readonly kind: "mac";
+  /** Normalised (`aa:bb:cc:dd:ee:ff`). */
+  readonly mac: string;
+}
+
+/** An entry without a mac-address: any free host that has the resources (best fit). */
+export interface ResourceRequest extends NodeEntry, ResourceNeeds {
+  readonly kind: "resources";
+}
+
+/** A null worker entry (`- master-1:`): the same host as the master with this label. */
+export interface SameAsMasterRequest extends NodeEntry {
+  readonly kind: "sameAsMaster";
+}
+
+/**
+ * An entry whose mac-address is malformed (reported as `mac-format`): never planned by resources,
+ * but `explain` shows it with this message.
+ */
+export interface InvalidRequest extends NodeEntry {
+  readonly kind: "invalid";
+  /** The `mac-format` message. */
+  readonly macProblem: string;
+}
+
+/** One `- <label>: {…}` entry of `spec.masters` / `spec.workers`, normalised, by how it asks for a host. */
+export type NodeRequest = MacRequest | ResourceRequest | SameAsMasterRequest | InvalidRequest;
 
 /** A Provisioning after normalisation: the cluster it builds and each node's request. */
 export interface Provisioning {
@@ -160,7 +190,7 @@ export function normalizeProvisioning(resource: Resource<"Provisioning">): {
         ),
       );
     }
-    if (request === null) return { role, label, path, sriov: false, qat: false, sameAsMaster: true };
+    if (request === null) return { kind: "sameAsMaster", role, label, path };
     let mac: string | undefined;
     let macProblem: string | undefined;
     if (request["mac-address"] !== undefined) {
@@ -176,18 +206,16 @@ export function normalizeProvisioning(resource: Resource<"Provisioning">): {
       if ("problem" in parsed) issues.push(report("memory-format", [...path, "memory"], parsed.problem));
       else memoryBytes = parsed.bytes;
     }
-    return {
-      role,
-      label,
-      path,
-      ...(mac === undefined ? {} : { mac }),
+    if (macProblem !== undefined) return { kind: "invalid", role, label, path, macProblem };
+    const needs: ResourceNeeds = {
       ...(request.cpu === undefined ? {} : { cpus: request.cpu }),
       ...(memoryBytes === undefined ? {} : { memoryBytes }),
       sriov: request.sriov === true,
       qat: request.qat === true,
-      sameAsMaster: false,
-      ...(macProblem === undefined ? {} : { macProblem }),
     };
+    return mac === undefined
+      ? { kind: "resources", role, label, path, ...needs }
+      : { kind: "mac", role, label, path, mac, ...needs };
   }
 
   const masters = requests("master", spec.masters);
@@ -251,7 +279,7 @@ function checkNodeEntries(
     } else {
       mastersByLabel.set(master.label, master);
     }
-    if (master.sameAsMaster) {
+    if (master.kind === "sameAsMaster") {
       issues.push(
         report(
           "node-ref",
@@ -276,7 +304,7 @@ function checkNodeEntries(
     }
     workersByLabel.set(worker.label, worker);
     const master = mastersByLabel.get(worker.label);
-    if (worker.sameAsMaster) {
+    if (worker.kind === "sameAsMaster") {
       if (!master) {
         issues.push(
           report(
@@ -300,7 +328,7 @@ function checkNodeEntries(
   }
   const labelByMac = new Map<string, NodeRequest>();
   for (const entry of [...masters, ...workers]) {
-    if (entry.mac === undefined) continue;
+    if (entry.kind !== "mac") continue;
     const earlier = labelByMac.get(entry.mac);
     if (!earlier) labelByMac.set(entry.mac, entry);
     else if (earlier.label !== entry.label) {
@@ -316,7 +344,7 @@ function checkNodeEntries(
 }
 
 function sameHostRequest(master: NodeRequest, worker: NodeRequest): boolean {
-  return master.mac !== undefined && master.mac === worker.mac;
+  return master.kind === "mac" && worker.kind === "mac" && master.mac === worker.mac;
 }
 
 function formatEntry(entry: NodeRequest): string {
