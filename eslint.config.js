@@ -13,20 +13,39 @@ const forbiddenLayers = {
   webhook: ["charts", "gitops", "bin"],
 };
 
-const layerRules = Object.entries(forbiddenLayers).map(([layer, forbidden]) => ({
-  files: [`${layer}/**/*.ts`],
-  rules: {
-    "no-restricted-imports": [
-      "error",
-      {
-        patterns: forbidden.map((target) => ({
-          group: [`**/${target}/*`, `**/${target}`],
-          message: `${layer}/ must not import ${target}/ (imports point inward, see STYLE.md).`,
-        })),
-      },
-    ],
+/**
+ * synth/ is pure: no file system, processes, network or clock from Node either. Hashing
+ * (`node:crypto`'s createHash) is a pure function and stays allowed.
+ */
+const synthNodeImports = {
+  group: ["node:*", "!node:crypto"],
+  message: "synth/ is pure: no I/O from Node's modules; pass values in (see STYLE.md).",
+};
+
+/** The import patterns `layer` must not use. */
+const layerPatterns = (layer, forbidden) =>
+  forbidden.map((target) => ({
+    group: [`**/${target}/*`, `**/${target}`],
+    message: `${layer}/ must not import ${target}/ (imports point inward, see STYLE.md).`,
+  }));
+
+const layerRules = [
+  ...Object.entries(forbiddenLayers).map(([layer, forbidden]) => ({
+    files: [`${layer}/**/*.ts`],
+    rules: { "no-restricted-imports": ["error", { patterns: layerPatterns(layer, forbidden) }] },
+  })),
+  // Tests may read fixtures; synth's code may not.
+  {
+    files: ["synth/**/*.ts"],
+    ignores: ["synth/**/*.test.ts"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        { patterns: [...layerPatterns("synth", forbiddenLayers.synth), synthNodeImports] },
+      ],
+    },
   },
-}));
+];
 
 export default tseslint.config(
   { ignores: ["node_modules/", "dist/", "coverage/", "examples/", "deploy/", ".scratch/"] },
