@@ -112,13 +112,13 @@ export async function argoSync(plane: ControlPlane, app: ArgoApplication, manife
   }
 
   const waves = [...new Set(objects.map(wave))].sort((a, b) => a - b);
-  for (const current of waves) {
+  for (const step of waves) {
     await argoApply(
       plane,
       app,
-      resources.filter((candidate) => wave(candidate) === current),
+      resources.filter((candidate) => wave(candidate) === step),
     );
-    for (const hook of hooks.filter((candidate) => wave(candidate) === current)) {
+    for (const hook of hooks.filter((candidate) => wave(candidate) === step)) {
       await runHook(plane, hook);
     }
   }
