@@ -16,7 +16,7 @@ import { writeTree } from "../gitops/tree-writer.ts";
 import { evaluateSite } from "../synth/evaluate.ts";
 import { field, stringField } from "../synth/inventory/raw.ts";
 import { SIP_LABELS } from "../synth/inventory/bmh.ts";
-import { hasErrors } from "../synth/issue.ts";
+import { renderPlan } from "../synth/plan/render-plan.ts";
 import { generateBmhs, kubectlJson, type RawObject } from "../test/builders/inventory.ts";
 
 /** The result line of one run. */
@@ -92,9 +92,10 @@ async function run(hosts: number, clusters: number): Promise<SynthBenchResult> {
     const evaluation = evaluateSite(input.documents, input.inventory, input.lock);
     const evaluated = clock();
     const problems = [...input.issues, ...evaluation.issues];
-    if (hasErrors(problems))
+    const ready = renderPlan(evaluation.plan, problems);
+    if (!ready)
       throw new Error(`the generated site has errors: ${JSON.stringify(problems.slice(0, 3), null, 2)}`);
-    const rendered = renderSite(evaluation.plan, input.settings);
+    const rendered = renderSite(ready, input.settings);
     const renderedAt = clock();
     await writeTree(input.out, rendered.files);
     const written = clock();

@@ -9,15 +9,16 @@ import { App } from "cdk8s";
 import { addSiteCharts } from "../charts/site.ts";
 import { evaluateFromSite } from "../gitops/render-site.ts";
 import { formatIssues } from "../gitops/report.ts";
-import { hasErrors } from "../synth/issue.ts";
+import { renderPlan } from "../synth/plan/render-plan.ts";
 
 const site = process.env["METALSYNTH_SITE"] ?? "examples/site";
 const { input, plan, issues } = await evaluateFromSite({ site });
-if (hasErrors(issues)) {
+const ready = renderPlan(plan, issues);
+if (!ready) {
   process.stderr.write(formatIssues(issues, "text"));
   process.exit(1);
 }
 // cdk8s passes the output directory in CDK8S_OUTDIR, which App reads by default.
 const app = new App({ recordConstructMetadata: false });
-addSiteCharts(plan, input.settings, () => app);
+addSiteCharts(ready, input.settings, () => app);
 app.synth();

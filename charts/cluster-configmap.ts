@@ -2,13 +2,13 @@ import { Chart } from "cdk8s";
 import { k8s } from "cdk8s-plus-27";
 import type { Construct } from "constructs";
 import { kudRoles } from "../synth/hosts-ini.ts";
-import type { BpaClusterPlan } from "../synth/plan/model.ts";
-import { SYNC_WAVES, clusterChartProps, nodeAddresses, waveAnnotations } from "./metadata.ts";
+import type { BpaRender } from "../synth/plan/render-plan.ts";
+import { SYNC_WAVES, clusterChartProps, waveAnnotations } from "./metadata.ts";
 
 /** Props of {@link ClusterConfigMapChart}. */
 export interface ClusterConfigMapChartProps {
-  /** The cluster's plan. */
-  readonly cluster: BpaClusterPlan;
+  /** The cluster's plan: its nodes and their addresses. */
+  readonly cluster: BpaRender;
 }
 
 /**
@@ -21,7 +21,7 @@ export class ClusterConfigMapChart extends Chart {
   constructor(scope: Construct, id: string, props: ClusterConfigMapChartProps) {
     const { cluster } = props;
     super(scope, id, clusterChartProps(cluster));
-    const roles = kudRoles(nodeAddresses(cluster.masters), nodeAddresses(cluster.workers));
+    const roles = kudRoles(cluster.masters, cluster.workers);
     const data: Record<string, string> = {};
     for (const node of roles.masters) data[`MASTER_${node.label}`] = node.ip;
     for (const node of roles.workers) data[`WORKER_${node.label}`] = node.ip;

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { toYamlStream } from "../synth/yaml-output.ts";
-import type { BpaClusterPlan } from "../synth/plan/model.ts";
+import type { BpaRender } from "../synth/plan/render-plan.ts";
 import type { SiteSettings } from "../synth/schema/settings.ts";
 import { addBpaClusterCharts } from "./index.ts";
 import {
@@ -16,7 +16,7 @@ import {
 const WITH_SOFTWARE = { masterSoftware: ["htop"], workerSoftware: ["curl=7.81.0-1ubuntu1.15"] };
 
 /** The objects of each of a cluster's files. */
-function bpaClusterObjects(cluster: BpaClusterPlan, siteSettings: SiteSettings): Map<string, unknown[]> {
+function bpaClusterObjects(cluster: BpaRender, siteSettings: SiteSettings): Map<string, unknown[]> {
   return objectsByFile(addBpaClusterCharts(testApp(), cluster, siteSettings));
 }
 
@@ -43,11 +43,6 @@ describe("addBpaClusterCharts", () => {
       "kud-installer.yaml",
       "software.yaml",
     ]);
-  });
-
-  it("renders nothing for a cluster without a Provisioning: its software has no hosts", () => {
-    const softwareOnly = { ...bpaPlan(WITH_SOFTWARE), provisioning: undefined };
-    expect(bpaClusterObjects(softwareOnly, settings()).size).toBe(0);
   });
 
   it("gives every object a valid schema, the CR's namespace, the common labels and its file's sync wave", () => {

@@ -20,7 +20,7 @@ import {
 function render(options: BpaPlanOptions = {}, siteSettings = settings()) {
   const chart = new KudInstallerChart(testApp(), "kud-installer", {
     cluster: bpaPlan(options),
-    settings: siteSettings,
+    ...siteSettings,
   });
   return { chart, objects: synthObjects(chart) };
 }

@@ -2,7 +2,7 @@ import { Chart } from "cdk8s";
 import { k8s } from "cdk8s-plus-27";
 import type { Construct } from "constructs";
 import { hostsIni } from "../synth/hosts-ini.ts";
-import type { BpaClusterPlan } from "../synth/plan/model.ts";
+import type { BpaRender } from "../synth/plan/render-plan.ts";
 import type { SiteSettings } from "../synth/schema/settings.ts";
 import { toYaml } from "../synth/yaml-output.ts";
 import {
@@ -13,17 +13,20 @@ import {
   clusterLabels,
   jobName,
   kubeconfigSecretName,
-  nodeAddresses,
   unprivilegedContainerSecurityContext,
   waveAnnotations,
 } from "./metadata.ts";
 
-/** Props of {@link KudInstallerChart}. */
+/** Props of {@link KudInstallerChart}: the cluster, and the site settings the installer uses. */
 export interface KudInstallerChartProps {
   /** The cluster's plan; its Provisioning supplies the KUD plugins and the pod subnet. */
-  readonly cluster: BpaClusterPlan;
-  /** Images, the SSH key Secret and the Job knobs. */
-  readonly settings: SiteSettings;
+  readonly cluster: BpaRender;
+  /** The installer's image and the kubectl image of the step that stores the kubeconfig. */
+  readonly images: Pick<SiteSettings["images"], "kudInstaller" | "kubectl">;
+  /** Name of the Secret holding the SSH private key (`id_rsa`) KUD logs in with. */
+  readonly sshKeySecret: SiteSettings["sshKeySecret"];
+  /** Pull policy, hostNetwork, privileged and backoffLimit of the Job. */
+  readonly job: SiteSettings["job"];
 }
 
 /** Where KUD's installer looks for a cluster's hosts.ini and writes its artifacts (upstream layout). */
@@ -53,10 +56,9 @@ export class KudInstallerChart extends Chart {
   readonly jobName: string;
 
   constructor(scope: Construct, id: string, props: KudInstallerChartProps) {
-    const { cluster, settings } = props;
+    const { cluster, images, sshKeySecret, job } = props;
     super(scope, id, clusterChartProps(cluster));
     const { provisioning } = cluster;
-    if (!provisioning) throw new Error(`cluster ${cluster.key} has no Provisioning: nothing to install`);
 
     const name = cluster.name;
     const clusterDir = `${MULTI_CLUSTER_DIR}/${name}`;
@@ -67,7 +69,7 @@ export class KudInstallerChart extends Chart {
     const annotations = waveAnnotations(SYNC_WAVES.installer);
 
     const hostsConfigMapData = {
-      "hosts.ini": hostsIni(nodeAddresses(cluster.masters), nodeAddresses(cluster.workers)),
+      "hosts.ini": hostsIni(cluster.masters, cluster.workers),
     };
     const kustomizationData = {
       "kustomization.yaml": kubeconfigKustomization(cluster.namespace, name, kubeconfigSecret),
@@ -75,8 +77,8 @@ export class KudInstallerChart extends Chart {
 
     const installer: k8s.Container = {
       name: "kud-installer",
-      image: settings.images.kudInstaller,
-      imagePullPolicy: settings.job.imagePullPolicy,
+      image: images.kudInstaller,
+      imagePullPolicy: job.imagePullPolicy,
       // The image's working directory holds KUD's `installer`, as upstream's `./installer` relied on.
       command: ["./installer"],
       args: [
@@ -93,9 +95,9 @@ export class KudInstallerChart extends Chart {
       securityContext: {
         runAsUser: 0,
         runAsNonRoot: false,
-        privileged: settings.job.privileged,
+        privileged: job.privileged,
         // The API server rejects allowPrivilegeEscalation: false together with privileged: true.
-        ...(settings.job.privileged ? {} : { allowPrivilegeEscalation: false }),
+        ...(job.privileged ? {} : { allowPrivilegeEscalation: false }),
         readOnlyRootFilesystem: false,
       },
       resources: {
@@ -112,8 +114,8 @@ export class KudInstallerChart extends Chart {
 
     const storeKubeconfig: k8s.Container = {
       name: "store-kubeconfig",
-      image: settings.images.kubectl,
-      imagePullPolicy: settings.job.imagePullPolicy,
+      image: images.kubectl,
+      imagePullPolicy: job.imagePullPolicy,
       command: ["kubectl"],
       args: [
         "apply",
@@ -152,7 +154,7 @@ export class KudInstallerChart extends Chart {
     const jobSpec: k8s.JobSpec = {
       // No ttlSecondsAfterFinished: Argo CD / Flux would re-create a garbage-collected Job from Git
       // and run the installer again.
-      backoffLimit: settings.job.backoffLimit,
+      backoffLimit: job.backoffLimit,
       template: {
         metadata: { labels: clusterLabels(name) },
         spec: {
@@ -160,7 +162,7 @@ export class KudInstallerChart extends Chart {
           // The installer never talks to the API server, so the token is projected into the kubectl
           // step only (the same three files the kubelet would mount, for client-go's in-cluster config).
           automountServiceAccountToken: false,
-          hostNetwork: settings.job.hostNetwork,
+          hostNetwork: job.hostNetwork,
           restartPolicy: "Never",
           securityContext: { seccompProfile: { type: "RuntimeDefault" } },
           initContainers: [installer],
@@ -168,7 +170,7 @@ export class KudInstallerChart extends Chart {
           volumes: [
             { name: "multi-cluster", emptyDir: {} },
             { name: "hosts-ini", configMap: { name: hostsConfigMap } },
-            sshKeyVolume(settings.sshKeySecret),
+            sshKeyVolume(sshKeySecret),
             { name: "kubeconfig-kustomization", configMap: { name: kustomizationConfigMap } },
             { name: "tmp", emptyDir: {} },
             {

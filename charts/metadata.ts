@@ -1,8 +1,6 @@
 import type { ChartProps } from "cdk8s";
 import { k8s } from "cdk8s-plus-27";
 import { hash8 } from "../synth/content-hash.ts";
-import type { InventoryNode } from "../synth/hosts-ini.ts";
-import type { NodePlacement } from "../synth/plan/model.ts";
 
 /** Label on every object metalsynth renders: tooling can tell generated objects from hand-made ones. */
 export const MANAGED_BY_LABEL = "app.kubernetes.io/managed-by";
@@ -92,21 +90,6 @@ export function nobodyPodSecurityContext(): k8s.PodSecurityContext {
  */
 export function unprivilegedContainerSecurityContext(): k8s.SecurityContext {
   return { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ["ALL"] } };
-}
-
-/**
- * The label and address of each placed node. Synth renders only plans without errors, so a missing
- * address here is a bug (an `ip-missing` error that did not stop synth), not an input problem.
- */
-export function nodeAddresses(placements: readonly NodePlacement[]): InventoryNode[] {
-  return placements.map((placement) => {
-    if (placement.ip === undefined) {
-      throw new Error(
-        `node ${placement.request.label} (${placement.host.id}) has no address: synth must not render a plan with ip-missing errors`,
-      );
-    }
-    return { label: placement.request.label, ip: placement.ip };
-  });
 }
 
 /**

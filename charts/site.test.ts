@@ -1,22 +1,18 @@
 import { describe, expect, it } from "vitest";
 import { EMPTY_LOCK } from "../synth/plan/lock.ts";
-import type { SitePlan } from "../synth/plan/model.ts";
+import type { RenderPlan } from "../synth/plan/render-plan.ts";
 import { DEFAULT_SETTINGS, type SiteSettings } from "../synth/schema/settings.ts";
 import { addSiteCharts } from "./site.ts";
 import { sipHost, sipPlan } from "./sip/test-support.ts";
 import { bpaPlan, synthObjects, testApp } from "./test-support.ts";
 
 /**
- * A site whose BPA cluster and SIPCluster share the name `edge-sip/tenant-a`, a BPA cluster without a
- * Provisioning, and a SIPCluster gone from the site that still has a host to release.
+ * A site whose BPA cluster and SIPCluster share the name `edge-sip/tenant-a`, and a SIPCluster gone
+ * from the site that still has a host to release.
  */
-function sitePlan(): SitePlan {
+function sitePlan(): RenderPlan {
   return {
-    clusters: [
-      { ...bpaPlan({ namespace: "edge-a", cluster: "no-hosts" }), provisioning: undefined },
-      bpaPlan({ namespace: "edge-sip", cluster: "tenant-a", masterSoftware: ["htop"] }),
-      sipPlan(),
-    ],
+    clusters: [bpaPlan({ namespace: "edge-sip", cluster: "tenant-a", masterSoftware: ["htop"] }), sipPlan()],
     retired: [
       {
         key: "edge-sip/tenant-old",
@@ -57,7 +53,6 @@ describe("addSiteCharts", () => {
     ]);
     expect(clusters[0]?.plans.map((plan) => plan.kind)).toEqual(["bpa", "sip"]);
     expect(clusters[1]?.retired?.key).toBe("edge-sip/tenant-old");
-    // The cluster without a Provisioning has nothing to render, so no directory and no wiring.
     expect([...wiring.keys()]).toEqual([
       "argocd/applicationset.yaml",
       "flux/edge-sip-tenant-a.yaml",

@@ -1,6 +1,7 @@
 import type { Chart } from "cdk8s";
 import type { Construct } from "constructs";
-import type { ClusterPlan, RetiredSipCluster, SitePlan } from "../synth/plan/model.ts";
+import type { RetiredSipCluster } from "../synth/plan/model.ts";
+import type { ClusterRender, RenderPlan } from "../synth/plan/render-plan.ts";
 import type { SiteSettings } from "../synth/schema/settings.ts";
 import { ArgoApplicationSetChart, FluxKustomizationChart, fluxKustomizationName } from "./gitops-wiring.ts";
 import { addBpaClusterCharts } from "./index.ts";
@@ -12,7 +13,7 @@ export interface ClusterCharts {
   /** `namespace/cluster`. */
   readonly key: string;
   /** The plans rendered into it: a BPA cluster, a SIPCluster, or both when they share a name. */
-  readonly plans: readonly ClusterPlan[];
+  readonly plans: readonly ClusterRender[];
   /** A SIPCluster gone from the site, whose directory only removes its hosts' labels. */
   readonly retired?: RetiredSipCluster;
   /** `clusters/<namespace>/<cluster>`, relative to `rendered/`. */
@@ -32,7 +33,11 @@ export interface SiteCharts {
  * synthesis, so one App for a large site is quadratic), `npx cdk8s synth` puts all into its one App.
  * Chart ids carry the namespace and cluster, so they are unique in either case.
  */
-export function addSiteCharts(plan: SitePlan, settings: SiteSettings, scopeFor: () => Construct): SiteCharts {
+export function addSiteCharts(
+  plan: RenderPlan,
+  settings: SiteSettings,
+  scopeFor: () => Construct,
+): SiteCharts {
   const targets = new Set(settings.gitops.targets);
   const wiring = new Map<string, Chart>();
   if (targets.has("argocd"))
@@ -90,8 +95,8 @@ function clusterDirectory(namespace: string, name: string): string {
 }
 
 /** Plans grouped by cluster directory (`namespace/name`), in plan order. */
-function byDirectory(plans: readonly ClusterPlan[]): ClusterPlan[][] {
-  const groups = new Map<string, ClusterPlan[]>();
+function byDirectory(plans: readonly ClusterRender[]): ClusterRender[][] {
+  const groups = new Map<string, ClusterRender[]>();
   for (const plan of plans) {
     const group = groups.get(plan.key);
     if (group) group.push(plan);

@@ -23,9 +23,12 @@ const SOFTWARE: BpaPlanOptions = {
 };
 
 function render(options: BpaPlanOptions = SOFTWARE, siteSettings = settings()) {
+  const cluster = bpaPlan(options);
+  if (!cluster.software) throw new Error("fixture without a Software CR");
   const chart = new SoftwareChart(testApp(), "software", {
-    cluster: bpaPlan(options),
-    settings: siteSettings,
+    cluster,
+    software: cluster.software,
+    ...siteSettings,
   });
   return { chart, objects: synthObjects(chart) };
 }
@@ -160,9 +163,9 @@ describe("SoftwareChart", () => {
   ])("refuses to render a package with %s, whatever let it through", (_, bad) => {
     const cluster = bpaPlan(SOFTWARE);
     const software = cluster.software!;
-    const tampered = { ...cluster, software: { ...software, workerPackages: [bad] } };
+    const tampered = { ...software, workerPackages: [bad] };
     expect(
-      () => new SoftwareChart(testApp(), "software", { cluster: tampered, settings: settings() }),
+      () => new SoftwareChart(testApp(), "software", { cluster, software: tampered, ...settings() }),
     ).toThrow("is not a Debian package name or version");
   });
 });

@@ -2,8 +2,8 @@ import { Chart } from "cdk8s";
 import { k8s } from "cdk8s-plus-27";
 import type { Construct } from "constructs";
 import { kudRoles, type InventoryNode } from "../synth/hosts-ini.ts";
-import type { BpaClusterPlan } from "../synth/plan/model.ts";
-import type { Package } from "../synth/site/bpa.ts";
+import type { BpaRender } from "../synth/plan/render-plan.ts";
+import type { Package, Software } from "../synth/site/bpa.ts";
 import type { SiteSettings } from "../synth/schema/settings.ts";
 import {
   NOBODY,
@@ -15,17 +15,22 @@ import {
   jobName,
   kubeconfigSecretName,
   nobodyPodSecurityContext,
-  nodeAddresses,
   unprivilegedContainerSecurityContext,
   waveAnnotations,
 } from "./metadata.ts";
 
-/** Props of {@link SoftwareChart}. */
+/** Props of {@link SoftwareChart}: the cluster, its Software CR, and the site settings the Job uses. */
 export interface SoftwareChartProps {
-  /** The cluster's plan; it must carry both its Provisioning (the hosts) and its Software CR. */
-  readonly cluster: BpaClusterPlan;
-  /** The software installer image, the SSH key Secret and the Job knobs. */
-  readonly settings: SiteSettings;
+  /** The cluster's plan: the hosts to install on. */
+  readonly cluster: BpaRender;
+  /** The packages to install. */
+  readonly software: Software;
+  /** The software installer's image. */
+  readonly images: Pick<SiteSettings["images"], "softwareInstaller">;
+  /** Name of the Secret holding the SSH private key (`id_rsa`) the Job logs in with. */
+  readonly sshKeySecret: SiteSettings["sshKeySecret"];
+  /** Pull policy, hostNetwork and backoffLimit of the Job. */
+  readonly job: SiteSettings["job"];
 }
 
 /** Where the Job mounts the ConfigMap with the script and its data files. */
@@ -126,15 +131,13 @@ export class SoftwareChart extends Chart {
   readonly jobName: string;
 
   constructor(scope: Construct, id: string, props: SoftwareChartProps) {
-    const { cluster, settings } = props;
+    const { cluster, software, images, sshKeySecret, job } = props;
     super(scope, id, clusterChartProps(cluster));
-    const { software } = cluster;
-    if (!software) throw new Error(`cluster ${cluster.key} has no Software CR: nothing to install`);
 
     const name = cluster.name;
     const configMapName = `${name}-software`;
     const annotations = waveAnnotations(SYNC_WAVES.software);
-    const roles = kudRoles(nodeAddresses(cluster.masters), nodeAddresses(cluster.workers));
+    const roles = kudRoles(cluster.masters, cluster.workers);
     const data = {
       "install-packages.sh": INSTALL_PACKAGES_SCRIPT,
       "master-packages": packageLines(software.masterPackages),
@@ -145,12 +148,12 @@ export class SoftwareChart extends Chart {
 
     const jobSpec: k8s.JobSpec = {
       // No ttlSecondsAfterFinished: the GitOps agent would re-create the Job and install again.
-      backoffLimit: settings.job.backoffLimit,
+      backoffLimit: job.backoffLimit,
       template: {
         metadata: { labels: clusterLabels(name) },
         spec: {
           automountServiceAccountToken: false,
-          hostNetwork: settings.job.hostNetwork,
+          hostNetwork: job.hostNetwork,
           restartPolicy: "Never",
           securityContext: {
             ...nobodyPodSecurityContext(),
@@ -161,8 +164,8 @@ export class SoftwareChart extends Chart {
           containers: [
             {
               name: "install-packages",
-              image: settings.images.softwareInstaller,
-              imagePullPolicy: settings.job.imagePullPolicy,
+              image: images.softwareInstaller,
+              imagePullPolicy: job.imagePullPolicy,
               // A file, not `sh -c`: the script is static and reads every cluster value as data.
               command: ["/bin/sh", `${SOFTWARE_DIR}/install-packages.sh`],
               // ssh wants a home; nobody's does not exist.
@@ -181,7 +184,7 @@ export class SoftwareChart extends Chart {
           ],
           volumes: [
             { name: "software", configMap: { name: configMapName } },
-            sshKeyVolume(settings.sshKeySecret),
+            sshKeyVolume(sshKeySecret),
             { name: "tmp", emptyDir: {} },
             // The gate that orders this Job after the installer under any GitOps agent (Flux has no
             // sync waves): the kubelet does not start a pod until its Secret volumes exist, and the

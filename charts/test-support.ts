@@ -22,7 +22,7 @@ import {
 import { makeInventory, makeHost } from "../test/builders/inventory.ts";
 import { evaluateYaml } from "../test/harness.ts";
 import { labelKeyProblem, labelValueProblem } from "../synth/inventory/selector.ts";
-import type { BpaClusterPlan } from "../synth/plan/model.ts";
+import { renderPlan, type BpaRender } from "../synth/plan/render-plan.ts";
 import { DEFAULT_SETTINGS, type SiteSettings } from "../synth/schema/settings.ts";
 import { objectsOf } from "./index.ts";
 
@@ -65,7 +65,7 @@ export interface BpaPlanOptions {
 }
 
 /** A real cluster plan: spec YAML built from the options, planned against the fixture hosts. */
-export function bpaPlan(options: BpaPlanOptions = {}): BpaClusterPlan {
+export function bpaPlan(options: BpaPlanOptions = {}): BpaRender {
   const cluster = options.cluster ?? "cluster-east";
   const namespace = options.namespace ?? "edge-a";
   const masters = options.masters ?? { "master-1": "node-01", "master-2": "node-02", "master-3": "node-03" };
@@ -125,7 +125,9 @@ export function bpaPlan(options: BpaPlanOptions = {}): BpaClusterPlan {
   const evaluation = evaluateYaml(yaml, inventory);
   if (evaluation.all.length > 0)
     throw new Error(`fixture has issues:\n${yaml}\n${JSON.stringify(evaluation.all, null, 2)}`);
-  const plan = evaluation.plan.clusters.find((candidate) => candidate.key === `${namespace}/${cluster}`);
+  const plan = renderPlan(evaluation.plan, evaluation.all)?.clusters.find(
+    (candidate) => candidate.key === `${namespace}/${cluster}`,
+  );
   if (plan?.kind !== "bpa") throw new Error(`no BPA plan for ${namespace}/${cluster}`);
   return plan;
 }

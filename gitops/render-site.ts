@@ -1,8 +1,9 @@
 import { readdir } from "node:fs/promises";
 import path from "node:path";
 import { evaluateSite } from "../synth/evaluate.ts";
-import { compareText, hasErrors, type Issue } from "../synth/issue.ts";
+import { compareText, type Issue } from "../synth/issue.ts";
 import type { SitePlan } from "../synth/plan/model.ts";
+import { renderPlan } from "../synth/plan/render-plan.ts";
 import { UsageError } from "./errors.ts";
 import { renderSite, type RenderedCluster } from "./render.ts";
 import { readSite, type SiteInput, type SiteLocation } from "./site-reader.ts";
@@ -76,6 +77,7 @@ async function clusterDirectories(out: string): Promise<string[]> {
 /** The synth pipeline up to, not including, the write: what `diff` compares and `commit` writes. */
 export async function renderFromSite(location: SiteLocation): Promise<SiteRender> {
   const { input, plan, issues } = await evaluateFromSite(location);
-  if (hasErrors(issues)) return { input, issues };
-  return { input, issues, rendered: renderSite(plan, input.settings) };
+  const ready = renderPlan(plan, issues);
+  if (!ready) return { input, issues };
+  return { input, issues, rendered: renderSite(ready, input.settings) };
 }

@@ -5,7 +5,7 @@ import { addSiteCharts } from "../charts/site.ts";
 import { field, isRecord } from "../synth/inventory/raw.ts";
 import { compareText } from "../synth/issue.ts";
 import { lockDocument } from "../synth/plan/lock.ts";
-import type { ClusterPlan, SitePlan } from "../synth/plan/model.ts";
+import type { ClusterRender, RenderPlan } from "../synth/plan/render-plan.ts";
 import type { SiteSettings } from "../synth/schema/settings.ts";
 import { toYaml, toYamlStream } from "../synth/yaml-output.ts";
 import { LOCK_FILE } from "./site-reader.ts";
@@ -25,7 +25,7 @@ export interface RenderedCluster {
  * CD and Flux wiring the site's settings ask for.
  */
 export function renderSite(
-  plan: SitePlan,
+  plan: RenderPlan,
   settings: SiteSettings,
 ): { files: Map<string, string>; clusters: RenderedCluster[] } {
   const files = new Map<string, string>();
@@ -107,7 +107,7 @@ function isRenderedObject(value: unknown): boolean {
 const MANAGED_BY = "app.kubernetes.io/managed-by";
 
 /** The hosts of each role, `label=host` for BPA nodes and `host (standby)` for SIP standbys. */
-function roleSummary(cluster: ClusterPlan): RenderedCluster["roles"] {
+function roleSummary(cluster: ClusterRender): RenderedCluster["roles"] {
   if (cluster.kind === "sip") {
     const roles = [...new Set(cluster.members.map((member) => member.role))];
     return roles.map((role) => ({
@@ -117,8 +117,7 @@ function roleSummary(cluster: ClusterPlan): RenderedCluster["roles"] {
         .map((member) => `${member.host.id}${member.standby ? " (standby)" : ""}`),
     }));
   }
-  const describe = (node: { request: { label: string }; host: { id: string } }) =>
-    `${node.request.label}=${node.host.id}`;
+  const describe = (node: { label: string; host: { id: string } }) => `${node.label}=${node.host.id}`;
   return [
     { role: "master", hosts: cluster.masters.map(describe) },
     { role: "worker", hosts: cluster.workers.map(describe) },
