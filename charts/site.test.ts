@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { clusterKey } from "../synth/cluster-key.ts";
 import { EMPTY_LOCK } from "../synth/plan/lock.ts";
 import type { RenderPlan } from "../synth/plan/render-plan.ts";
 import { DEFAULT_SETTINGS, type SiteSettings } from "../synth/schema/settings.ts";
@@ -15,7 +16,7 @@ function sitePlan(): RenderPlan {
     clusters: [bpaPlan({ namespace: "edge-sip", cluster: "tenant-a", masterSoftware: ["htop"] }), sipPlan()],
     retired: [
       {
-        key: "edge-sip/tenant-old",
+        key: clusterKey("edge-sip", "tenant-old"),
         namespace: "edge-sip",
         name: "tenant-old",
         released: [sipHost("wk-9", "worker", "10.41.0.29")],

@@ -1,4 +1,5 @@
 import { isDeepStrictEqual } from "node:util";
+import { clusterKey, type ClusterKey } from "../synth/cluster-key.ts";
 import { parseDocuments } from "../synth/documents.ts";
 import { compareText } from "../synth/issue.ts";
 import { parseLock, type LockEntry } from "../synth/plan/lock.ts";
@@ -87,7 +88,7 @@ export function diffTrees(
   const newTree = partition(after);
   const oldLock = groupBy(lockEntries(before.get(LOCK_FILE)), (entry) => entry.cluster);
   const newLock = groupBy(lockEntries(after.get(LOCK_FILE)), (entry) => entry.cluster);
-  const changedFiles = groupBy(files, (change) => clusterOf(change.path));
+  const changedFiles = groupBy<FileChange, string | undefined>(files, (change) => clusterOf(change.path));
   const keys = new Set([
     ...oldLock.keys(),
     ...newLock.keys(),
@@ -155,10 +156,10 @@ function groupBy<T, K>(items: readonly T[], keyOf: (item: T) => K): Map<K, T[]> 
   return groups;
 }
 
-/** `namespace/name` of a file in `clusters/<namespace>/<name>/`, else undefined. */
-function clusterOf(file: string): string | undefined {
+/** The cluster of a file in `clusters/<namespace>/<name>/`, else undefined. */
+function clusterOf(file: string): ClusterKey | undefined {
   const [top, namespace, name, ...rest] = file.split("/");
-  return top === "clusters" && namespace && name && rest.length > 0 ? `${namespace}/${name}` : undefined;
+  return top === "clusters" && namespace && name && rest.length > 0 ? clusterKey(namespace, name) : undefined;
 }
 
 function fileChanges(before: ReadonlyMap<string, string>, after: ReadonlyMap<string, string>): FileChange[] {

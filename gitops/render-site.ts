@@ -1,5 +1,6 @@
 import { readdir } from "node:fs/promises";
 import path from "node:path";
+import { clusterKey, type ClusterKey } from "../synth/cluster-key.ts";
 import { evaluateSite } from "../synth/evaluate.ts";
 import { compareText, type Issue } from "../synth/issue.ts";
 import type { SitePlan } from "../synth/plan/model.ts";
@@ -61,15 +62,15 @@ function isLive(cluster: RenderedCluster): boolean {
   return !cluster.roles.some((role) => role.role === "released");
 }
 
-/** `namespace/name` of every `clusters/<namespace>/<name>` directory below `out`, sorted. */
-async function clusterDirectories(out: string): Promise<string[]> {
+/** The cluster of every `clusters/<namespace>/<name>` directory below `out`, sorted. */
+async function clusterDirectories(out: string): Promise<ClusterKey[]> {
   const clusters = path.join(out, "clusters");
   const namespaces = await readdir(clusters, { withFileTypes: true }).catch(() => []);
-  const keys: string[] = [];
+  const keys: ClusterKey[] = [];
   for (const namespace of namespaces.filter((entry) => entry.isDirectory())) {
     const names = await readdir(path.join(clusters, namespace.name), { withFileTypes: true });
     for (const name of names.filter((entry) => entry.isDirectory()))
-      keys.push(`${namespace.name}/${name.name}`);
+      keys.push(clusterKey(namespace.name, name.name));
   }
   return keys.sort(compareText);
 }

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
+import { clusterKey } from "../../synth/cluster-key.ts";
 import type { SipClusterPlan } from "../../synth/plan/model.ts";
 import type { SiteSettings } from "../../synth/schema/settings.ts";
 import { secretFindings, secretMaterialIn } from "../../synth/secrets.ts";
@@ -121,7 +122,7 @@ describe("addSipClusterCharts", () => {
   it("lets one App hold the charts of several clusters", () => {
     const { plan, settings } = examplePlan();
     const app = testApp();
-    const other = { ...plan, key: "edge-sip-b/tenant-a", namespace: "edge-sip-b" };
+    const other = { ...plan, key: clusterKey("edge-sip-b", "tenant-a"), namespace: "edge-sip-b" };
     const charts = [
       ...addSipClusterCharts(app, plan, settings).values(),
       ...addSipClusterCharts(app, other, settings).values(),

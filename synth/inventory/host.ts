@@ -1,3 +1,4 @@
+import { clusterKey, type ClusterKey } from "../cluster-key.ts";
 import type { SourcePosition } from "../issue.ts";
 
 /** One network interface of a host, after de-duplicating dual-stack repeats (SPEC §1.3). */
@@ -57,9 +58,9 @@ export interface Host {
   readonly source?: SourcePosition;
 }
 
-/** `namespace/name` of the SIPCluster the host's SIP labels assign it to, if they do. */
-export function sipOwnerKey(host: Host): string | undefined {
-  return host.sipOwner && `${host.sipOwner.namespace}/${host.sipOwner.name}`;
+/** The SIPCluster the host's SIP labels assign it to, if they do. */
+export function sipOwnerKey(host: Host): ClusterKey | undefined {
+  return host.sipOwner && clusterKey(host.sipOwner.namespace, host.sipOwner.name);
 }
 
 /** The IP for a MAC (SPEC §1.3): the IPv4 of the NIC with that MAC, else its global IPv6. */

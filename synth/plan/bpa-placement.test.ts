@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { macFor, makeInventory, type HostOptions } from "../../test/builders/inventory.ts";
 import { makeProvisioning, type ProvisioningOptions } from "../../test/builders/specs.ts";
+import { clusterKey } from "../cluster-key.ts";
 import type { RuleId } from "../issue.ts";
 import { claimMacHosts, placeBpaCluster } from "./bpa-placement.ts";
 import { FILTERS, REASONS } from "./filters.ts";
@@ -8,10 +9,10 @@ import { ClaimLedger } from "./claim-ledger.ts";
 import type { LockEntry } from "./lock.ts";
 
 const GI = 2 ** 30;
-const CLUSTER = "ns/c1";
+const CLUSTER = clusterKey("ns", "c1");
 
 interface Setup {
-  /** Host name → the other cluster that already holds it. */
+  /** Host name → the other cluster (in namespace `ns`) that already holds it. */
   readonly held?: Readonly<Record<string, string>>;
   /** Node label → host name the previous lock gave it (role master). */
   readonly locked?: Readonly<Record<string, string>>;
@@ -22,7 +23,8 @@ function place(hosts: readonly HostOptions[], nodes: ProvisioningOptions, setup:
   const inventory = makeInventory(hosts);
   const byName = (name: string) => inventory.byId(`metal3/${name}`)!;
   const ledger = new ClaimLedger();
-  for (const [name, cluster] of Object.entries(setup.held ?? {})) ledger.claim(byName(name), cluster, "held");
+  for (const [name, cluster] of Object.entries(setup.held ?? {}))
+    ledger.claim(byName(name), clusterKey("ns", cluster), "held");
   const lockEntries = Object.entries(setup.locked ?? {}).map(([node, name]): LockEntry => ({
     host: `metal3/${name}`,
     cluster: CLUSTER,
@@ -128,7 +130,7 @@ describe("placeBpaCluster", () => {
         { name: "b", cpus: 16 },
       ],
       { masters: { m1: {} } },
-      { held: { a: "ns/other" } },
+      { held: { a: "other" } },
       ["master m1=b"],
       [],
     ],
@@ -169,7 +171,7 @@ describe("placeBpaCluster", () => {
       "a MAC whose host another cluster holds",
       [{ name: "a" }],
       { masters: { m1: { "mac-address": macFor("metal3/a", 0) } } },
-      { held: { a: "ns/other" } },
+      { held: { a: "other" } },
       [],
       ["host-claimed"],
     ],
@@ -186,7 +188,7 @@ describe("placeBpaCluster", () => {
         { name: "b", cpus: 96 },
       ],
       { masters: { m1: { cpu: 64 } } },
-      { held: { b: "ns/other" } },
+      { held: { b: "other" } },
     );
     expect(issues.map((found) => found.message)).toEqual([
       "no host for master m1: 0/2 hosts fit: 1 claimed by other clusters, 1 fewer than 64 CPUs",

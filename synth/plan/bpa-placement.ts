@@ -3,6 +3,7 @@
  * fitting free host, a null entry its master's host. What is wrong with the host found is for the
  * rules in `synth/rules/hosts.ts`; this module decides which host.
  */
+import { clusterKey, type ClusterKey } from "../cluster-key.ts";
 import { pushTo } from "../group.ts";
 import { compareText, type Issue } from "../issue.ts";
 import { ipForMac, type Host } from "../inventory/host.ts";
@@ -58,10 +59,10 @@ export interface BpaGroup {
 export type ContestedEntries = ReadonlyMap<MacRequest, string>;
 
 /** BPA CRs joined by (namespace, cluster label); duplicates are reported by the site checks. */
-export function groupBpa(model: SiteModel): Map<string, BpaGroup> {
-  const groups = new Map<string, { -readonly [K in keyof BpaGroup]: BpaGroup[K] }>();
+export function groupBpa(model: SiteModel): Map<ClusterKey, BpaGroup> {
+  const groups = new Map<ClusterKey, { -readonly [K in keyof BpaGroup]: BpaGroup[K] }>();
   const groupFor = (namespace: string, cluster: string) => {
-    const key = `${namespace}/${cluster}`;
+    const key = clusterKey(namespace, cluster);
     let group = groups.get(key);
     if (!group) groups.set(key, (group = { namespace, name: cluster }));
     return group;
@@ -84,13 +85,13 @@ export function groupBpa(model: SiteModel): Map<string, BpaGroup> {
  * with the lock, with SIP labels or with another cluster's MAC entry are reported here.
  */
 export function claimMacHosts(
-  groups: ReadonlyMap<string, BpaGroup>,
+  groups: ReadonlyMap<ClusterKey, BpaGroup>,
   inventory: Inventory,
   ledger: ClaimLedger,
 ): { contested: ContestedEntries; issues: Issue[] } {
   const issues: Issue[] = [];
   const contested = new Map<MacRequest, string>();
-  type User = { host: Host; cluster: string; request: MacRequest; provisioning: Provisioning };
+  type User = { host: Host; cluster: ClusterKey; request: MacRequest; provisioning: Provisioning };
   const users = new Map<string, User[]>();
   for (const [key, group] of groups) {
     if (!group.provisioning) continue;
@@ -142,13 +143,13 @@ export function claimMacHosts(
 }
 
 /** The plan of a cluster with Software or Cluster CRs but no Provisioning: no hosts, nothing to place. */
-export function unprovisionedPlan(key: string, group: BpaGroup): BpaClusterPlan {
+export function unprovisionedPlan(key: ClusterKey, group: BpaGroup): BpaClusterPlan {
   return { kind: "bpa", key, ...group, masters: [], workers: [], decisions: [] };
 }
 
 /** Places one BPA cluster's nodes in CR order (SPEC §3.1). */
 export function placeBpaCluster(
-  key: string,
+  key: ClusterKey,
   group: BpaGroup & { readonly provisioning: Provisioning },
   context: PlanningContext & { readonly contested: ContestedEntries },
 ): Placed<BpaClusterPlan> {
@@ -261,7 +262,10 @@ export function placeBpaCluster(
 }
 
 function reportRequest(provisioning: Provisioning): Reporter {
-  return reporter(provisioning.resource, `${provisioning.resource.namespace}/${provisioning.cluster ?? ""}`);
+  return reporter(
+    provisioning.resource,
+    clusterKey(provisioning.resource.namespace, provisioning.cluster ?? ""),
+  );
 }
 
 /**
@@ -271,7 +275,7 @@ function reportRequest(provisioning: Provisioning): Reporter {
  * sibling's host and shift every sibling along (SPEC §3.4).
  */
 function reservedHosts(
-  cluster: string,
+  cluster: ClusterKey,
   provisioning: Provisioning,
   context: PlanningContext,
 ): Map<string, NodeRequest> {
@@ -368,7 +372,7 @@ function hostAddress(host: Host): string | undefined {
 /** A resource-only entry: sticky from the lock if still valid, else best fit among free hosts. */
 function placeByResources(
   request: ResourceRequest,
-  cluster: string,
+  cluster: ClusterKey,
   siblings: {
     /** Hosts placed for earlier entries of this cluster. */
     readonly used: ReadonlySet<string>;

@@ -1,10 +1,11 @@
+import type { ClusterKey } from "../cluster-key.ts";
 import { pushTo } from "../group.ts";
 import type { Host } from "../inventory/host.ts";
 
 /** Why a host belongs to a cluster; used for `host-claimed` messages. */
 export interface Claim {
-  /** `namespace/name` of the cluster holding the host. */
-  readonly cluster: string;
+  /** The cluster holding the host. */
+  readonly cluster: ClusterKey;
   /** Why it holds it, as a message fragment: `recorded for a/b in rendered/metalsynth.lock.yaml`. */
   readonly why: string;
   /** Allocation order: a decision only sees claims made before it (explain stays truthful). */
@@ -21,7 +22,7 @@ export type StandingClaim = Omit<Claim, "sequence">;
  */
 export interface ClaimView {
   /** The cluster holding `host` at that moment, if any. */
-  ownerOf(host: Host): string | undefined;
+  ownerOf(host: Host): ClusterKey | undefined;
 }
 
 /** A host a cluster is giving up: it keeps it, with the role it served, until its labels are gone. */
@@ -39,7 +40,7 @@ export interface Release {
  */
 export class ClaimLedger {
   readonly #claims = new Map<string, Claim>();
-  readonly #releasing = new Map<string, Release[]>();
+  readonly #releasing = new Map<ClusterKey, Release[]>();
   readonly #standing: (host: Host) => StandingClaim | undefined;
   #sequence = 0;
 
@@ -65,7 +66,7 @@ export class ClaimLedger {
    * cluster is planned) keeps the original sequence, so earlier views still see it. Claiming a host
    * another cluster has recorded is a bug: every placement filters such hosts out first.
    */
-  claim(host: Host, cluster: string, why: string): void {
+  claim(host: Host, cluster: ClusterKey, why: string): void {
     const recorded = this.#claims.get(host.id);
     if (recorded && recorded.cluster !== cluster) {
       throw new Error(`ClaimLedger: ${host.id} is held by ${recorded.cluster}, not free for ${cluster}`);
@@ -80,18 +81,18 @@ export class ClaimLedger {
    * with it, unless something recorded a claim on it earlier, so no other cluster patches the same
    * BareMetalHost meanwhile.
    */
-  release(host: Host, cluster: string, role: string, why: string): void {
+  release(host: Host, cluster: ClusterKey, role: string, why: string): void {
     if (!this.isRecorded(host)) this.claim(host, cluster, why);
     pushTo(this.#releasing, cluster, { host, role });
   }
 
   /** The hosts `cluster` is releasing, in the order they were recorded. */
-  releasing(cluster: string): readonly Release[] {
+  releasing(cluster: ClusterKey): readonly Release[] {
     return this.#releasing.get(cluster) ?? [];
   }
 
   /** Every cluster releasing hosts, in the order they were first recorded. */
-  releasingClusters(): string[] {
+  releasingClusters(): ClusterKey[] {
     return [...this.#releasing.keys()];
   }
 

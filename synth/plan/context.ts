@@ -1,3 +1,4 @@
+import type { ClusterKey } from "../cluster-key.ts";
 import type { Issue } from "../issue.ts";
 import type { BestFit, Inventory } from "../inventory/inventory.ts";
 import type { ClaimLedger } from "./claim-ledger.ts";
@@ -13,7 +14,7 @@ export interface PlanningContext {
   /** The previous lock's entries for the cluster being placed. */
   readonly lockEntries: readonly LockEntry[];
   /** Whether `cluster` is yet to be planned (or being planned), so it may still take hosts. */
-  stillPlanning(cluster: string): boolean;
+  stillPlanning(cluster: ClusterKey): boolean;
 }
 
 /** A cluster's placement: its plan, the lock entries it records and the problems found. */

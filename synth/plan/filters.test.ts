@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { RACK_LABEL, makeHost, type HostOptions } from "../../test/builders/inventory.ts";
+import { clusterKey } from "../cluster-key.ts";
 import type { Host } from "../inventory/host.ts";
 import { ClaimLedger } from "./claim-ledger.ts";
 import {
@@ -19,10 +20,12 @@ import {
   type Rejection,
 } from "./filters.ts";
 
+const key = (name: string) => clusterKey("ns", name);
+
 const GI = 2 ** 30;
 const held = makeHost({ name: "held" });
 const ledger = new ClaimLedger();
-ledger.claim(held, "ns/other", "test");
+ledger.claim(held, key("other"), "test");
 const needs = { sriov: false, qat: false };
 const only = (filters: HostFilter[]): HostFilter => {
   if (filters.length !== 1 || !filters[0]) throw new Error("one filter expected");
@@ -31,11 +34,11 @@ const only = (filters: HostFilter[]): HostFilter => {
 
 describe("host filters", () => {
   it.each<[string, HostFilter, HostOptions | Host, Rejection | undefined]>([
-    ["Unclaimed passes a free host", unclaimed(ledger.view(), "ns/c1"), { name: "free" }, undefined],
-    ["Unclaimed passes the cluster's own host", unclaimed(ledger.view(), "ns/other"), held, undefined],
+    ["Unclaimed passes a free host", unclaimed(ledger.view(), key("c1")), { name: "free" }, undefined],
+    ["Unclaimed passes the cluster's own host", unclaimed(ledger.view(), key("other")), held, undefined],
     [
       "Unclaimed rejects another cluster's host",
-      unclaimed(ledger.view(), "ns/c1"),
+      unclaimed(ledger.view(), key("c1")),
       held,
       { filter: FILTERS.unclaimed, reason: REASONS.claimed },
     ],

@@ -5,6 +5,7 @@
  * and, for a host a MAC entry names, into the `cpu-insufficient` / `sriov-missing` / … messages, so a
  * user reads one vocabulary everywhere.
  */
+import type { ClusterKey } from "../cluster-key.ts";
 import type { Host } from "../inventory/host.ts";
 import { matchesSelector, type LabelSelector } from "../inventory/selector.ts";
 import { ipForInterface } from "../inventory/host.ts";
@@ -143,7 +144,7 @@ export interface HostFilter {
 }
 
 /** Rejects hosts that another cluster owns (or this run already gave away) as `claims` sees them. */
-export function unclaimed(claims: ClaimView, cluster: string): HostFilter {
+export function unclaimed(claims: ClaimView, cluster: ClusterKey): HostFilter {
   return filter(FILTERS.unclaimed, (host) => {
     const owner = claims.ownerOf(host);
     return owner !== undefined && owner !== cluster ? { reason: REASONS.claimed } : undefined;

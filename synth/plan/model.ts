@@ -1,3 +1,4 @@
+import type { ClusterKey } from "../cluster-key.ts";
 import type { Host } from "../inventory/host.ts";
 import type { FieldPath } from "../field-path.ts";
 import type { ClusterGlue, NodeRequest, Provisioning, Software } from "../site/bpa.ts";
@@ -48,13 +49,17 @@ export interface Decision {
   readonly problem?: string;
 }
 
-/** The plan of a BPA cluster (Provisioning + optional Software / Cluster glue). */
-export interface BpaClusterPlan {
-  readonly kind: "bpa";
-  /** `namespace/cluster`. */
-  readonly key: string;
+/** Which cluster a plan is for: its key and the namespace and name the key is made of. */
+export interface ClusterIdentity {
+  readonly key: ClusterKey;
   readonly namespace: string;
+  /** The `cluster` label (BPA) or the SIPCluster's name. */
   readonly name: string;
+}
+
+/** The plan of a BPA cluster (Provisioning + optional Software / Cluster glue). */
+export interface BpaClusterPlan extends ClusterIdentity {
+  readonly kind: "bpa";
   readonly provisioning?: Provisioning;
   readonly software?: Software;
   readonly glue?: ClusterGlue;
@@ -73,11 +78,8 @@ export interface SipMember {
 }
 
 /** The plan of a SIPCluster. */
-export interface SipClusterPlan {
+export interface SipClusterPlan extends ClusterIdentity {
   readonly kind: "sip";
-  readonly key: string;
-  readonly namespace: string;
-  readonly name: string;
   readonly sip: SipCluster;
   /** Members in role order (ControlPlane, Worker, others), then active before standby, then by id. */
   readonly members: readonly SipMember[];
@@ -91,10 +93,7 @@ export interface SipClusterPlan {
  * labels until something removes them, and a labelled host is claimed by its label on the next run,
  * so it would be stranded: for one generation its directory holds label-removing patches only.
  */
-export interface RetiredSipCluster {
-  readonly key: string;
-  readonly namespace: string;
-  readonly name: string;
+export interface RetiredSipCluster extends ClusterIdentity {
   /** Hosts the lock gave it, sorted by id; a host another SIPCluster now has is left to that one. */
   readonly released: readonly Host[];
 }

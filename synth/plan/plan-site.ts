@@ -1,3 +1,4 @@
+import { parseClusterKey, type ClusterKey } from "../cluster-key.ts";
 import { pushTo } from "../group.ts";
 import { compareText, type Issue } from "../issue.ts";
 import { sipOwnerKey } from "../inventory/host.ts";
@@ -32,7 +33,7 @@ export function planSite({ model, inventory, lock }: PlanInput): { plan: SitePla
   // 1. The lock: allocations of clusters that still exist stay where they are. Hosts a SIPCluster
   // is releasing (given up, or the cluster left the site) stay with it while their labels are
   // removed: another cluster taking one now would patch the same BareMetalHost from two directories.
-  const heldByLock = new Map<string, LockEntry[]>();
+  const heldByLock = new Map<ClusterKey, LockEntry[]>();
   // 2. SIP labels in the inventory: what the live cluster says, for clusters the lock doesn't know
   // yet (the lock is authoritative for the clusters it records).
   const ledger = new ClaimLedger((host) => {
@@ -45,22 +46,24 @@ export function planSite({ model, inventory, lock }: PlanInput): { plan: SitePla
   });
   for (const entry of lock.entries) {
     const host = inventory.byId(entry.host);
-    if (!host) continue;
-    if (entry.kind === "sip" && (entry.released === true || !liveClusters.has(entry.cluster))) {
+    // A cluster that is not `namespace/name` is no cluster metalsynth ever recorded.
+    const cluster = parseClusterKey(entry.cluster);
+    if (!host || !cluster) continue;
+    if (entry.kind === "sip" && (entry.released === true || !liveClusters.has(cluster))) {
       // An earlier release is repeated only while the inventory still shows the labels.
-      if (entry.released === true && sipOwnerKey(host) !== entry.cluster) continue;
+      if (entry.released === true && sipOwnerKey(host) !== cluster) continue;
       ledger.release(
         host,
-        entry.cluster,
+        cluster,
         entry.role,
-        `being released by SIPCluster ${entry.cluster} (its labels are removed first)`,
+        `being released by SIPCluster ${cluster} (its labels are removed first)`,
       );
       continue;
     }
-    if (!liveClusters.has(entry.cluster)) continue;
+    if (!liveClusters.has(cluster)) continue;
     if (!ledger.isRecorded(host))
-      ledger.claim(host, entry.cluster, `recorded for ${entry.cluster} in rendered/metalsynth.lock.yaml`);
-    pushTo(heldByLock, entry.cluster, entry);
+      ledger.claim(host, cluster, `recorded for ${cluster} in rendered/metalsynth.lock.yaml`);
+    pushTo(heldByLock, cluster, entry);
   }
 
   // 3. MAC entries: the host is named, so the claim is fixed; conflicts are reported here.
@@ -75,12 +78,12 @@ export function planSite({ model, inventory, lock }: PlanInput): { plan: SitePla
   const plans: ClusterPlan[] = [];
   const nextLock: LockEntry[] = [];
   const keys = [...liveClusters].sort(compareText);
-  const sipsByKey = new Map<string, SipCluster[]>();
+  const sipsByKey = new Map<ClusterKey, SipCluster[]>();
   for (const sip of model.sips) pushTo(sipsByKey, sipKey(sip.resource), sip);
   // Clusters not planned yet: only they can still take a host another cluster has claimed.
   const unplanned = new Set(keys);
-  const stillPlanning = (cluster: string) => unplanned.has(cluster);
-  const contextFor = (key: string): PlanningContext => ({
+  const stillPlanning = (cluster: ClusterKey) => unplanned.has(cluster);
+  const contextFor = (key: ClusterKey): PlanningContext => ({
     inventory,
     bestFit,
     ledger,

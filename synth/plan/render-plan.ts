@@ -2,7 +2,14 @@ import type { Host } from "../inventory/host.ts";
 import { hasErrors, type Issue } from "../issue.ts";
 import type { Provisioning, Software } from "../site/bpa.ts";
 import type { Lock } from "./lock.ts";
-import type { BpaClusterPlan, NodePlacement, RetiredSipCluster, SipClusterPlan, SitePlan } from "./model.ts";
+import type {
+  BpaClusterPlan,
+  ClusterIdentity,
+  NodePlacement,
+  RetiredSipCluster,
+  SipClusterPlan,
+  SitePlan,
+} from "./model.ts";
 
 /** A BPA node as the charts take it: its label, its host and the address hosts.ini lists. */
 export interface AddressedNode {
@@ -12,12 +19,8 @@ export interface AddressedNode {
 }
 
 /** A BPA cluster as the charts take it: its Provisioning, every node addressed, maybe Software. */
-export interface BpaRender {
+export interface BpaRender extends ClusterIdentity {
   readonly kind: "bpa";
-  /** `namespace/cluster`. */
-  readonly key: string;
-  readonly namespace: string;
-  readonly name: string;
   readonly provisioning: Provisioning;
   readonly software?: Software;
   /** Masters, then workers, each in CR order (hosts.ini order). */

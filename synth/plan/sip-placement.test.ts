@@ -1,17 +1,18 @@
 import { describe, expect, it } from "vitest";
 import { RACK_LABEL, makeInventory, type HostOptions } from "../../test/builders/inventory.ts";
 import { makeSipCluster, type SipClusterOptions } from "../../test/builders/specs.ts";
+import { clusterKey } from "../cluster-key.ts";
 import type { RuleId } from "../issue.ts";
 import { ClaimLedger } from "./claim-ledger.ts";
 import { FILTERS, REASONS } from "./filters.ts";
 import type { LockEntry } from "./lock.ts";
 import { placeSipCluster, retireSipCluster } from "./sip-placement.ts";
 
-const CLUSTER = "ns/sip";
+const CLUSTER = clusterKey("ns", "sip");
 const OWNED = { namespace: "ns", name: "sip", nodeType: "ControlPlane" } as const;
 
 interface Setup {
-  /** Host name → the other cluster that already holds it. */
+  /** Host name → the other cluster (in namespace `ns`) that already holds it. */
   readonly held?: Readonly<Record<string, string>>;
   /** The previous lock's entries of this cluster: host name → role (`+` marks a standby). */
   readonly locked?: Readonly<Record<string, string>>;
@@ -21,7 +22,8 @@ function place(hosts: readonly HostOptions[], options: SipClusterOptions, setup:
   const inventory = makeInventory(hosts);
   const byName = (name: string) => inventory.byId(`metal3/${name}`)!;
   const ledger = new ClaimLedger();
-  for (const [name, cluster] of Object.entries(setup.held ?? {})) ledger.claim(byName(name), cluster, "held");
+  for (const [name, cluster] of Object.entries(setup.held ?? {}))
+    ledger.claim(byName(name), clusterKey("ns", cluster), "held");
   const lockEntries = Object.entries(setup.locked ?? {}).map(([name, role]): LockEntry => ({
     host: `metal3/${name}`,
     cluster: CLUSTER,
@@ -117,7 +119,7 @@ describe("placeSipCluster", () => {
       "skips hosts another cluster holds",
       [cp("a", "r1"), cp("b", "r2")],
       controlPlane(1),
-      { held: { a: "ns/other" } },
+      { held: { a: "other" } },
       ["ControlPlane b"],
       [],
       [],
@@ -163,7 +165,7 @@ describe("placeSipCluster", () => {
 
   it("says why each host was not chosen, in the no-fit histogram's words", () => {
     const { placed } = place([cp("a", "r1"), cp("b", "r1"), { name: "c" }, cp("d", "r2")], controlPlane(3), {
-      held: { d: "ns/other" },
+      held: { d: "other" },
     });
     expect(placed.issues.map((found) => found.message)).toEqual([
       "role ControlPlane needs 3 hosts (active 3 + standby 0), found 1: 1/4 hosts fit: 1 claimed by other clusters, 1 not matching the labelSelector, 1 same vino.airshipit.org/rack as a chosen host",
@@ -199,7 +201,7 @@ describe("retireSipCluster", () => {
     const inventory = makeInventory([{ name: "a" }, { name: "b" }]);
     const [a, b] = inventory.hosts;
     if (!a || !b) throw new Error("two hosts expected");
-    const retired = retireSipCluster("ns/gone", [
+    const retired = retireSipCluster(clusterKey("ns", "gone"), [
       { host: b, role: "Worker" },
       { host: a, role: "ControlPlane" },
     ]);

@@ -3,6 +3,7 @@
  * they still qualify, fill up to active + standby from free matching hosts, at most one per topology
  * value, and release what it no longer needs (standby first, then the highest names).
  */
+import { clusterKeyParts, type ClusterKey } from "../cluster-key.ts";
 import { formatPath } from "../field-path.ts";
 import { compareText, type Issue } from "../issue.ts";
 import type { Host } from "../inventory/host.ts";
@@ -198,7 +199,7 @@ function previousMembers(
 /** What every host of the cluster must be: selected, free, with an address on each service interface. */
 function sipFilters(
   role: SipRole,
-  cluster: string,
+  cluster: ClusterKey,
   interfaceIds: readonly string[],
   claims: ClaimView,
 ): HostFilter[] {
@@ -232,16 +233,16 @@ function topologyValues(role: SipRole, hosts: readonly Host[]): Set<string> {
 }
 
 /** The lock entry recording that `cluster` is releasing `host`, which served it as `role`. */
-function releaseEntry(host: Host, cluster: string, role: string): LockEntry {
+function releaseEntry(host: Host, cluster: ClusterKey, role: string): LockEntry {
   return { host: host.id, cluster, kind: "sip", role, released: true };
 }
 
 /** A SIPCluster gone from the site: its hosts lose their labels (decision 0012). */
 export function retireSipCluster(
-  key: string,
+  key: ClusterKey,
   hosts: readonly Release[],
 ): { plan: RetiredSipCluster; lock: LockEntry[] } {
-  const [namespace = "", name = ""] = key.split("/");
+  const { namespace, name } = clusterKeyParts(key);
   const sorted = [...hosts].sort((a, b) => compareText(a.host.id, b.host.id));
   return {
     plan: { key, namespace, name, released: sorted.map(({ host }) => host) },

@@ -1,3 +1,4 @@
+import { clusterKey } from "../cluster-key.ts";
 import type { FieldPath } from "../field-path.ts";
 import type { Issue } from "../issue.ts";
 import { macSlip, normalizeMac } from "../mac.ts";
@@ -155,7 +156,7 @@ export function normalizeProvisioning(resource: Resource<"Provisioning">): {
 } {
   const issues: Issue[] = [];
   const cluster = clusterLabel(resource, issues);
-  const report = reporter(resource, cluster && `${resource.namespace}/${cluster}`);
+  const report = reporter(resource, cluster && clusterKey(resource.namespace, cluster));
   const { spec, metadata } = resource.object;
 
   const clusterType = metadata.labels?.["cluster-type"];
@@ -358,7 +359,7 @@ function formatEntry(entry: NodeRequest): string {
 export function normalizeSoftware(resource: Resource<"Software">): { software: Software; issues: Issue[] } {
   const issues: Issue[] = [];
   const cluster = clusterLabel(resource, issues);
-  const report = reporter(resource, cluster && `${resource.namespace}/${cluster}`);
+  const report = reporter(resource, cluster && clusterKey(resource.namespace, cluster));
   const packages = (field: "masterSoftware" | "workerSoftware"): Package[] =>
     (resource.object.spec[field] ?? []).flatMap((item, index): Package[] => {
       const path: FieldPath = ["spec", field, index];

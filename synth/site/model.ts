@@ -1,3 +1,4 @@
+import { clusterKey, type ClusterKey } from "../cluster-key.ts";
 import { compareText, type Issue } from "../issue.ts";
 import type { SiteModel } from "../plan/model.ts";
 import {
@@ -99,7 +100,7 @@ function onePerCluster(members: readonly ClusterMember[]): Issue[] {
   const issues: Issue[] = [];
   for (const member of members) {
     if (!member.cluster) continue;
-    const key = `${member.resource.namespace}/${member.cluster}`;
+    const key = clusterKey(member.resource.namespace, member.cluster);
     const earlier = first.get(key);
     if (!earlier) first.set(key, member);
     else {
@@ -133,7 +134,7 @@ function glueReferences(model: SiteModel, invalid: readonly InvalidResource[]): 
     invalid.map((resource) => `${resource.kind}/${resource.namespace}/${resource.name}`),
   );
   return model.glues.flatMap((glue) => {
-    const report = reporter(glue.resource, glue.cluster && `${glue.resource.namespace}/${glue.cluster}`);
+    const report = reporter(glue.resource, glue.cluster && clusterKey(glue.resource.namespace, glue.cluster));
     const check = (
       field: "provisioningCR" | "softwareCR",
       candidates: ReadonlyMap<string, ClusterMember>,
@@ -175,15 +176,17 @@ function glueReferences(model: SiteModel, invalid: readonly InvalidResource[]): 
 }
 
 function softwareWithoutProvisioning(model: SiteModel, invalid: readonly InvalidResource[]): Issue[] {
-  const clusters = new Set([
-    ...model.provisionings.map(
-      (provisioning) => `${provisioning.resource.namespace}/${provisioning.cluster}`,
-    ),
-    ...invalid.map((provisioning) => `${provisioning.namespace}/${provisioning.cluster}`),
-  ]);
+  const clusters = new Set<ClusterKey>();
+  for (const provisioning of model.provisionings) {
+    if (provisioning.cluster) clusters.add(clusterKey(provisioning.resource.namespace, provisioning.cluster));
+  }
+  for (const provisioning of invalid) {
+    if (provisioning.cluster) clusters.add(clusterKey(provisioning.namespace, provisioning.cluster));
+  }
   return model.softwares.flatMap((software) => {
-    const key = `${software.resource.namespace}/${software.cluster}`;
-    if (!software.cluster || clusters.has(key)) return [];
+    if (!software.cluster) return [];
+    const key = clusterKey(software.resource.namespace, software.cluster);
+    if (clusters.has(key)) return [];
     return [
       reporter(software.resource, key)(
         "cluster-ref",

@@ -1,3 +1,4 @@
+import { clusterKey, type ClusterKey } from "../cluster-key.ts";
 import type { FieldPath } from "../field-path.ts";
 import { compareText, type Issue } from "../issue.ts";
 import { labelKeyProblem, selectorProblems, type LabelSelector } from "../inventory/selector.ts";
@@ -52,9 +53,9 @@ const SSH_KEY_TYPES = [
 /** Longest Kubernetes label value: a SIPCluster's name becomes one on each of its hosts. */
 const MAX_LABEL_VALUE = 63;
 
-/** `namespace/name`: a SIPCluster's cluster identity (SPEC §1.2), as its lock entries and SIP labels name it. */
-export function sipKey(resource: Pick<Resource<"SIPCluster">, "namespace" | "name">): string {
-  return `${resource.namespace}/${resource.name}`;
+/** A SIPCluster's cluster identity (SPEC §1.2), as its lock entries and SIP labels name it. */
+export function sipKey(resource: Pick<Resource<"SIPCluster">, "namespace" | "name">): ClusterKey {
+  return clusterKey(resource.namespace, resource.name);
 }
 
 /** Planning order of roles. */
