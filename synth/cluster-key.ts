@@ -12,6 +12,11 @@ export function clusterKey(namespace: string, name: string): ClusterKey {
   return `${namespace}/${name}` as ClusterKey;
 }
 
+/** A SIPCluster's key: its namespace and name, as its lock entries and SIP labels name it. */
+export function sipKey(resource: { readonly namespace: string; readonly name: string }): ClusterKey {
+  return clusterKey(resource.namespace, resource.name);
+}
+
 /** A key read from outside (the lock, SIP labels, a path): `undefined` unless it is `namespace/name`. */
 export function parseClusterKey(text: string): ClusterKey | undefined {
   const [namespace, name, ...rest] = text.split("/");

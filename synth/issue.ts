@@ -1,88 +1,12 @@
 /**
  * The rule catalogue's vocabulary: every finding metalsynth reports is an {@link Issue} with a stable
- * rule id (SPEC §2). Issues are values; code throws only for bugs.
+ * rule id (SPEC §2). Issues are values; code throws only for bugs. The catalogue of rules is
+ * `synth/rules/index.ts`.
  */
+import { RULES } from "./rules/index.ts";
 
 /** How bad a finding is: errors stop synth and deny admission, warnings are reported only. */
 export type Severity = "error" | "warning";
-
-/**
- * Every rule id with its severity and a one-line summary. Ids are a public contract (CI scripts grep
- * for them), so they never change once released.
- */
-export const RULES = {
-  "yaml-syntax": {
-    severity: "error",
-    summary: "file is not valid YAML/JSON, is binary, or expands too many aliases",
-  },
-  "file-unread": {
-    severity: "error",
-    summary:
-      "a path under specs/ or inventory/ (or a site file) can't be read: a symbolic link that leaves the site, dangles or loops, no permission, not a regular file",
-  },
-  "no-objects": {
-    severity: "warning",
-    summary: "a file holds no object metalsynth reads there, so nothing in it is used",
-  },
-  "too-large": { severity: "error", summary: "document over the Kubernetes object size limit (1.5 MiB)" },
-  "unknown-kind": { severity: "error", summary: "document kind/apiVersion is not one metalsynth reads here" },
-  "duplicate-object": { severity: "error", summary: "the same kind/namespace/name defined twice" },
-  schema: { severity: "error", summary: "CR does not match its schema (unknown field, wrong type)" },
-  "cluster-label": { severity: "error", summary: "BPA CR without a valid `cluster` label" },
-  "sip-cluster-name": {
-    severity: "error",
-    summary: "SIPCluster name longer than 63 characters: it becomes the value of a SIP label on its hosts",
-  },
-  "node-label": { severity: "error", summary: "node label is not a DNS-1123 label (it becomes a host name)" },
-  "node-ref": { severity: "error", summary: "a null entry that names no master, or a null master" },
-  "cluster-ref": {
-    severity: "error",
-    summary: "Cluster CR names a Provisioning/Software CR that does not fit",
-  },
-  "no-masters": { severity: "error", summary: "Provisioning without masters" },
-  "node-label-duplicate": { severity: "error", summary: "the same node label twice with different hosts" },
-  "mac-format": { severity: "error", summary: "malformed MAC address" },
-  "mac-duplicate": { severity: "error", summary: "the same MAC for two different node labels in one CR" },
-  "mac-unknown": { severity: "error", summary: "MAC matches no BareMetalHost" },
-  "ip-missing": { severity: "error", summary: "the matched NIC / interface has no usable IP" },
-  "host-claimed": { severity: "error", summary: "the host already belongs to another cluster" },
-  "cpu-insufficient": { severity: "error", summary: "host has fewer CPUs than requested" },
-  "memory-insufficient": { severity: "error", summary: "host has less memory than requested" },
-  "memory-format": { severity: "error", summary: "memory is not an unambiguous Kubernetes quantity" },
-  "sriov-missing": { severity: "error", summary: "host is not labelled SR-IOV capable" },
-  "qat-missing": { severity: "error", summary: "host is not labelled QAT capable" },
-  "resources-unknown": {
-    severity: "warning",
-    summary: "requested resource can't be checked (no hardware details)",
-  },
-  "host-not-ready": { severity: "warning", summary: "host's OS is not installed yet" },
-  "no-fit": { severity: "error", summary: "a resource-only entry or a SIP role cannot be satisfied" },
-  "plugin-name": { severity: "error", summary: "KUD plugin name is not [a-z0-9][a-z0-9-]*" },
-  "pod-subnet": { severity: "error", summary: "PodSubnet is not a valid CIDR" },
-  "package-name": { severity: "error", summary: "not a valid Debian package name" },
-  "package-version": { severity: "error", summary: "not a valid Debian package version" },
-  "selector-invalid": { severity: "error", summary: "bad label selector" },
-  "topology-key": {
-    severity: "error",
-    summary: "topologyKey is not a valid label key, or no host the role's selector matches carries it",
-  },
-  "node-port": {
-    severity: "error",
-    summary: "nodePort out of range, reversed/oversized range, or used twice",
-  },
-  "ssh-key": { severity: "error", summary: "sshAuthorizedKeys entry is not an OpenSSH public key" },
-  "secret-inline": { severity: "error", summary: "private key or password inside a CR" },
-  unsupported: { severity: "error", summary: "recognised but unsupported mode (e.g. virtlet-vm)" },
-  "inventory-invalid": {
-    severity: "error",
-    summary: "an inventory object can't be used (bad MAC, missing name)",
-  },
-  "inventory-unmatched": {
-    severity: "warning",
-    summary:
-      "a HardwareData or networkData Secret that matches no BareMetalHost, or a networkData Secret a BareMetalHost names that the inventory lacks",
-  },
-} as const satisfies Record<string, { severity: Severity; summary: string }>;
 
 /** A stable rule id from {@link RULES}. */
 export type RuleId = keyof typeof RULES;

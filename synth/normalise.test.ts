@@ -3,7 +3,7 @@ import { formatPath } from "./field-path.ts";
 import { editDistance, normalizeMac } from "./mac.ts";
 import { cidrProblem } from "./network.ts";
 import { formatBytes, parseMemory } from "./quantity.ts";
-import { secretFindings } from "./secrets.ts";
+import { secretFindings } from "./rules/secrets.ts";
 
 describe("normalizeMac", () => {
   it.each([

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { Inventory } from "../synth/inventory/inventory.ts";
-import { RULES } from "../synth/issue.ts";
+import { RULES } from "../synth/rules/index.ts";
 import type { Lock } from "../synth/plan/lock.ts";
 import { makeHost } from "./builders/inventory.ts";
 import { evaluateYaml, rulesAndPaths, rulesInventory } from "./harness.ts";

@@ -17,7 +17,7 @@ import { main, type Console } from "../bin/cli.ts";
 import { asKubeObject, type KubeObject, validateKubernetesObject } from "../charts/test-support.ts";
 import { readTree, writeTree } from "../gitops/tree-writer.ts";
 import { compareText } from "../synth/issue.ts";
-import { secretMaterialIn } from "../synth/secrets.ts";
+import { secretMaterialIn } from "../synth/rules/secrets.ts";
 import { hasKubectl, REPO } from "./harness.ts";
 
 const UPDATE = process.env["UPDATE_GOLDEN"] === "1";

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { readTree } from "../gitops/tree-writer.ts";
-import { secretMaterialIn } from "../synth/secrets.ts";
+import { secretMaterialIn } from "../synth/rules/secrets.ts";
 import { copyExampleSite, run } from "./run-cli.ts";
 import { REPO } from "./harness.ts";
 

@@ -16,6 +16,7 @@ import {
   macUnknown,
   macWithoutIp,
   missingResources,
+  nodeNoFit,
 } from "../rules/hosts.ts";
 import type {
   ClusterGlue,
@@ -453,7 +454,7 @@ function placeByResources(
   );
   return {
     decision: { subject, path: request.path, chosen: [], rejected },
-    issues: [report("no-fit", request.path, `no host for ${subject}: ${histogram}`)],
+    issues: [nodeNoFit(subject, histogram, request.path, report)],
   };
 }
 

@@ -1,9 +1,9 @@
-import { parseClusterKey, type ClusterKey } from "../cluster-key.ts";
+import { parseClusterKey, sipKey, type ClusterKey } from "../cluster-key.ts";
 import { pushTo } from "../group.ts";
 import { compareText, type Issue } from "../issue.ts";
 import { sipOwnerKey } from "../inventory/host.ts";
 import type { Inventory } from "../inventory/inventory.ts";
-import { sipKey, type SipCluster } from "../site/sip.ts";
+import type { SipCluster } from "../site/sip.ts";
 import { claimMacHosts, groupBpa, placeBpaCluster, unprovisionedPlan } from "./bpa-placement.ts";
 import { ClaimLedger } from "./claim-ledger.ts";
 import type { Placed, PlanningContext } from "./context.ts";

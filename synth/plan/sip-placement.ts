@@ -3,13 +3,14 @@
  * they still qualify, fill up to active + standby from free matching hosts, at most one per topology
  * value, and release what it no longer needs (standby first, then the highest names).
  */
-import { clusterKeyParts, type ClusterKey } from "../cluster-key.ts";
+import { clusterKeyParts, sipKey, type ClusterKey } from "../cluster-key.ts";
 import { formatPath } from "../field-path.ts";
 import { compareText, type Issue } from "../issue.ts";
 import type { Host } from "../inventory/host.ts";
-import { unusedTopologyKey } from "../rules/hosts.ts";
+import { roleNoFit } from "../rules/hosts.ts";
+import { unusedTopologyKey } from "../rules/sip.ts";
 import { reporter } from "../site/resources.ts";
-import { sipKey, type SipCluster, type SipRole } from "../site/sip.ts";
+import type { SipCluster, SipRole } from "../site/sip.ts";
 import type { ClaimView, Release } from "./claim-ledger.ts";
 import type { Placed, PlanningContext } from "./context.ts";
 import {
@@ -92,13 +93,8 @@ export function placeSipCluster(
       );
     if (roleMembers.length < wanted) {
       const reasons = rejected().map((found) => found.rejection);
-      issues.push(
-        report(
-          "no-fit",
-          role.path,
-          `role ${role.role} needs ${wanted} hosts (active ${role.active} + standby ${role.standby}), found ${roleMembers.length}: ${fitHistogram(inventory.size, roleMembers.length, reasons)}`,
-        ),
-      );
+      const histogram = fitHistogram(inventory.size, roleMembers.length, reasons);
+      issues.push(roleNoFit(role, roleMembers.length, histogram, report));
     }
     roleMembers.forEach((member, index) => {
       context.ledger.claim(member.host, key, `chosen for role ${role.role} of SIPCluster ${key}`);

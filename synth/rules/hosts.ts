@@ -1,14 +1,13 @@
 /**
  * Rules that hold a request against the inventory: the host a MAC names, or the host planning chose,
- * must exist, have an address, have what the entry asks for and be installed. Planning decides which
- * host; these say what is wrong with it.
+ * must exist, belong to no other cluster, have an address, have what the entry asks for and be
+ * installed; and `no-fit` when no host will do. Planning decides which host; these say what is wrong.
  */
 import type { FieldPath } from "../field-path.ts";
-import { compareText, type Issue, type RuleId } from "../issue.ts";
+import type { Issue, RuleId } from "../issue.ts";
 import { QAT_LABEL, SRIOV_LABEL } from "../inventory/bmh.ts";
 import { ipForMac, type Host } from "../inventory/host.ts";
 import type { Inventory } from "../inventory/inventory.ts";
-import { editDistance } from "../mac.ts";
 import {
   FILTERS,
   REASONS,
@@ -110,6 +109,21 @@ export function missingResources(request: MacRequest, host: Host, report: Report
   });
 }
 
+/** `no-fit`: no free host satisfies a resource-only entry; `histogram` says why, host by host. */
+export function nodeNoFit(subject: string, histogram: string, path: FieldPath, report: Reporter): Issue {
+  return report("no-fit", path, `no host for ${subject}: ${histogram}`);
+}
+
+/** `no-fit`: a role found fewer free matching hosts than it asks for; `histogram` says why. */
+export function roleNoFit(role: SipRole, found: number, histogram: string, report: Reporter): Issue {
+  const wanted = role.active + role.standby;
+  return report(
+    "no-fit",
+    role.path,
+    `role ${role.role} needs ${wanted} hosts (active ${role.active} + standby ${role.standby}), found ${found}: ${histogram}`,
+  );
+}
+
 /** `host-not-ready`: KUD installs on an OS that is already there. */
 export function hostNotReady(host: Host, path: FieldPath, report: Reporter): Issue[] {
   if (host.osInstalled) return [];
@@ -143,30 +157,6 @@ export function macHostClaimed(
       ? `already belongs to ${holder.cluster}: ${holder.why}`
       : `is already requested by mac-address for cluster ${holder.cluster} in ${holder.requestedIn}; a host belongs to at most one cluster`;
   return report("host-claimed", [...path, "mac-address"], `host ${host.id} (${mac}) ${taken}`);
-}
-
-/**
- * `topology-key` that needs the inventory: a valid label key that no host the role's selector
- * matches carries, so every host is unconstrained and the role's hosts may share a rack. The usual
- * cause is a typo, so the message names the closest key those hosts do carry.
- */
-export function unusedTopologyKey(role: SipRole, candidates: readonly Host[], report: Reporter): Issue[] {
-  const key = role.topologyKey;
-  // No candidates at all is a no-fit, reported on its own.
-  if (key === undefined || candidates.length === 0) return [];
-  if (candidates.some((host) => host.labels[key] !== undefined)) return [];
-  const carried = new Set(candidates.flatMap((host) => Object.keys(host.labels)));
-  const closest = [...carried]
-    .map((label) => ({ label, distance: editDistance(key, label) }))
-    .sort((a, b) => a.distance - b.distance || compareText(a.label, b.label))[0];
-  const hint = closest ? ` (did you mean ${closest.label}?)` : " (they carry no labels)";
-  return [
-    report(
-      "topology-key",
-      [...role.path, "topologyKey"],
-      `no host matching the labelSelector (${candidates.length} hosts) carries label "${key}", so it would constrain nothing${hint}`,
-    ),
-  ];
 }
 
 /**

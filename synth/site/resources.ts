@@ -1,16 +1,14 @@
-import type { z } from "zod";
 import type { SourceDocument } from "../documents.ts";
 import { formatPath, type FieldPath } from "../field-path.ts";
 import { compareText, issue, type Issue, type RuleId } from "../issue.ts";
-import { DEFAULT_NAMESPACE, describe, isRecord } from "../inventory/raw.ts";
-import { editDistance } from "../mac.ts";
-import { KINDS, apiVersionOf, kindFor, type CrKind } from "../schema/kinds.ts";
-import { structuralSchema } from "../schema/openapi.ts";
+import { DEFAULT_NAMESPACE, isRecord } from "../inventory/raw.ts";
+import { kindFor, type CrKind } from "../schema/kinds.ts";
 import type { ClusterSpec } from "../schema/cluster.ts";
 import type { ProvisioningSpec } from "../schema/provisioning.ts";
 import type { SipClusterSpec } from "../schema/sipcluster.ts";
 import type { SoftwareSpec } from "../schema/software.ts";
-import { secretFindings } from "../secrets.ts";
+import { notAnObject, schemaIssues, unknownKind } from "../rules/schema.ts";
+import { secretInline } from "../rules/secrets.ts";
 
 /** The typed object of each kind, after schema validation. */
 interface SpecByKind {
@@ -104,23 +102,15 @@ export function readResources(documents: readonly SourceDocument[]): {
     const key = resourceKey(typeof kind === "string" ? kind : "?", namespace, name);
     const report = reporter({ document, basePath, key });
     if (!isRecord(value)) {
-      issues.push(report("schema", [], `expected a Kubernetes object, found ${describe(value)}`));
+      issues.push(notAnObject(value, report));
       return;
     }
     const definition = kindFor(value.apiVersion, kind);
     if (!definition) {
-      issues.push(
-        report(
-          "unknown-kind",
-          typeof kind === "string" ? ["kind"] : [],
-          unknownKindMessage(value.apiVersion, kind),
-        ),
-      );
+      issues.push(unknownKind(value.apiVersion, kind, report));
       return;
     }
-    issues.push(
-      ...secretFindings(value).map((finding) => report("secret-inline", finding.path, finding.message)),
-    );
+    issues.push(...secretInline(value, report));
     const parsed = definition.schema.safeParse(value);
     if (!parsed.success) {
       issues.push(
@@ -148,108 +138,4 @@ export function readResources(documents: readonly SourceDocument[]): {
       basePath,
     } as AnyResource);
   }
-}
-
-function unknownKindMessage(apiVersion: unknown, kind: unknown): string {
-  const known = Object.values(KINDS).map((definition) => `${apiVersionOf(definition)} ${definition.kind}`);
-  if (typeof kind === "string") {
-    const sameKind = Object.values(KINDS).find((definition) => definition.kind === kind);
-    if (sameKind) {
-      return `${kind} must have apiVersion ${apiVersionOf(sameKind)}, found ${describe(apiVersion)}`;
-    }
-    const close = Object.values(KINDS).find(
-      (definition) => editDistance(definition.kind.toLowerCase(), kind.toLowerCase()) <= 2,
-    );
-    if (close) return `unknown kind "${kind}" (did you mean ${close.kind}?)`;
-    return `unknown kind "${kind}" in specs/ (expected one of: ${known.join(", ")})`;
-  }
-  return `document has no kind (expected one of: ${known.join(", ")})`;
-}
-
-/** Translates a zod issue into metalsynth issues with our rule ids and readable messages. */
-export function schemaIssues(
-  schema: z.ZodType,
-  object: unknown,
-  zodIssue: z.core.$ZodIssue,
-  report: Reporter,
-): Issue[] {
-  const path: FieldPath = zodIssue.path.map((segment) =>
-    typeof segment === "number" ? segment : String(segment),
-  );
-  const found = valueAt(object, path);
-  switch (zodIssue.code) {
-    case "unrecognized_keys":
-      return zodIssue.keys.map((key) => {
-        const known = knownFields(schema, path);
-        const close = known.filter((name) => editDistance(name.toLowerCase(), key.toLowerCase()) <= 2);
-        const hint =
-          close.length > 0
-            ? ` (did you mean ${close.join(" or ")}?)`
-            : known.length > 0
-              ? ` (expected one of: ${known.join(", ")})`
-              : "";
-        return report("schema", [...path, key], `unknown field "${key}"${hint}`);
-      });
-    case "invalid_type":
-      return [
-        report(
-          "schema",
-          path,
-          found === undefined
-            ? `required field is missing (expected ${zodIssue.expected})`
-            : `expected ${zodIssue.expected}, found ${describe(found)}`,
-        ),
-      ];
-    case "invalid_value":
-      return [
-        report(
-          "schema",
-          path,
-          `expected ${zodIssue.values.map((value) => JSON.stringify(value)).join(" or ")}, found ${describe(found)}`,
-        ),
-      ];
-    case "invalid_union":
-      return [
-        report("schema", path, `${describe(found)} matches none of the allowed shapes (${unionHint(path)})`),
-      ];
-    case "too_small":
-    case "too_big":
-      return [
-        report("schema", path, `${describe(found)}: ${zodIssue.message.replace(/^Too (small|big): /, "")}`),
-      ];
-    default:
-      return [report("schema", path, zodIssue.message)];
-  }
-}
-
-function unionHint(path: FieldPath): string {
-  const field = path.find((segment) => segment === "masterSoftware" || segment === "workerSoftware");
-  if (field) return "a package name, or `<name>: {version: <debian version>}`";
-  return "see the CRD schema";
-}
-
-const structuralCache = new WeakMap<z.ZodType, unknown>();
-
-/** Field names the schema allows at `path`, for "did you mean" hints. */
-function knownFields(schema: z.ZodType, path: FieldPath): string[] {
-  let node = structuralCache.get(schema);
-  if (node === undefined) structuralCache.set(schema, (node = structuralSchema(schema)));
-  for (const segment of path) {
-    if (!isRecord(node)) return [];
-    if (typeof segment === "number") node = node.items;
-    else if (isRecord(node.properties) && segment in node.properties) node = node.properties[segment];
-    else node = node.additionalProperties;
-  }
-  return isRecord(node) && isRecord(node.properties) ? Object.keys(node.properties) : [];
-}
-
-/** The value at `path` in a plain object, `undefined` if absent. */
-export function valueAt(value: unknown, path: FieldPath): unknown {
-  let current = value;
-  for (const segment of path) {
-    if (Array.isArray(current) && typeof segment === "number") current = current[segment];
-    else if (isRecord(current) && typeof segment === "string") current = current[segment];
-    else return undefined;
-  }
-  return current;
 }

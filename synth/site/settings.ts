@@ -1,8 +1,9 @@
 import type { SourceDocument } from "../documents.ts";
 import type { Issue } from "../issue.ts";
 import { DEFAULT_SETTINGS, SiteSettingsSchema, type SiteSettings } from "../schema/settings.ts";
-import { reporter, schemaIssues } from "./resources.ts";
-import { secretFindings } from "../secrets.ts";
+import { extraSettingsDocument, schemaIssues } from "../rules/schema.ts";
+import { secretInline } from "../rules/secrets.ts";
+import { reporter } from "./resources.ts";
 
 /**
  * Validates `metalsynth.yaml` like a CR. Invalid settings are reported and the defaults used, so the
@@ -16,17 +17,9 @@ export function readSettings(documents: readonly SourceDocument[]): {
   if (!document) return { settings: DEFAULT_SETTINGS, issues: [] };
   const report = reporter({ document, basePath: [], key: "SiteSettings/metalsynth.yaml" });
   const issues: Issue[] = extra.map((other) =>
-    reporter({ document: other, basePath: [], key: "SiteSettings/metalsynth.yaml" })(
-      "schema",
-      [],
-      "metalsynth.yaml holds one document",
-    ),
+    extraSettingsDocument(reporter({ document: other, basePath: [], key: "SiteSettings/metalsynth.yaml" })),
   );
-  issues.push(
-    ...secretFindings(document.value).map((finding) =>
-      report("secret-inline", finding.path, finding.message),
-    ),
-  );
+  issues.push(...secretInline(document.value, report));
   const parsed = SiteSettingsSchema.safeParse(document.value);
   if (!parsed.success) {
     issues.push(

@@ -1,4 +1,6 @@
-import type { FieldPath } from "./field-path.ts";
+import type { FieldPath } from "../field-path.ts";
+import type { Issue } from "../issue.ts";
+import type { Reporter } from "../site/resources.ts";
 
 /**
  * Recognisers for secret material that must never sit in a CR or in rendered output (SPEC §2
@@ -77,4 +79,9 @@ function collectSecrets(value: unknown, path: (string | number)[], findings: Sec
     }
     path.pop();
   }
+}
+
+/** `secret-inline`: anything in `value` that looks like a private key or a password. */
+export function secretInline(value: unknown, report: Reporter): Issue[] {
+  return secretFindings(value).map((finding) => report("secret-inline", finding.path, finding.message));
 }

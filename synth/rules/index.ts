@@ -1,0 +1,197 @@
+/**
+ * The rule catalogue (SPEC §2): every rule id with its severity, a one-line summary and the module
+ * that holds its check. The rules proper live in this folder, one module per family: `bpa.ts`
+ * (Provisioning, Software, Cluster CRs), `sip.ts` (SIPCluster), `site.ts` (across CRs), `hosts.ts`
+ * (a request against the inventory), `schema.ts` and `secrets.ts` (reading a CR). Findings about
+ * the input files themselves (`yaml-syntax`, `too-large`, `file-unread`, `no-objects`,
+ * `inventory-*`) are made by the readers that meet them, named here.
+ */
+import type { Severity } from "../issue.ts";
+
+/**
+ * Every rule by id. Ids are a public contract (CI scripts grep for them), so they never change once
+ * released; `module` is the repository path of the code that reports it.
+ */
+export const RULES = {
+  "yaml-syntax": {
+    severity: "error",
+    summary: "file is not valid YAML/JSON, is binary, or expands too many aliases",
+    module: "synth/documents.ts",
+  },
+  "file-unread": {
+    severity: "error",
+    summary:
+      "a path under specs/ or inventory/ (or a site file) can't be read: a symbolic link that leaves the site, dangles or loops, no permission, not a regular file",
+    module: "gitops/files.ts",
+  },
+  "no-objects": {
+    severity: "warning",
+    summary: "a file holds no object metalsynth reads there, so nothing in it is used",
+    module: "gitops/site-reader.ts",
+  },
+  "too-large": {
+    severity: "error",
+    summary: "document over the Kubernetes object size limit (1.5 MiB)",
+    module: "synth/documents.ts",
+  },
+  "unknown-kind": {
+    severity: "error",
+    summary: "document kind/apiVersion is not one metalsynth reads here",
+    module: "synth/rules/schema.ts",
+  },
+  "duplicate-object": {
+    severity: "error",
+    summary: "the same kind/namespace/name defined twice",
+    module: "synth/rules/site.ts",
+  },
+  schema: {
+    severity: "error",
+    summary: "CR does not match its schema (unknown field, wrong type)",
+    module: "synth/rules/schema.ts",
+  },
+  "cluster-label": {
+    severity: "error",
+    summary: "BPA CR without a valid `cluster` label",
+    module: "synth/rules/bpa.ts",
+  },
+  "sip-cluster-name": {
+    severity: "error",
+    summary: "SIPCluster name longer than 63 characters: it becomes the value of a SIP label on its hosts",
+    module: "synth/rules/sip.ts",
+  },
+  "node-label": {
+    severity: "error",
+    summary: "node label is not a DNS-1123 label (it becomes a host name)",
+    module: "synth/rules/bpa.ts",
+  },
+  "node-ref": {
+    severity: "error",
+    summary: "a null entry that names no master, or a null master",
+    module: "synth/rules/bpa.ts",
+  },
+  "cluster-ref": {
+    severity: "error",
+    summary: "Cluster CR names a Provisioning/Software CR that does not fit",
+    module: "synth/rules/site.ts",
+  },
+  "no-masters": { severity: "error", summary: "Provisioning without masters", module: "synth/rules/bpa.ts" },
+  "node-label-duplicate": {
+    severity: "error",
+    summary: "the same node label twice with different hosts",
+    module: "synth/rules/bpa.ts",
+  },
+  "mac-format": { severity: "error", summary: "malformed MAC address", module: "synth/rules/bpa.ts" },
+  "mac-duplicate": {
+    severity: "error",
+    summary: "the same MAC for two different node labels in one CR",
+    module: "synth/rules/bpa.ts",
+  },
+  "mac-unknown": {
+    severity: "error",
+    summary: "MAC matches no BareMetalHost",
+    module: "synth/rules/hosts.ts",
+  },
+  "ip-missing": {
+    severity: "error",
+    summary: "the matched NIC / interface has no usable IP",
+    module: "synth/rules/hosts.ts",
+  },
+  "host-claimed": {
+    severity: "error",
+    summary: "the host already belongs to another cluster",
+    module: "synth/rules/hosts.ts",
+  },
+  "cpu-insufficient": {
+    severity: "error",
+    summary: "host has fewer CPUs than requested",
+    module: "synth/rules/hosts.ts",
+  },
+  "memory-insufficient": {
+    severity: "error",
+    summary: "host has less memory than requested",
+    module: "synth/rules/hosts.ts",
+  },
+  "memory-format": {
+    severity: "error",
+    summary: "memory is not an unambiguous Kubernetes quantity",
+    module: "synth/rules/bpa.ts",
+  },
+  "sriov-missing": {
+    severity: "error",
+    summary: "host is not labelled SR-IOV capable",
+    module: "synth/rules/hosts.ts",
+  },
+  "qat-missing": {
+    severity: "error",
+    summary: "host is not labelled QAT capable",
+    module: "synth/rules/hosts.ts",
+  },
+  "resources-unknown": {
+    severity: "warning",
+    summary: "requested resource can't be checked (no hardware details)",
+    module: "synth/rules/hosts.ts",
+  },
+  "host-not-ready": {
+    severity: "warning",
+    summary: "host's OS is not installed yet",
+    module: "synth/rules/hosts.ts",
+  },
+  "no-fit": {
+    severity: "error",
+    summary: "a resource-only entry or a SIP role cannot be satisfied",
+    module: "synth/rules/hosts.ts",
+  },
+  "plugin-name": {
+    severity: "error",
+    summary: "KUD plugin name is not [a-z0-9][a-z0-9-]*",
+    module: "synth/rules/bpa.ts",
+  },
+  "pod-subnet": { severity: "error", summary: "PodSubnet is not a valid CIDR", module: "synth/rules/bpa.ts" },
+  "package-name": {
+    severity: "error",
+    summary: "not a valid Debian package name",
+    module: "synth/rules/bpa.ts",
+  },
+  "package-version": {
+    severity: "error",
+    summary: "not a valid Debian package version",
+    module: "synth/rules/bpa.ts",
+  },
+  "selector-invalid": { severity: "error", summary: "bad label selector", module: "synth/rules/sip.ts" },
+  "topology-key": {
+    severity: "error",
+    summary: "topologyKey is not a valid label key, or no host the role's selector matches carries it",
+    module: "synth/rules/sip.ts",
+  },
+  "node-port": {
+    severity: "error",
+    summary: "nodePort out of range, reversed/oversized range, or used twice",
+    module: "synth/rules/sip.ts",
+  },
+  "ssh-key": {
+    severity: "error",
+    summary: "sshAuthorizedKeys entry is not an OpenSSH public key",
+    module: "synth/rules/sip.ts",
+  },
+  "secret-inline": {
+    severity: "error",
+    summary: "private key or password inside a CR",
+    module: "synth/rules/secrets.ts",
+  },
+  unsupported: {
+    severity: "error",
+    summary: "recognised but unsupported mode (e.g. virtlet-vm)",
+    module: "synth/rules/bpa.ts",
+  },
+  "inventory-invalid": {
+    severity: "error",
+    summary: "an inventory object can't be used (bad MAC, missing name)",
+    module: "synth/inventory/load.ts",
+  },
+  "inventory-unmatched": {
+    severity: "warning",
+    summary:
+      "a HardwareData or networkData Secret that matches no BareMetalHost, or a networkData Secret a BareMetalHost names that the inventory lacks",
+    module: "synth/inventory/load.ts",
+  },
+} as const satisfies Record<string, { severity: Severity; summary: string; module: string }>;
