@@ -8,7 +8,7 @@
 import { App } from "cdk8s";
 import { addSiteCharts } from "../charts/site.ts";
 import { evaluateFromSite } from "../gitops/render-site.ts";
-import { formatIssues } from "../gitops/report.ts";
+import { formatIssues } from "../gitops/report/report.ts";
 import { renderPlan } from "../synth/plan/render-plan.ts";
 
 const site = process.env["METALSYNTH_SITE"] ?? "examples/site";

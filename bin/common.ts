@@ -1,6 +1,6 @@
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { UsageError } from "../gitops/errors.ts";
-import type { OutputFormat } from "../gitops/report.ts";
+import type { OutputFormat } from "../gitops/report/report.ts";
 import type { SiteLocation } from "../gitops/site-reader.ts";
 
 /**

@@ -9,17 +9,8 @@ export interface ArgoApplicationSetChartProps {
 }
 
 /**
- * `rendered/argocd/applicationset.yaml` (SPEC §4): one Argo CD Application per cluster directory,
- * found by a git directory generator, so adding a cluster needs no change here.
- *
- * Cluster directories sit at `<pathPrefix>/<namespace>/<cluster>`: the namespace is the path segment
- * after the prefix, the cluster the last one. Applications are named `<namespace>-<cluster>`: a
- * cluster name alone is unique only within its namespace.
- *
- * Deleting a cluster directory deletes its Application; `preserveResourcesOnDeletion` keeps the
- * objects it synced, because the BMH label patches are the live hosts: nothing may cascade-delete a
- * BareMetalHost (SPEC §4.2). Pruning removed objects while the Application lives is safe, since the
- * patches carry `Prune=false` themselves.
+ * `rendered/argocd/applicationset.yaml` (SPEC §4): one Application `<namespace>-<cluster>` per
+ * `<pathPrefix>/<namespace>/<cluster>` directory, whose synced objects outlive it (decision 0008).
  */
 export class ArgoApplicationSetChart extends Chart {
   constructor(scope: Construct, id: string, props: ArgoApplicationSetChartProps) {
@@ -73,12 +64,8 @@ export interface FluxKustomizationChartProps {
 }
 
 /**
- * `rendered/flux/<namespace>-<cluster>.yaml` (SPEC §4): the Flux Kustomization syncing one cluster
- * directory. Flux applies with server-side apply always; the BMH label patches opt out of garbage
- * collection with their own `kustomize.toolkit.fluxcd.io/prune: disabled`, so `prune` stays on for
- * everything else. `dependsOn` names what must be ready before any cluster is applied (typically
- * the Kustomization delivering the BareMetalHosts and the SSH key Secret): Flux has no per-object
- * waves, and the order inside a directory is carried by the objects themselves (decision 0008).
+ * `rendered/flux/<namespace>-<cluster>.yaml` (SPEC §4): the Flux Kustomization of one cluster
+ * directory, after the site's `dependsOn`; the objects carry the order inside it (decision 0008).
  */
 export class FluxKustomizationChart extends Chart {
   constructor(scope: Construct, id: string, props: FluxKustomizationChartProps) {

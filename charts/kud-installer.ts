@@ -42,14 +42,7 @@ const SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount";
 /**
  * The KUD installer of a BPA cluster (SPEC §4.1): hosts.ini in a ConfigMap, the installer Job, and the
  * least-privilege identity its second step uses to store the cluster's kubeconfig as a Secret.
- *
- * The Job's pod runs two steps in order without any shell: the installer is an init container (the
- * kubelet starts the main container only after it exits 0, and a failure fails the pod), and the main
- * container is `kubectl apply --server-side -k` over a kustomization whose `secretGenerator` reads
- * `artifacts/admin.conf`. That gives create-or-update in one argv: `kubectl create secret` fails when
- * the Secret exists (every re-install), and `create --dry-run -o yaml | kubectl apply -f -` needs a
- * pipe, i.e. `sh -c`. The two steps share the multi-cluster directory through an emptyDir (upstream
- * used a hostPath, which ties the artifacts to whichever node ran the pod).
+ * Installer as init container, then `kubectl apply --server-side -k`, no shell (decision 0006).
  */
 export class KudInstallerChart extends Chart {
   /** `kud-<cluster>-<hash8>`: changes whenever anything the Job runs with changes. */
@@ -119,8 +112,7 @@ export class KudInstallerChart extends Chart {
       command: ["kubectl"],
       args: [
         "apply",
-        // Server-side apply: create-or-update, no last-applied annotation duplicating the kubeconfig,
-        // and a create through apply is authorised with the Secret's name (see the Role).
+        // Create-or-update, authorised by the Secret's name (decision 0006).
         "--server-side",
         `--field-manager=${KUBECONFIG_FIELD_MANAGER}`,
         "--force-conflicts",
@@ -221,10 +213,7 @@ export class KudInstallerChart extends Chart {
           apiGroups: [""],
           resources: ["secrets"],
           resourceNames: [kubeconfigSecret],
-          // RBAC cannot restrict a POST `create` by name (the name is not in the URL), so a plain
-          // `kubectl create` needs create on every Secret of the namespace, enough to mint tokens of
-          // any ServiceAccount there. Server-side apply creates through PATCH on the Secret's own URL,
-          // which the API server authorises as `create` with the name, so this rule covers it.
+          // A plain create can't be limited by name; server-side apply's PATCH can (decision 0006).
           verbs: ["create", "get", "patch", "update"],
         },
       ],

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { factsOf, generateBmhs, kubectlJson, kubectlYaml, makeBmh } from "../test/builders/inventory.ts";
 import { UsageError } from "./errors.ts";
 import { InventoryPathError, readInventory } from "./inventory-reader.ts";
-import { SYNTAX_ERRORS_PER_FILE } from "./report.ts";
+import { SYNTAX_ERRORS_PER_FILE } from "./report/report.ts";
 
 const FIXTURES = fileURLToPath(new URL("../test/fixtures/inventory/", import.meta.url));
 let dir: string;

@@ -16,7 +16,7 @@ import { InventoryBuilder } from "../synth/inventory/load.ts";
 import { jsonInventoryStream, yamlInventoryStream } from "../synth/inventory/stream.ts";
 import { UsageError } from "./errors.ts";
 import { errorCode, listInputFiles, systemReason, unreadIssue } from "./files.ts";
-import { capSyntaxErrors } from "./report.ts";
+import { capSyntaxErrors } from "./report/report.ts";
 
 /** Options of {@link readInventory}. */
 export interface ReadInventoryOptions {

@@ -4,11 +4,10 @@ import { objectsOf } from "../charts/index.ts";
 import { addSiteCharts } from "../charts/site.ts";
 import { field, isRecord } from "../synth/inventory/raw.ts";
 import { compareText } from "../synth/issue.ts";
-import { lockDocument } from "../synth/plan/lock.ts";
+import { LOCK_FILE, lockDocument } from "../synth/plan/lock.ts";
 import type { ClusterRender, RenderPlan } from "../synth/plan/render-plan.ts";
 import type { SiteSettings } from "../synth/schema/settings.ts";
 import { toYaml, toYamlStream } from "../synth/yaml-output.ts";
-import { LOCK_FILE } from "./site-reader.ts";
 
 /** What synth wrote for one cluster, for the CLI's summary. */
 export interface RenderedCluster {

@@ -3,13 +3,13 @@ import path from "node:path";
 import { parseDocuments, type ParsedFile, type SourceDocument } from "../synth/documents.ts";
 import { issue, type Issue } from "../synth/issue.ts";
 import type { Inventory } from "../synth/inventory/inventory.ts";
-import { EMPTY_LOCK, parseLock, type Lock } from "../synth/plan/lock.ts";
+import { EMPTY_LOCK, LOCK_FILE, parseLock, type Lock } from "../synth/plan/lock.ts";
 import type { SiteSettings } from "../synth/schema/settings.ts";
 import { readSettings } from "../synth/site/settings.ts";
 import { UsageError } from "./errors.ts";
 import { displayPath, errorCode, listInputFiles, systemReason, unreadIssue } from "./files.ts";
 import { readInventory } from "./inventory-reader.ts";
-import { capSyntaxErrors } from "./report.ts";
+import { capSyntaxErrors } from "./report/report.ts";
 
 /** Where a site's parts are (SPEC §1.1, §7); every path defaults from `site`. */
 export interface SiteLocation {
@@ -39,9 +39,6 @@ export interface SiteInput {
 
 /** The site's settings file (SPEC §6.1), at the root of the site. */
 export const SETTINGS_FILE = "metalsynth.yaml";
-
-/** The file name of the lock inside `rendered/`. */
-export const LOCK_FILE = "metalsynth.lock.yaml";
 
 /** Reads specs, inventory, settings and the previous lock of a site. */
 export async function readSite(location: SiteLocation): Promise<SiteInput> {

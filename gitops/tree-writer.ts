@@ -15,7 +15,7 @@ import {
 import { existsSync, renameSync, rmSync, type Dirent } from "node:fs";
 import path from "node:path";
 import { UsageError } from "./errors.ts";
-import { LOCK_FILE } from "./site-reader.ts";
+import { LOCK_FILE } from "../synth/plan/lock.ts";
 
 /** How a written tree differs from the one it replaced. Every list is sorted. */
 export interface TreeChange {

@@ -1,7 +1,7 @@
 import { parseArgs } from "node:util";
 import { commitSite, type CommitOptions } from "../../gitops/commit.ts";
 import { UsageError } from "../../gitops/errors.ts";
-import { formatIssues } from "../../gitops/report.ts";
+import { formatIssues } from "../../gitops/report/report.ts";
 import { EXIT, summary, type Console } from "../common.ts";
 
 /** Upper bound of `--retries`: past a few dozen lost races, waiting longer will not help. */

@@ -1,8 +1,8 @@
 import path from "node:path";
-import { diffTrees, hasChanges, type FileChange } from "../../gitops/diff.ts";
-import { diffText, filePatch } from "../../gitops/diff-format.ts";
+import { diffTrees, hasChanges, type FileChange } from "../../gitops/report/diff.ts";
+import { diffText, filePatch } from "../../gitops/report/diff-format.ts";
 import { renderFromSite } from "../../gitops/render-site.ts";
-import { formatIssues, jsonReport } from "../../gitops/report.ts";
+import { formatIssues, jsonReport } from "../../gitops/report/report.ts";
 import { checkOutput, readTree } from "../../gitops/tree-writer.ts";
 import { EXIT, outputFormat, parseSiteArgs, siteLocation, summary, type Console } from "../common.ts";
 

@@ -1,7 +1,7 @@
 import path from "node:path";
 import { UsageError } from "../../gitops/errors.ts";
 import { clustersOutsideSubset, renderFromSite } from "../../gitops/render-site.ts";
-import { formatIssues, jsonReport } from "../../gitops/report.ts";
+import { formatIssues, jsonReport } from "../../gitops/report/report.ts";
 import { checkOutput, writeTree } from "../../gitops/tree-writer.ts";
 import { isRenderedFile } from "../../gitops/render.ts";
 import { EXIT, outputFormat, parseSiteArgs, siteLocation, summary, type Console } from "../common.ts";

@@ -1,5 +1,5 @@
 import { evaluateFromSite } from "../../gitops/render-site.ts";
-import { formatIssues } from "../../gitops/report.ts";
+import { formatIssues } from "../../gitops/report/report.ts";
 import { hasErrors } from "../../synth/issue.ts";
 import { EXIT, outputFormat, parseSiteArgs, siteLocation, summary, type Console } from "../common.ts";
 

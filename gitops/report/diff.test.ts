@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { lockDocument, type LockEntry } from "../synth/plan/lock.ts";
-import { toYaml, toYamlStream } from "../synth/yaml-output.ts";
+import { lockDocument, type LockEntry } from "../../synth/plan/lock.ts";
+import { toYaml, toYamlStream } from "../../synth/yaml-output.ts";
 import { diffTrees } from "./diff.ts";
 import { commitMessage } from "./diff-format.ts";
 

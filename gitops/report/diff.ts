@@ -1,10 +1,9 @@
 import { isDeepStrictEqual } from "node:util";
-import { clusterKey, type ClusterKey } from "../synth/cluster-key.ts";
-import { parseDocuments } from "../synth/documents.ts";
-import { compareText } from "../synth/issue.ts";
-import { parseLock, type LockEntry } from "../synth/plan/lock.ts";
-import { isRecord } from "../synth/inventory/raw.ts";
-import { LOCK_FILE } from "./site-reader.ts";
+import { clusterKey, type ClusterKey } from "../../synth/cluster-key.ts";
+import { parseDocuments } from "../../synth/documents.ts";
+import { compareText } from "../../synth/issue.ts";
+import { LOCK_FILE, parseLock, type LockEntry } from "../../synth/plan/lock.ts";
+import { isRecord } from "../../synth/inventory/raw.ts";
 
 /** How a file, object or cluster differs between two rendered trees. */
 export type ChangeStatus = "added" | "changed" | "removed";

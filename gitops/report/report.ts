@@ -1,4 +1,4 @@
-import { compareIssues, issueText, type Issue } from "../synth/issue.ts";
+import { compareIssues, issueText, type Issue } from "../../synth/issue.ts";
 
 /** How diagnostics are printed (SPEC §7). */
 export type OutputFormat = "text" | "json";

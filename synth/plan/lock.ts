@@ -46,6 +46,9 @@ export function compareLockEntries(a: LockEntry, b: LockEntry): number {
   );
 }
 
+/** The file name of the lock inside `rendered/`. */
+export const LOCK_FILE = "metalsynth.lock.yaml";
+
 /** The lock file's apiVersion/kind, so a stray YAML file is never mistaken for a lock. */
 export const LOCK_API_VERSION = "metalsynth.io/v1alpha1";
 export const LOCK_KIND = "Lock";
