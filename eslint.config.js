@@ -34,10 +34,9 @@ const layerRules = [
     files: [`${layer}/**/*.ts`],
     rules: { "no-restricted-imports": ["error", { patterns: layerPatterns(layer, forbidden) }] },
   })),
-  // Tests may read fixtures; synth's code may not.
   {
-    // gitops/report/ is the pure part of gitops/: diffs and reports of values. The edges (files, git)
-    // are the modules beside it. Repeats the gitops layer patterns: a later rule replaces, not merges.
+    // gitops/report/ is the pure part of gitops/: diffs and reports of values; the edges (files,
+    // git) are the modules beside it. A later rule replaces, not merges, so the layer patterns repeat.
     files: ["gitops/report/**/*.ts"],
     ignores: ["gitops/report/**/*.test.ts"],
     rules: {
@@ -45,10 +44,7 @@ const layerRules = [
         "error",
         {
           patterns: [
-            ...forbiddenLayers.gitops.map((target) => ({
-              group: [`**/${target}/*`, `**/${target}`],
-              message: `gitops/ must not import ${target}/ (imports point inward, see STYLE.md).`,
-            })),
+            ...layerPatterns("gitops", forbiddenLayers.gitops),
             {
               group: ["node:fs", "node:fs/*", "node:child_process", "simple-git", "../*.ts"],
               message: "gitops/report/ is pure: reading and writing files and git are gitops/'s edges.",
@@ -58,6 +54,7 @@ const layerRules = [
       ],
     },
   },
+  // Tests may read fixtures; synth's code may not.
   {
     files: ["synth/**/*.ts"],
     ignores: ["synth/**/*.test.ts"],
@@ -89,29 +86,6 @@ export default tseslint.config(
     languageOptions: { globals: { process: "readonly", console: "readonly" } },
   },
   ...layerRules,
-  {
-    // gitops/report/ is the pure part of gitops/: diffs and reports of values. The edges (files, git)
-    // are the modules beside it. Repeats the gitops layer patterns: a later rule replaces, not merges.
-    files: ["gitops/report/**/*.ts"],
-    ignores: ["gitops/report/**/*.test.ts"],
-    rules: {
-      "no-restricted-imports": [
-        "error",
-        {
-          patterns: [
-            ...forbiddenLayers.gitops.map((target) => ({
-              group: [`**/${target}/*`, `**/${target}`],
-              message: `gitops/ must not import ${target}/ (imports point inward, see STYLE.md).`,
-            })),
-            {
-              group: ["node:fs", "node:fs/*", "node:child_process", "simple-git", "../*.ts"],
-              message: "gitops/report/ is pure: reading and writing files and git are gitops/'s edges.",
-            },
-          ],
-        },
-      ],
-    },
-  },
   {
     files: ["synth/**/*.ts"],
     ignores: ["synth/**/*.test.ts"],
