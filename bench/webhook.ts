@@ -22,7 +22,7 @@ import type { Inventory } from "../synth/inventory/inventory.ts";
 import { EMPTY_LOCK } from "../synth/plan/lock.ts";
 import { generateBmhs } from "../test/builders/inventory.ts";
 import { createTestCa, issueServerCertificate, SERVICE_NAME } from "../test/webhook/tls-fixture.ts";
-import { admissionReview, provisioning, type Cr } from "../test/webhook/reviews.ts";
+import { admissionReview, provisioning, type Cr } from "../test/builders/reviews.ts";
 import { jsonLogger } from "../webhook/log.ts";
 import { startWebhook } from "../webhook/main.ts";
 import { SiteReviewer } from "../webhook/site-review.ts";

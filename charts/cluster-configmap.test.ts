@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ClusterConfigMapChart } from "./cluster-configmap.ts";
-import { bpaPlan, synthObjects, testApp, validateKubernetesObject } from "./test-support.ts";
+import { bpaPlan, synthObjects, testApp, validateKubernetesObject } from "../test/support/charts.ts";
 
 const metadata = (name: string, namespace = "edge-a", cluster = "cluster-east") => ({
   annotations: { "argocd.argoproj.io/sync-wave": "1" },

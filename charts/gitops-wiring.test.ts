@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { DEFAULT_SETTINGS, SiteSettingsSchema, type SiteSettingsSpec } from "../synth/schema/settings.ts";
 import { ArgoApplicationSetChart, FluxKustomizationChart } from "./gitops-wiring.ts";
-import { synthObjects, testApp, validateKubernetesObject } from "./test-support.ts";
+import { synthObjects, testApp, validateKubernetesObject } from "../test/support/charts.ts";
 
 function siteSettings(gitops: SiteSettingsSpec["gitops"] = {}) {
   return SiteSettingsSchema.parse({ apiVersion: "metalsynth.io/v1alpha1", kind: "SiteSettings", gitops });

@@ -11,7 +11,7 @@ import {
   testApp,
   validateKubernetesObject,
   type KubeObject,
-} from "./test-support.ts";
+} from "../test/support/charts.ts";
 
 const WITH_SOFTWARE = { masterSoftware: ["htop"], workerSoftware: ["curl=7.81.0-1ubuntu1.15"] };
 

@@ -15,7 +15,7 @@ import {
   validateKubernetesObject,
   type BpaPlanOptions,
   type KubeObject,
-} from "./test-support.ts";
+} from "../test/support/charts.ts";
 
 function render(options: BpaPlanOptions = {}, siteSettings = settings()) {
   const chart = new KudInstallerChart(testApp(), "kud-installer", {

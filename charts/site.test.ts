@@ -4,8 +4,8 @@ import { EMPTY_LOCK } from "../synth/plan/lock.ts";
 import type { RenderPlan } from "../synth/plan/render-plan.ts";
 import { DEFAULT_SETTINGS, type SiteSettings } from "../synth/schema/settings.ts";
 import { addSiteCharts } from "./site.ts";
-import { sipHost, sipPlan } from "./sip/test-support.ts";
-import { bpaPlan, synthObjects, testApp } from "./test-support.ts";
+import { sipHost, sipPlan } from "../test/support/sip.ts";
+import { bpaPlan, synthObjects, testApp } from "../test/support/charts.ts";
 
 /**
  * A site whose BPA cluster and SIPCluster share the name `edge-sip/tenant-a`, and a SIPCluster gone

@@ -15,7 +15,7 @@ import {
   validateKubernetesObject,
   type BpaPlanOptions,
   type KubeObject,
-} from "./test-support.ts";
+} from "../test/support/charts.ts";
 
 const SOFTWARE: BpaPlanOptions = {
   masterSoftware: ["htop", "jq=1.6-2.1ubuntu3"],

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { parseAllDocuments } from "yaml";
 import { describe, expect, it } from "vitest";
-import { asKubeObject, type KubeObject } from "../charts/test-support.ts";
+import { asKubeObject, type KubeObject } from "./support/charts.ts";
 import { readTree } from "../gitops/tree-writer.ts";
 import { compareText } from "../synth/issue.ts";
 import { REPO } from "./harness.ts";

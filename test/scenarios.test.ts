@@ -14,7 +14,7 @@ import path from "node:path";
 import { parse } from "yaml";
 import { describe, expect, it } from "vitest";
 import { main, type Console } from "../bin/cli.ts";
-import { asKubeObject, type KubeObject, validateKubernetesObject } from "../charts/test-support.ts";
+import { asKubeObject, type KubeObject, validateKubernetesObject } from "./support/charts.ts";
 import { readTree, writeTree } from "../gitops/tree-writer.ts";
 import { compareText } from "../synth/issue.ts";
 import { secretMaterialIn } from "../synth/rules/secrets.ts";

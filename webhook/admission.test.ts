@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { admissionReview, provisioning } from "../test/webhook/reviews.ts";
+import { admissionReview, provisioning } from "../test/builders/reviews.ts";
 import { MAX_OBJECT_DEPTH, MAX_WARNING_LENGTH, admit } from "./admission.ts";
 import type { Finding, Reviewer } from "./site-review.ts";
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { makeInventory } from "../test/builders/inventory.ts";
 import { EMPTY_LOCK } from "../synth/plan/lock.ts";
 import { readResources, type AnyResource } from "../synth/site/resources.ts";
-import { provisioning, software } from "../test/webhook/reviews.ts";
+import { provisioning, software } from "../test/builders/reviews.ts";
 import { SiteReviewer, knownResources, objectDocument } from "./site-review.ts";
 
 const inventory = makeInventory(

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { synthObjects, testApp, validateKubernetesObject } from "../test-support.ts";
+import { synthObjects, testApp, validateKubernetesObject } from "../../test/support/charts.ts";
 import { BmhLabelsChart } from "./bmh-labels.ts";
-import { SIP_HOSTS, sipHost, sipPlan } from "./test-support.ts";
+import { SIP_HOSTS, sipHost, sipPlan } from "../../test/support/sip.ts";
 import type { SipClusterPlan } from "../../synth/plan/model.ts";
 
 const ANNOTATIONS = {

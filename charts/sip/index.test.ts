@@ -16,9 +16,9 @@ import {
   testApp,
   type KubeObject,
   validateKubernetesObject,
-} from "../test-support.ts";
+} from "../../test/support/charts.ts";
 import { addSipClusterCharts } from "./index.ts";
-import { examplePlan, sipPlan } from "./test-support.ts";
+import { examplePlan, sipPlan } from "../../test/support/sip.ts";
 import { serviceObjectName } from "./workload.ts";
 
 /** The objects of each of a cluster's files, as synth writes them. */

@@ -10,9 +10,16 @@ import {
   testApp,
   type KubeObject,
   validateKubernetesObject,
-} from "../test-support.ts";
+} from "../../test/support/charts.ts";
 import { JumpHostChart } from "./jumphost.ts";
-import { PUBLIC_KEY, SIP_HOSTS, examplePlan, sipHost, sipPlan, type SipServices } from "./test-support.ts";
+import {
+  PUBLIC_KEY,
+  SIP_HOSTS,
+  examplePlan,
+  sipHost,
+  sipPlan,
+  type SipServices,
+} from "../../test/support/sip.ts";
 
 const NAME = "jumphost-tenant-a";
 

@@ -10,9 +10,9 @@ import {
   testApp,
   type KubeObject,
   validateKubernetesObject,
-} from "../test-support.ts";
+} from "../../test/support/charts.ts";
 import { LoadBalancerChart, type LoadBalancerTier } from "./loadbalancer.ts";
-import { examplePlan, sipPlan, type SipServices } from "./test-support.ts";
+import { examplePlan, sipPlan, type SipServices } from "../../test/support/sip.ts";
 
 function render(cluster: SipClusterPlan, tier: LoadBalancerTier, settings: SiteSettings = DEFAULT_SETTINGS) {
   return synthObjects(new LoadBalancerChart(testApp(), `loadbalancer-${tier}`, { cluster, settings, tier }));

@@ -6,7 +6,12 @@ import { ClusterRole } from "kubernetes-models/rbac.authorization.k8s.io/v1";
 import { Namespace, Service } from "kubernetes-models/v1";
 import { describe, expect, it } from "vitest";
 import { KINDS } from "../../synth/schema/kinds.ts";
-import { asKubeObject, findObject, validateKubernetesObject, type KubeObject } from "../test-support.ts";
+import {
+  asKubeObject,
+  findObject,
+  validateKubernetesObject,
+  type KubeObject,
+} from "../../test/support/charts.ts";
 import { DEFAULT_IMAGE, DEFAULT_NAMESPACE, webhookManifests } from "./index.ts";
 
 const objects = (options?: Parameters<typeof webhookManifests>[0]) =>

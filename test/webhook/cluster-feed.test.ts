@@ -16,7 +16,7 @@ import { REPO } from "../harness.ts";
 import { postJson, send, type Target } from "./client.ts";
 import { FakeApiServer, type KubeObject } from "./fake-apiserver.ts";
 import { FAST_WATCH, eventually } from "./harness.ts";
-import { admissionReview, provisioning, software, type Cr } from "./reviews.ts";
+import { admissionReview, provisioning, software, type Cr } from "../builders/reviews.ts";
 import { createTestCa, issueServerCertificate } from "./tls-fixture.ts";
 
 const BMHS = "/apis/metal3.io/v1alpha1/baremetalhosts";

@@ -13,7 +13,7 @@ import { MAX_WARNING_LENGTH } from "../../webhook/admission.ts";
 import { mulberry32 } from "../builders/inventory.ts";
 import { send, type Target } from "./client.ts";
 import { startTestWebhook, type TestWebhook } from "./harness.ts";
-import { admissionReview, provisioning, sipCluster, type Cr } from "./reviews.ts";
+import { admissionReview, provisioning, sipCluster, type Cr } from "../builders/reviews.ts";
 
 const BODIES = 10_000;
 const BATCH = 500;

@@ -14,7 +14,7 @@ import { TIMEOUT_SECONDS } from "../../charts/webhook/index.ts";
 import { REQUEST_TIMEOUT_MS } from "../../webhook/main.ts";
 import { postJson, readReply, send, type Reply } from "./client.ts";
 import { eventually, startTestWebhook, type TestWebhook } from "./harness.ts";
-import { admissionReview, provisioning, sipCluster, software, type Cr } from "./reviews.ts";
+import { admissionReview, provisioning, sipCluster, software, type Cr } from "../builders/reviews.ts";
 import { SERVICE_NAME, issueServerCertificate, rotate } from "./tls-fixture.ts";
 
 /** The response part of an AdmissionReview answer. */

@@ -11,7 +11,7 @@ import { describe, expect, it } from "vitest";
 import { REPO } from "../harness.ts";
 import { readReply, send, type Reply, type Target } from "./client.ts";
 import { copyExampleSite, eventually } from "./harness.ts";
-import { admissionReview, provisioning } from "./reviews.ts";
+import { admissionReview, provisioning } from "../builders/reviews.ts";
 import { SERVICE_NAME, createTestCa, issueServerCertificate } from "./tls-fixture.ts";
 
 /** A POST whose headers and first half of the body are sent; `finish` sends the rest. */

@@ -19,12 +19,12 @@ import {
   Role,
   RoleBinding,
 } from "kubernetes-models/rbac.authorization.k8s.io/v1";
-import { makeInventory, makeHost } from "../test/builders/inventory.ts";
-import { evaluateYaml } from "../test/harness.ts";
-import { labelKeyProblem, labelValueProblem } from "../synth/inventory/selector.ts";
-import { renderPlan, type BpaRender } from "../synth/plan/render-plan.ts";
-import { DEFAULT_SETTINGS, type SiteSettings } from "../synth/schema/settings.ts";
-import { objectsOf } from "./index.ts";
+import { makeInventory, makeHost } from "../builders/inventory.ts";
+import { evaluateYaml } from "../harness.ts";
+import { labelKeyProblem, labelValueProblem } from "../../synth/inventory/selector.ts";
+import { renderPlan, type BpaRender } from "../../synth/plan/render-plan.ts";
+import { DEFAULT_SETTINGS, type SiteSettings } from "../../synth/schema/settings.ts";
+import { objectsOf } from "../../charts/index.ts";
 
 /** A host of the fixture inventory: its BMH name, the MAC the specs use and that NIC's address. */
 export interface FixtureHost {

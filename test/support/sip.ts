@@ -6,8 +6,8 @@
 import { readFileSync, readdirSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { makeHost, makeInventory, type HostOptions } from "../../test/builders/inventory.ts";
-import { evaluateYaml } from "../../test/harness.ts";
+import { makeHost, makeInventory, type HostOptions } from "../builders/inventory.ts";
+import { evaluateYaml } from "../harness.ts";
 import { parseDocuments } from "../../synth/documents.ts";
 import { evaluateSite } from "../../synth/evaluate.ts";
 import { buildInventory } from "../../synth/inventory/load.ts";
