@@ -4,14 +4,23 @@ import tseslint from "typescript-eslint";
 
 /**
  * Imports point inward: bin → gitops → charts → synth, webhook → synth (STYLE.md).
- * Each layer lists the layers it must never reach.
+ * Each layer lists the layers it must never reach. test/ and bench/ sit outside: production code
+ * reaches neither (test support lives in test/support/, not beside the code it tests).
  */
 const forbiddenLayers = {
-  synth: ["charts", "gitops", "webhook", "bin"],
-  charts: ["gitops", "webhook", "bin"],
-  gitops: ["webhook", "bin"],
-  webhook: ["charts", "gitops", "bin"],
+  synth: ["charts", "gitops", "webhook", "bin", "test", "bench"],
+  charts: ["gitops", "webhook", "bin", "test", "bench"],
+  gitops: ["webhook", "bin", "test", "bench"],
+  webhook: ["charts", "gitops", "bin", "test", "bench"],
+  bin: ["test", "bench"],
 };
+
+/**
+ * What a unit test (`*.test.ts` beside its code) may use of test/: the support layer, the fixture
+ * builders and the harness. Negations re-include a folder, not a file under an excluded folder
+ * (gitignore semantics), so `test/*` is matched one level deep and never `test` itself.
+ */
+const testSupport = ["!**/test/support", "!**/test/builders", "!**/test/harness.ts"];
 
 /**
  * synth/ is pure: no file system, processes, network or clock from Node either. Hashing
@@ -22,18 +31,28 @@ const synthNodeImports = {
   message: "synth/ is pure: no I/O from Node's modules; pass values in (see STYLE.md).",
 };
 
-/** The import patterns `layer` must not use. */
-const layerPatterns = (layer, forbidden) =>
+/** The import patterns `layer` must not use; its tests may use {@link testSupport}. */
+const layerPatterns = (layer, forbidden, tests = false) =>
   forbidden.map((target) => ({
-    group: [`**/${target}/*`, `**/${target}`],
-    message: `${layer}/ must not import ${target}/ (imports point inward, see STYLE.md).`,
+    group: tests && target === "test" ? ["**/test/*", ...testSupport] : [`**/${target}/*`, `**/${target}`],
+    message:
+      tests && target === "test"
+        ? `${layer}/'s tests may import test/support/, test/builders/ and test/harness.ts only.`
+        : `${layer}/ must not import ${target}/ (imports point inward, see STYLE.md).`,
   }));
 
 const layerRules = [
-  ...Object.entries(forbiddenLayers).map(([layer, forbidden]) => ({
-    files: [`${layer}/**/*.ts`],
-    rules: { "no-restricted-imports": ["error", { patterns: layerPatterns(layer, forbidden) }] },
-  })),
+  ...Object.entries(forbiddenLayers).flatMap(([layer, forbidden]) => [
+    {
+      files: [`${layer}/**/*.ts`],
+      ignores: [`${layer}/**/*.test.ts`],
+      rules: { "no-restricted-imports": ["error", { patterns: layerPatterns(layer, forbidden) }] },
+    },
+    {
+      files: [`${layer}/**/*.test.ts`],
+      rules: { "no-restricted-imports": ["error", { patterns: layerPatterns(layer, forbidden, true) }] },
+    },
+  ]),
   {
     // gitops/report/ is the pure part of gitops/: diffs and reports of values; the edges (files,
     // git) are the modules beside it. A later rule replaces, not merges, so the layer patterns repeat.
