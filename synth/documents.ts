@@ -111,6 +111,26 @@ export function parseDocuments(file: string, text: string): ParsedFile {
 }
 
 /**
+ * Where the fields of the first document of `text` are, from the full parser whatever the document's
+ * size: for a reader that got the document's value another, faster way and now has to say where a
+ * finding is. `undefined` when the text holds no document.
+ */
+export function documentPosition(
+  file: string,
+  text: string,
+): ((path: FieldPath) => SourcePosition) | undefined {
+  const lines = new LineCounter();
+  const parsed = parseAllDocuments(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
+  const document = Array.isArray(parsed) ? parsed[0] : undefined;
+  if (document === undefined) return undefined;
+  const start = document.range[0];
+  return (path) => {
+    const { line, col } = lines.linePos(nodeOffset(document, path) ?? start);
+    return { file, line, column: col };
+  };
+}
+
+/**
  * `text` with every document whose text is over {@link MAX_DOCUMENT_TEXT_BYTES} blanked (its lines
  * kept as empty lines, so positions after it stay right), each reported to `refuse` with its size
  * and first line. Documents are cut at `---` and `...` lines: at column 0 they are always markers.

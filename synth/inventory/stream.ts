@@ -98,15 +98,23 @@ export function jsonInventoryStream(file: string, builder: InventoryBuilder): In
   };
 }
 
+/** Parses one chunk of a file into objects, its problems going to `issues`. */
+export type ChunkParser = (file: string, chunk: TextChunk, issues: Issue[]) => InventoryObject[];
+
 /**
  * A YAML file, fed as decoded text. Documents are parsed one by one, and the `items` of a list
- * document entry by entry.
+ * document entry by entry, by `parseChunk` (tests pass `parseYamlChunkFully` to compare the fast
+ * reader with the full parser).
  */
-export function yamlInventoryStream(file: string, builder: InventoryBuilder): InventoryStream<string> {
+export function yamlInventoryStream(
+  file: string,
+  builder: InventoryBuilder,
+  parseChunk: ChunkParser = parseYamlChunk,
+): InventoryStream<string> {
   const items = new ListItems(builder);
   const issues: Issue[] = [];
   const parse = (chunk: TextChunk): InventoryObject[] => {
-    const objects = parseYamlChunk(file, chunk, issues);
+    const objects = parseChunk(file, chunk, issues);
     reportAll(builder, issues);
     return objects;
   };

@@ -62,6 +62,8 @@ export class YamlSplitter {
   /** The `items:` line and the blank lines after it, until the next line shows what follows. */
   #itemsKey: LineRun | undefined;
   #itemIndent = 0;
+  /** Finds the next line that may end the current item: one indented no deeper than its `-`. */
+  #itemEnd = /\n(?=[^ \n])/g;
   #item: LineRun | undefined;
 
   /** @param file the file name issues carry. */
@@ -74,13 +76,36 @@ export class YamlSplitter {
   write(text: string): void {
     if (this.#failed) return;
     const buffer = this.#partial + text;
+    // Inside an item, runs of lines are taken whole: they are most of a region's List, and looking
+    // at each of them costs nearly as much as parsing them. Text that needs a look at each line
+    // (binary content, CR line ends) goes line by line.
+    const runs = !buffer.includes("\u0000") && !buffer.includes("\uFFFD") && !buffer.includes("\r");
+    const lastBreak = buffer.lastIndexOf("\n");
     let start = 0;
     for (let end = buffer.indexOf("\n"); end >= 0; end = buffer.indexOf("\n", start)) {
       this.#onLine(buffer.slice(start, end));
       start = end + 1;
       if (this.#failed) return;
+      if (runs && this.#mode === "items") start = this.#takeItemLines(buffer, start, lastBreak);
     }
     this.#partial = buffer.slice(start);
+  }
+
+  /**
+   * Appends to the current item the complete lines (up to `lastBreak`) from `start` that can't end
+   * it (more indented than its `-`, or blank) and returns where the first other line starts.
+   */
+  #takeItemLines(buffer: string, start: number, lastBreak: number): number {
+    const itemEnd = this.#itemEnd;
+    itemEnd.lastIndex = start - 1;
+    const next = itemEnd.exec(buffer);
+    const end = next === null || next.index > lastBreak ? lastBreak : next.index;
+    if (end < start) return start;
+    const run = buffer.slice(start, end);
+    this.#appendTo(this.#item, run);
+    for (let at = run.indexOf("\n"); at >= 0; at = run.indexOf("\n", at + 1)) this.#lineNumber++;
+    this.#lineNumber++;
+    return end + 1;
   }
 
   /** Ends the input. */
@@ -149,6 +174,7 @@ export class YamlSplitter {
       this.#itemsKey = undefined;
       this.#mode = "items";
       this.#itemIndent = entry[1]?.length ?? 0;
+      this.#itemEnd = new RegExp(`\\n(?= {0,${this.#itemIndent}}[^ \\n])`, "g");
       this.#startItem(line);
       return;
     }

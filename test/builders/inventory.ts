@@ -354,13 +354,14 @@ export function* kubectlJson(items: Iterable<unknown>): Generator<string> {
 
 /**
  * The text of a `kind: List` as `kubectl get -o yaml` prints it (`items:` at column 0, entries as
- * `- ` block sequence entries), piece by piece. `indent` indents the entries instead, as some tools do.
+ * `- ` block sequence entries, keys sorted, lists at their key's column), piece by piece. `indent`
+ * indents the entries instead, as some tools do.
  */
 export function* kubectlYaml(items: Iterable<unknown>, indent = 0): Generator<string> {
   const pad = " ".repeat(indent);
   yield "apiVersion: v1\nitems:\n";
   for (const item of items) {
-    const lines = stringify(item).trimEnd().split("\n");
+    const lines = stringify(item, { indentSeq: false, sortMapEntries: true }).trimEnd().split("\n");
     yield lines.map((line, index) => `${pad}${index === 0 ? "- " : "  "}${line}`).join("\n") + "\n";
   }
   yield 'kind: List\nmetadata:\n  resourceVersion: ""\n';
