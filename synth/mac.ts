@@ -18,12 +18,15 @@ export const MAC_PATTERN = [
 ].join("|");
 
 const MAC = new RegExp(MAC_PATTERN);
+const CANONICAL_MAC = /^[0-9a-f]{2}(?::[0-9a-f]{2}){5}$/;
 
 /**
  * Returns the canonical form (`aa:bb:cc:dd:ee:ff`) of a MAC written as `AA:BB:…`, `AA-BB-…` or
- * `aabb.ccdd.eeff` ({@link MAC_PATTERN}), or `undefined` when the text is not a MAC.
+ * `aabb.ccdd.eeff` ({@link MAC_PATTERN}), or `undefined` when the text is not a MAC. A MAC already in
+ * canonical form, as inventories write most of them, comes back as `text` itself.
  */
 export function normalizeMac(text: string): string | undefined {
+  if (CANONICAL_MAC.test(text)) return text;
   if (!MAC.test(text)) return undefined;
   return (text.replace(/[^0-9A-Fa-f]/g, "").match(/../g) ?? []).join(":").toLowerCase();
 }

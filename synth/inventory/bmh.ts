@@ -232,14 +232,14 @@ function readLabels(
 
 function readMac(raw: unknown, path: FieldPath, owner: string, report: Report): string | undefined {
   const mac = typeof raw === "string" ? normalizeMac(raw) : undefined;
-  if (mac === undefined) {
-    report(
-      path,
-      `BareMetalHost ${owner}: ${describe(raw)} is not a MAC address (expected aa:bb:cc:dd:ee:ff, ` +
-        `AA-BB-CC-DD-EE-FF or aabb.ccdd.eeff); the MAC is ignored`,
-    );
-  }
-  return mac;
+  // A MAC already canonical comes back as the raw text, which may be a slice of a whole chunk of file.
+  if (mac !== undefined) return detach(mac);
+  report(
+    path,
+    `BareMetalHost ${owner}: ${describe(raw)} is not a MAC address (expected aa:bb:cc:dd:ee:ff, ` +
+      `AA-BB-CC-DD-EE-FF or aabb.ccdd.eeff); the MAC is ignored`,
+  );
+  return undefined;
 }
 
 /** A count that must be a positive integer; absent or 0 means unknown, anything else is reported. */
