@@ -10,7 +10,8 @@ import { createServer, type AddressInfo } from "node:net";
 import { systemErrorLine } from "../bin/cli.ts";
 import { readTree } from "../gitops/tree-writer.ts";
 import { createTestCa, issueServerCertificate } from "./webhook/tls-fixture.ts";
-import { copyExampleSite, run } from "./run-cli.ts";
+import { run } from "./run-cli.ts";
+import { copyExampleSite } from "./support/example-site.ts";
 import { REPO } from "./harness.ts";
 
 const site = path.join(REPO, "examples", "site");

@@ -5,7 +5,8 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { readTree } from "../gitops/tree-writer.ts";
 import { edit } from "./git/repos.ts";
-import { copyExampleSite, run } from "./run-cli.ts";
+import { run } from "./run-cli.ts";
+import { copyExampleSite } from "./support/example-site.ts";
 
 async function siteCopy(): Promise<string> {
   const dir = await mkdtemp(path.join(tmpdir(), "metalsynth-diff-"));

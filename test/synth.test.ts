@@ -4,7 +4,8 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { readTree } from "../gitops/tree-writer.ts";
 import { secretMaterialIn } from "../synth/rules/secrets.ts";
-import { copyExampleSite, run } from "./run-cli.ts";
+import { run } from "./run-cli.ts";
+import { copyExampleSite } from "./support/example-site.ts";
 import { REPO } from "./harness.ts";
 
 /** A copy of the example site without its committed `rendered/`, so synth has to write it. */

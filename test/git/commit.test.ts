@@ -13,7 +13,8 @@ import {
   renderedRemote,
   temporary,
 } from "./repos.ts";
-import { copyExampleSite, run } from "../run-cli.ts";
+import { run } from "../run-cli.ts";
+import { copyExampleSite } from "../support/example-site.ts";
 
 describe("metalsynth commit", () => {
   it("in a fresh repository makes one commit of rendered/ only, and a second run none", async () => {

@@ -2,7 +2,8 @@ import { execFileSync } from "node:child_process";
 import { chmod, mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { copyExampleSite, run } from "../run-cli.ts";
+import { run } from "../run-cli.ts";
+import { copyExampleSite } from "../support/example-site.ts";
 
 /**
  * Real repositories for the commit tests: a bare remote on disk and clones of it, isolated from the

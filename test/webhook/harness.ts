@@ -2,15 +2,13 @@
  * Starts the real webhook server (main.ts) on 127.0.0.1 with a test CA, fed from a private copy of
  * the example site, so tests can change files under it.
  */
-import { cp, mkdtemp } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import path from "node:path";
 import { inventoryFiles, siteFiles, sitePaths } from "../../bin/commands/webhook.ts";
 import { FileFeed } from "../../webhook/file-feed.ts";
 import { jsonLogger } from "../../webhook/log.ts";
 import { startWebhook, type RunningWebhook } from "../../webhook/main.ts";
 import { WebhookState, type Knowledge } from "../../webhook/state.ts";
-import { REPO } from "../harness.ts";
+import { copyExampleSite } from "../support/example-site.ts";
 import type { Target } from "./client.ts";
 import { createTestCa, issueServerCertificate, type ServerCertificate, type TestCa } from "./tls-fixture.ts";
 
@@ -37,15 +35,6 @@ export interface TestWebhookOptions {
   readonly withSite?: boolean;
   /** Wraps what requests see, e.g. to make the rules throw. */
   readonly knowledge?: (state: WebhookState) => Knowledge;
-}
-
-/** A copy of examples/site without rendered/: no lock, so tests don't depend on the last synth. */
-export async function copyExampleSite(): Promise<string> {
-  const site = await mkdtemp(path.join(tmpdir(), "metalsynth-webhook-site-"));
-  for (const part of ["inventory", "specs", "metalsynth.yaml"]) {
-    await cp(path.join(REPO, "examples", "site", part), path.join(site, part), { recursive: true });
-  }
-  return site;
 }
 
 /** Starts a webhook over a fresh copy of the example site. */

@@ -10,7 +10,8 @@ import { createInterface } from "node:readline";
 import { describe, expect, it } from "vitest";
 import { REPO } from "../harness.ts";
 import { readReply, send, type Reply, type Target } from "./client.ts";
-import { copyExampleSite, eventually } from "./harness.ts";
+import { copyExampleSite } from "../support/example-site.ts";
+import { eventually } from "./harness.ts";
 import { admissionReview, provisioning } from "../builders/reviews.ts";
 import { SERVICE_NAME, createTestCa, issueServerCertificate } from "./tls-fixture.ts";
 
