@@ -9,11 +9,11 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { stringify } from "yaml";
 import { REPO } from "../harness.ts";
+import { filesUnder } from "../support/files.ts";
 import { startControlPlane, type ControlPlane } from "./support/control-plane.ts";
 import {
   ensureNamespaces,
   eventually,
-  filesUnder,
   installCrds,
   kubectlFor,
   must,
@@ -134,7 +134,7 @@ describe("the webhook, from a clone, registered with a real API server", () => {
     kubectl = kubectlFor(plane.kubeconfig);
     await installCrds(kubectl);
     await installWebhookRbac(kubectl);
-    inventory = await readObjects(await filesUnder(path.join(EXAMPLE, "inventory")));
+    inventory = await readObjects(filesUnder(path.join(EXAMPLE, "inventory")));
     await ensureNamespaces(kubectl, ["metal3", "edge-a", "edge-sip"]);
     await loadInventory(kubectl, inventory);
     webhook = await startWebhook(plane);

@@ -14,11 +14,11 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { parse, parseAllDocuments, stringify } from "yaml";
 import { BMH_PATCH_ANNOTATIONS } from "../../charts/sip/index.ts";
 import { REPO } from "../harness.ts";
+import { filesUnder } from "../support/files.ts";
 import { argoSync, fluxApply, kustomize, type ArgoApplication } from "./support/agents.ts";
 import { startControlPlane, type ControlPlane } from "./support/control-plane.ts";
 import {
   ensureNamespaces,
-  filesUnder,
   installCrds,
   kubectlFor,
   must,
@@ -131,7 +131,7 @@ function applicationSetSyncOptions(): string[] {
 /** The labels the patches of `rendered` give each host (`undefined`: a release, no SIP labels). */
 async function expectedLabels(rendered: string): Promise<Map<string, Record<string, string> | undefined>> {
   const expected = new Map<string, Record<string, string> | undefined>();
-  const files = (await filesUnder(path.join(rendered, "clusters"))).filter((file) =>
+  const files = filesUnder(path.join(rendered, "clusters")).filter((file) =>
     file.endsWith("bmh-labels.yaml"),
   );
   for (const object of await readObjects(files)) {
@@ -206,7 +206,7 @@ describe("rendered/ applied by Flux and Argo CD on a real API server", () => {
   async function sync(state: AgentState, rendered: string): Promise<void> {
     const clusters = path.join(rendered, "clusters");
     const builds = new Map<string, string>();
-    for (const file of (await filesUnder(clusters)).filter((entry) => entry.endsWith("kustomization.yaml"))) {
+    for (const file of filesUnder(clusters).filter((entry) => entry.endsWith("kustomization.yaml"))) {
       const dir = path.dirname(file);
       builds.set(path.relative(clusters, dir).replace("/", "-"), await kustomizeOnce(dir));
     }
@@ -241,11 +241,7 @@ describe("rendered/ applied by Flux and Argo CD on a real API server", () => {
       if (namespace.startsWith("kube-")) continue;
       await must(kubectl, ["delete", RENDERED_KINDS, "--all", "-n", namespace, "--timeout=30s"]);
     }
-    const files = (
-      await Promise.all(
-        inventory.map((entry) => (/\.(ya?ml|json)$/.test(entry) ? [entry] : filesUnder(entry))),
-      )
-    ).flat();
+    const files = inventory.flatMap((entry) => (/\.(ya?ml|json)$/.test(entry) ? [entry] : filesUnder(entry)));
     const hosts = (await readObjects(files)).filter((object) => object.kind === "BareMetalHost");
     await ensureNamespaces(
       kubectl,

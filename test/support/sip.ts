@@ -3,11 +3,12 @@
  * CR through the same rules and planner as synth, either the example site's `edge-sip/tenant-a` or a
  * small cluster over builder hosts.
  */
-import { readFileSync, readdirSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { makeHost, makeInventory, type HostOptions } from "../builders/inventory.ts";
 import { evaluateYaml } from "../harness.ts";
+import { filesUnder } from "./files.ts";
 import { parseDocuments } from "../../synth/documents.ts";
 import { evaluateSite } from "../../synth/evaluate.ts";
 import { buildInventory } from "../../synth/inventory/load.ts";
@@ -50,15 +51,6 @@ function readExample(): { plan: SipClusterPlan; settings: SiteSettings } {
     throw new Error(`example site has issues: ${JSON.stringify([...problems, ...evaluation.issues])}`);
   }
   return { plan: sipPlanOf(evaluation.plan.clusters, "edge-sip/tenant-a"), settings: settings.settings };
-}
-
-function filesUnder(directory: string): string[] {
-  return readdirSync(directory, { withFileTypes: true })
-    .flatMap((entry) => {
-      const full = path.join(directory, entry.name);
-      return entry.isDirectory() ? filesUnder(full) : [full];
-    })
-    .sort();
 }
 
 /** `spec.services` of a SIPCluster. */

@@ -4,7 +4,7 @@
  * inventory snapshot.
  */
 import { spawn } from "node:child_process";
-import { readdir, readFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { parseAllDocuments } from "yaml";
@@ -82,15 +82,6 @@ export async function eventually(
     if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms: ${what}`);
     await sleep(100);
   }
-}
-
-/** The YAML and JSON files under `dir`, recursively, sorted. */
-export async function filesUnder(dir: string): Promise<string[]> {
-  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
-  return entries
-    .filter((entry) => entry.isFile() && /\.(ya?ml|json)$/.test(entry.name))
-    .map((entry) => path.join(entry.parentPath, entry.name))
-    .sort();
 }
 
 /** The upstream Metal3 CRDs (BareMetalHost, HardwareData), copied from ../shared/anchors/metal3. */
