@@ -24,6 +24,9 @@ export const SIP_LABELS = {
 /** Provisioning states in which the host's OS is installed. */
 const OS_INSTALLED_STATES: ReadonlySet<string> = new Set(["provisioned", "externally provisioned"]);
 
+/** `T` with its fields writable, to fill in an object before it is handed out read-only. */
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
 /** Hardware facts from `status.hardware` or a HardwareData's `spec.hardware`. */
 export interface HardwareFacts {
   readonly nics: readonly Nic[];
@@ -109,28 +112,25 @@ export function readHostDraft(
   const networkDataName = stringField(field(spec, "networkData"), "name");
   const networkDataNamespace = stringField(field(spec, "networkData"), "namespace");
 
-  return {
-    ...identity,
-    labels,
-    ...(bootMac !== undefined && { bootMac }),
-    ...(hardware !== undefined && { hardware }),
-    ...(state !== undefined && state !== "" && { provisioningState: strings.intern(state) }),
-    ...(bmcAddress !== undefined &&
-      bmcAddress !== "" && {
-        bmc: {
-          address: detach(bmcAddress),
-          ...(credentialsName !== undefined &&
-            credentialsName !== "" && { credentialsName: detach(credentialsName) }),
-        },
-      }),
-    ...(networkDataName !== undefined &&
-      networkDataName !== "" && {
-        networkData: {
-          namespace: networkDataNamespace ? strings.intern(networkDataNamespace) : namespace,
-          name: detach(networkDataName),
-        },
-      }),
-  };
+  // Assigned field by field, not spread: this runs once per host of a region's snapshot, and
+  // conditional spreads cost a third of it.
+  const draft: Mutable<HostDraft> = { namespace, name: identity.name, id, labels };
+  if (bootMac !== undefined) draft.bootMac = bootMac;
+  if (hardware !== undefined) draft.hardware = hardware;
+  if (state !== undefined && state !== "") draft.provisioningState = strings.intern(state);
+  if (bmcAddress !== undefined && bmcAddress !== "") {
+    draft.bmc =
+      credentialsName !== undefined && credentialsName !== ""
+        ? { address: detach(bmcAddress), credentialsName: detach(credentialsName) }
+        : { address: detach(bmcAddress) };
+  }
+  if (networkDataName !== undefined && networkDataName !== "") {
+    draft.networkData = {
+      namespace: networkDataNamespace ? strings.intern(networkDataNamespace) : namespace,
+      name: detach(networkDataName),
+    };
+  }
+  return draft;
 }
 
 /** True when the provisioning state means the OS is installed. */
@@ -187,11 +187,10 @@ export function readHardware(
       else if (nic.ipv6 === undefined && isGlobalIpv6(ip)) nic.ipv6 = detach(ip);
     });
   }
-  return {
-    nics,
-    ...(cpus !== undefined && { cpus }),
-    ...(mebibytes !== undefined && { memoryBytes: mebibytes * 2 ** 20 }),
-  };
+  const facts: Mutable<HardwareFacts> = { nics };
+  if (cpus !== undefined) facts.cpus = cpus;
+  if (mebibytes !== undefined) facts.memoryBytes = mebibytes * 2 ** 20;
+  return facts;
 }
 
 function readLabels(
