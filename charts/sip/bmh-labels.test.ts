@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { synthObjects, testApp, validateKubernetesObject } from "../../test/support/charts.ts";
-import { BmhLabelsChart } from "./bmh-labels.ts";
+import { BmhLabelsChart, labelJobName } from "./bmh-labels.ts";
 import { SIP_HOSTS, sipHost, sipPlan } from "../../test/support/sip.ts";
 import type { SipClusterPlan } from "../../synth/plan/model.ts";
 
@@ -190,5 +190,14 @@ describe("BmhLabelsChart", () => {
         { kind: "ServiceAccount", name: "bmh-labels-tenant-a", namespace: "edge-sip" },
       ]);
     });
+  });
+
+  it("keeps the label Job's name a valid pod label value for the longest cluster names", () => {
+    expect(labelJobName("tenant-a")).toBe("bmh-labels-tenant-a");
+    const long = "a".repeat(63);
+    const other = `${"a".repeat(62)}b`;
+    expect(labelJobName(long).length).toBeLessThanOrEqual(63);
+    expect(labelJobName(long)).toMatch(/^bmh-labels-a+-[0-9a-f]{8}$/);
+    expect(labelJobName(long)).not.toBe(labelJobName(other));
   });
 });

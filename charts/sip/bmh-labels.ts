@@ -1,6 +1,7 @@
 import { ApiObject, Chart } from "cdk8s";
 import { k8s } from "cdk8s-plus-27";
 import type { Construct } from "constructs";
+import { hash8 } from "../../synth/content-hash.ts";
 import { SIP_LABELS } from "../../synth/inventory/bmh.ts";
 import type { Host } from "../../synth/inventory/host.ts";
 import { compareText } from "../../synth/issue.ts";
@@ -93,8 +94,8 @@ export class BmhLabelsChart extends Chart {
   }
 
   /**
-   * The Argo CD (and by-hand) side: a Sync hook Job in the cluster's namespace, one `kubectl label` container per
-   * BMH namespace and label set, and RBAC allowing get and patch of exactly the hosts it labels. The
+   * The Argo CD (and by-hand) side: a Sync hook Job in the cluster's namespace, one `kubectl label`
+   * container per BMH namespace and label set, and RBAC allowing get and patch of exactly the hosts it labels. The
    * RBAC objects are ordinary resources of the hook's wave: Argo CD applies a wave kind by kind,
    * ServiceAccounts and Roles before Jobs, so they exist when the hook runs.
    */
@@ -103,7 +104,7 @@ export class BmhLabelsChart extends Chart {
     patches: readonly HostPatch[],
     job: LabelJobProps,
   ) {
-    const name = `bmh-labels-${cluster.name}`;
+    const name = labelJobName(cluster.name);
     const metadata = (namespace: string, extra: Record<string, string> = {}) => ({
       name,
       namespace,
@@ -149,7 +150,7 @@ export class BmhLabelsChart extends Chart {
         // `key=value` sets a label, `key-` removes it; a released host loses every label a member has.
         const labelArguments = labels
           ? Object.entries(labels).map(([key, value]) => `${key}=${value}`)
-          : Object.keys(memberLabels(cluster, "")).map((key) => `${key}-`);
+          : MEMBER_LABEL_KEYS.map((key) => `${key}-`);
         const group = labelArguments.join(" ");
         const entry = groups.get(group) ?? { arguments: labelArguments, hosts: [] };
         entry.hosts.push(host.name);
@@ -209,6 +210,23 @@ function memberLabels(cluster: { readonly namespace: string; readonly name: stri
     [SIP_LABELS.name]: cluster.name,
     [SIP_LABELS.nodeType]: role,
   };
+}
+
+/** The keys of {@link memberLabels}: what a released host loses. */
+const MEMBER_LABEL_KEYS = [CLUSTER_LABEL, SIP_LABELS.namespace, SIP_LABELS.name, SIP_LABELS.nodeType];
+
+/** Longest Job name: the Job controller copies it into a pod label value. */
+const MAX_JOB_NAME = 63;
+
+/**
+ * `bmh-labels-<cluster>`, a fixed name so Argo CD's `BeforeHookCreation` replaces the previous run.
+ * A cluster name too long for it is cut and given a hash of the whole name, so names stay unique.
+ */
+export function labelJobName(cluster: string): string {
+  const name = `bmh-labels-${cluster}`;
+  if (name.length <= MAX_JOB_NAME) return name;
+  const hash = hash8(cluster);
+  return `${name.slice(0, MAX_JOB_NAME - hash.length - 1).replace(/-+$/, "")}-${hash}`;
 }
 
 /** Each host's patch, by `namespace/name`; a host released and chosen again is a member. */
