@@ -7,6 +7,7 @@ import { execFileSync } from "node:child_process";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import type { InventoryBenchResult, InventoryFormat } from "./inventory.ts";
 import type { SynthBenchResult } from "./synth.ts";
 import { benchWebhook } from "./webhook.ts";
 
@@ -17,6 +18,23 @@ const SIZES = [
   [10_000, 1_000],
   [100_000, 10_000],
 ] as const;
+
+/** Hosts per inventory read run: SPEC's 10,000 and ten times that, in YAML and in JSON. */
+const INVENTORY_RUNS = [
+  [10_000, "yaml"],
+  [10_000, "json"],
+  [100_000, "yaml"],
+  [100_000, "json"],
+] as const satisfies readonly (readonly [number, InventoryFormat])[];
+
+function inventoryRun(hosts: number, format: InventoryFormat): InventoryBenchResult {
+  const output = execFileSync(
+    process.execPath,
+    ["--import", "tsx", "--max-old-space-size=4096", path.join(HERE, "inventory.ts"), String(hosts), format],
+    { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] },
+  );
+  return JSON.parse(output) as InventoryBenchResult;
+}
 
 function synthRun(hosts: number, clusters: number): SynthBenchResult {
   const output = execFileSync(
@@ -52,6 +70,25 @@ for (const [hosts, clusters] of SIZES) {
       String(seconds.render).padEnd(7),
       String(seconds.write).padEnd(6),
       String(seconds.total).padEnd(7),
+      `${maxRssMiB} MiB`,
+    ].join(" "),
+  );
+}
+
+console.log(
+  "\ninventory read (one List file as kubectl get -o yaml / -o json prints it; MB/s = 10^6 bytes/s):",
+);
+console.log("hosts    format  file        read s  cpu s   MB/s   peak RSS");
+for (const [hosts, format] of INVENTORY_RUNS) {
+  const { fileMiB, seconds, cpuSeconds, megabytesPerSecond, maxRssMiB } = inventoryRun(hosts, format);
+  console.log(
+    [
+      String(hosts).padEnd(8),
+      format.padEnd(7),
+      `${fileMiB} MiB`.padEnd(11),
+      String(seconds).padEnd(7),
+      String(cpuSeconds).padEnd(7),
+      String(megabytesPerSecond).padEnd(6),
       `${maxRssMiB} MiB`,
     ].join(" "),
   );
