@@ -148,20 +148,25 @@ export function nodeEntries(
   report: Reporter,
 ): Issue[] {
   const issues: Issue[] = [];
+  // The first entry of a label within its list is the one later entries are compared with.
+  const firstOfLabel = (byLabel: Map<string, NodeRequest>, entry: NodeRequest): boolean => {
+    const earlier = byLabel.get(entry.label);
+    if (!earlier) {
+      byLabel.set(entry.label, entry);
+      return true;
+    }
+    issues.push(
+      report(
+        "node-label-duplicate",
+        entry.path,
+        `node label "${entry.label}" is already used by ${formatEntry(earlier)}`,
+      ),
+    );
+    return false;
+  };
   const mastersByLabel = new Map<string, NodeRequest>();
   for (const master of masters) {
-    const earlier = mastersByLabel.get(master.label);
-    if (earlier) {
-      issues.push(
-        report(
-          "node-label-duplicate",
-          master.path,
-          `node label "${master.label}" is already used by ${formatEntry(earlier)}`,
-        ),
-      );
-    } else {
-      mastersByLabel.set(master.label, master);
-    }
+    firstOfLabel(mastersByLabel, master);
     if (master.kind === "sameAsMaster") {
       issues.push(
         report(
@@ -174,18 +179,7 @@ export function nodeEntries(
   }
   const workersByLabel = new Map<string, NodeRequest>();
   for (const worker of workers) {
-    const earlier = workersByLabel.get(worker.label);
-    if (earlier) {
-      issues.push(
-        report(
-          "node-label-duplicate",
-          worker.path,
-          `node label "${worker.label}" is already used by ${formatEntry(earlier)}`,
-        ),
-      );
-      continue;
-    }
-    workersByLabel.set(worker.label, worker);
+    if (!firstOfLabel(workersByLabel, worker)) continue;
     const master = mastersByLabel.get(worker.label);
     if (worker.kind === "sameAsMaster") {
       if (!master) {
