@@ -7,6 +7,7 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { readFile } from "node:fs/promises";
+import { request } from "node:https";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { parseAllDocuments, stringify } from "yaml";
@@ -14,7 +15,7 @@ import { REPO } from "../../harness.ts";
 import { createTestCa, issueServerCertificate, type TestCa } from "../../webhook/tls-fixture.ts";
 import type { ControlPlane } from "./control-plane.ts";
 import { freePort } from "./control-plane.ts";
-import { kubectlFor, must, registrable, type KubeObject, type Kubectl } from "./kube.ts";
+import { must, registrable, type KubeObject, type Kubectl } from "./kube.ts";
 
 /** The identity the webhook's pod has: its ServiceAccount. */
 export const WEBHOOK_USER = "system:serviceaccount:metalsynth-system:metalsynth-webhook";
@@ -110,7 +111,6 @@ export async function startWebhook(
 
 /** A GET over HTTPS trusting only `ca`; resolves to the status code. */
 async function fetchWithCa(url: string, ca: string): Promise<number> {
-  const { request } = await import("node:https");
   return new Promise((resolve, reject) => {
     const outgoing = request(url, { ca, method: "GET", agent: false }, (response) => {
       response.resume();
@@ -130,8 +130,8 @@ export async function registerWebhook(kubectl: Kubectl, webhook: RunningWebhook)
     (object) => object.kind === "ValidatingWebhookConfiguration",
   );
   if (!configuration) throw new Error("deploy/metalsynth.yaml has no ValidatingWebhookConfiguration");
-  const { annotations: _injected, ...metadata } = configuration.metadata;
-  void _injected;
+  // cert-manager's CA injection annotation goes: the test CA is put in place directly.
+  const metadata = { name: configuration.metadata.name, labels: configuration.metadata.labels };
   const webhooks = (configuration.webhooks as { clientConfig: { service: { path: string } } }[]).map(
     (entry) => ({
       ...entry,
@@ -201,5 +201,3 @@ export async function writeStatus(kubectl: Kubectl, host: KubeObject, status: un
     JSON.stringify({ status: full }),
   ]);
 }
-
-export { kubectlFor };
