@@ -55,16 +55,20 @@ describe("the CRDs and the deployment on a real API server", () => {
   afterAll(async () => plane?.stop());
 
   it("installs deploy/crds.yaml: kubectl explain shows the schema, kubectl get the printer columns", async () => {
-    // The API server publishes a new CRD's OpenAPI schema a moment after the CRD is Established.
-    await eventually(
-      async () => (await kubectl(["explain", "provisionings.spec.masters"])).code === 0,
-      30_000,
-      "the CRD's schema published",
-    );
-    const explained = await must(kubectl, ["explain", "provisionings.spec.masters"]);
+    // The API server publishes each new CRD's OpenAPI schema a moment after it is Established, one
+    // CRD at a time, so every field explained here is waited for on its own.
+    const explain = async (field: string) => {
+      await eventually(
+        async () => (await kubectl(["explain", field])).code === 0,
+        30_000,
+        `the schema of ${field} published`,
+      );
+      return must(kubectl, ["explain", field]);
+    };
+    const explained = await explain("provisionings.spec.masters");
     expect(explained).toMatch(/DESCRIPTION:/);
     expect(explained.length).toBeGreaterThan(200);
-    expect(await must(kubectl, ["explain", "sipclusters.spec.nodes"])).toMatch(/DESCRIPTION:/);
+    expect(await explain("sipclusters.spec.nodes")).toMatch(/DESCRIPTION:/);
 
     await ensureNamespaces(kubectl, ["edge-a"]);
     await must(
