@@ -5,16 +5,11 @@
  * (docs/decisions/0011-webhook-admission-scope.md).
  */
 import type { SourceDocument } from "../synth/documents.ts";
-import { evaluateResources } from "../synth/evaluate.ts";
 import { compareText, type Issue, type RuleId, type Severity } from "../synth/issue.ts";
 import type { Inventory } from "../synth/inventory/inventory.ts";
 import type { Lock } from "../synth/plan/lock.ts";
-import {
-  readResources,
-  resourceKey,
-  type AnyResource,
-  type InvalidResource,
-} from "../synth/site/resources.ts";
+import { SiteSnapshot } from "../synth/snapshot.ts";
+import { readResources, type AnyResource, type InvalidResource } from "../synth/site/resources.ts";
 
 /** What the webhook knows at one moment. Immutable: a change builds a new one. */
 export interface KnownSite {
@@ -75,6 +70,7 @@ export function knownResources(site: readonly AnyResource[], cluster: readonly A
  * objects had before are not its concern.
  */
 export class SiteReviewer implements Reviewer {
+  #snapshot: SiteSnapshot | undefined;
   #baselineErrors: ReadonlySet<string> | undefined;
 
   constructor(readonly site: KnownSite) {}
@@ -86,19 +82,9 @@ export class SiteReviewer implements Reviewer {
     const caused: Issue[] = [];
     const resource = read.resources[0];
     if (resource !== undefined) {
-      const others = this.site.resources.filter((known) => known.key !== resource.key);
-      // A schema-valid object under review replaces an invalid known one of its key too.
-      const invalid = (this.site.invalid ?? []).filter(
-        (known) => resourceKey(known.kind, known.namespace, known.name) !== resource.key,
-      );
-      const evaluation = evaluateResources(
-        withResource(others, resource),
-        this.site.inventory,
-        this.site.lock,
-        invalid,
-      );
-      const before = this.#baseline();
-      for (const found of evaluation.issues) {
+      const snapshot = this.#snapshotOfSite();
+      const before = this.#baseline(snapshot);
+      for (const found of snapshot.change(resource)) {
         if (found.object === resource.key) own.push(admissionSeverity(found));
         else if (found.severity === "error" && !before.has(identity(found))) caused.push(found);
       }
@@ -112,14 +98,18 @@ export class SiteReviewer implements Reviewer {
   }
 
   /**
-   * The errors of the known site on its own, computed on first use: one evaluation per snapshot, not
-   * per request.
+   * The known site, evaluated on first use: one full evaluation per snapshot, and each request
+   * evaluates only what its object can reach from there.
    */
-  #baseline(): ReadonlySet<string> {
+  #snapshotOfSite(): SiteSnapshot {
+    this.#snapshot ??= new SiteSnapshot(this.site);
+    return this.#snapshot;
+  }
+
+  /** The errors of the known site on its own. */
+  #baseline(snapshot: SiteSnapshot): ReadonlySet<string> {
     this.#baselineErrors ??= new Set(
-      evaluateResources(this.site.resources, this.site.inventory, this.site.lock, this.site.invalid)
-        .issues.filter((found) => found.severity === "error")
-        .map(identity),
+      snapshot.issues.filter((found) => found.severity === "error").map(identity),
     );
     return this.#baselineErrors;
   }
@@ -137,14 +127,6 @@ const ORDER_DEPENDENT_RULES: ReadonlySet<string> = new Set(["cluster-ref"]);
 function admissionSeverity(found: Issue): Issue {
   if (found.severity !== "error" || !ORDER_DEPENDENT_RULES.has(found.rule)) return found;
   return { ...found, severity: "warning", message: `${found.message} (not refused: it may be applied next)` };
-}
-
-/** `resources` (sorted by key) with `resource` inserted in key order. */
-function withResource(resources: readonly AnyResource[], resource: AnyResource): AnyResource[] {
-  const at = resources.findIndex((known) => compareText(known.key, resource.key) > 0);
-  const result = [...resources];
-  result.splice(at === -1 ? result.length : at, 0, resource);
-  return result;
 }
 
 /** The same finding on the same object, whatever its message's counts say. */

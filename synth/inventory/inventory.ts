@@ -128,6 +128,11 @@ export class Inventory {
     return new BestFit(this.#sized, this.#sizeRank);
   }
 
+  /** The position of `host` in best-fit order; `undefined` when its cpus or memory are unknown. */
+  bestFitRank(host: Host): number | undefined {
+    return this.#sizeRank.get(host.id);
+  }
+
   /** Hosts whose SIP labels name the SIPCluster `namespace/name`, sorted by id. */
   ownedBySip(cluster: string): readonly Host[] {
     return this.#bySipOwner.get(cluster) ?? NO_HOSTS;
@@ -171,9 +176,11 @@ export class BestFit {
 
   /**
    * Hosts not taken with at least `minCpus` CPUs and `minMemoryBytes` memory, in best-fit order.
-   * Lazy: planning stops at the first free host that fits.
+   * Lazy: planning stops at the first free host that fits. `scanned` learns the positions the walk
+   * covered (see {@link Inventory.bestFitRank}), taken ones included, when it ends: what the caller
+   * chose depended on every host there, and on none after.
    */
-  *fitting(minCpus = 0, minMemoryBytes = 0): Generator<Host> {
+  *fitting(minCpus = 0, minMemoryBytes = 0, scanned?: (from: number, to: number) => void): Generator<Host> {
     const sized = this.#sized;
     let low = 0;
     let high = sized.length;
@@ -186,9 +193,14 @@ export class BestFit {
       if (cpus < minCpus || (cpus === minCpus && memory < minMemoryBytes)) low = middle + 1;
       else high = middle;
     }
-    for (let index = this.#free(low); index < sized.length; index = this.#free(index + 1)) {
-      const host = sized[index];
-      if (host !== undefined && (host.memoryBytes ?? 0) >= minMemoryBytes) yield host;
+    let index = this.#free(low);
+    try {
+      for (; index < sized.length; index = this.#free(index + 1)) {
+        const host = sized[index];
+        if (host !== undefined && (host.memoryBytes ?? 0) >= minMemoryBytes) yield host;
+      }
+    } finally {
+      scanned?.(low, Math.min(index, sized.length - 1));
     }
   }
 

@@ -53,11 +53,14 @@ export interface BpaGroup {
   readonly glue?: ClusterGlue;
 }
 
+/** A BPA cluster that has a Provisioning: one with hosts to place. */
+export type ProvisionedGroup = BpaGroup & { readonly provisioning: Provisioning };
+
 /**
  * MAC entries whose host another cluster has: never placed, explained with this `host-claimed`
  * problem (`<rule>: <message>`).
  */
-export type ContestedEntries = ReadonlyMap<MacRequest, string>;
+export type ContestedEntries = Pick<ReadonlyMap<MacRequest, string>, "get">;
 
 /** BPA CRs joined by (namespace, cluster label); duplicates are reported by the site checks. */
 export function groupBpa(model: SiteModel): Map<ClusterKey, BpaGroup> {
@@ -89,8 +92,9 @@ export function claimMacHosts(
   groups: ReadonlyMap<ClusterKey, BpaGroup>,
   inventory: Inventory,
   ledger: ClaimLedger,
-): { contested: ContestedEntries; issues: Issue[] } {
+): { contested: ContestedEntries; issues: Issue[]; issuesByHost: Map<string, Issue[]> } {
   const issues: Issue[] = [];
+  const issuesByHost = new Map<string, Issue[]>();
   const contested = new Map<MacRequest, string>();
   type User = { host: Host; cluster: ClusterKey; request: MacRequest; provisioning: Provisioning };
   const users = new Map<string, User[]>();
@@ -105,6 +109,7 @@ export function claimMacHosts(
   const reportContested = (user: User, found: Issue) => {
     contested.set(user.request, `${found.rule}: ${found.message}`);
     issues.push(found);
+    pushTo(issuesByHost, user.host.id, found);
   };
   for (const named of users.values()) {
     const existing = named[0] && ledger.claimOf(named[0].host);
@@ -140,7 +145,7 @@ export function claimMacHosts(
       );
     }
   }
-  return { contested, issues };
+  return { contested, issues, issuesByHost };
 }
 
 /** The plan of a cluster with Software or Cluster CRs but no Provisioning: no hosts, nothing to place. */
@@ -151,7 +156,7 @@ export function unprovisionedPlan(key: ClusterKey, group: BpaGroup): BpaClusterP
 /** Places one BPA cluster's nodes in CR order (SPEC §3.1). */
 export function placeBpaCluster(
   key: ClusterKey,
-  group: BpaGroup & { readonly provisioning: Provisioning },
+  group: ProvisionedGroup,
   context: PlanningContext & { readonly contested: ContestedEntries },
 ): Placed<BpaClusterPlan> {
   const { provisioning } = group;

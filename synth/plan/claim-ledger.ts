@@ -32,11 +32,12 @@ export interface Release {
 }
 
 /**
- * The hosts clusters hold during one planning run, in the order they were claimed (the scheduler's
- * cache of assumed pods, made deterministic). Claims come from the lock, from MAC entries and from
- * placement; hosts the inventory's SIP labels assign come from `standing`, consulted when a host is
- * looked at rather than recorded up front, so reviewing one CR against a region's inventory (the
- * webhook) costs nothing per labelled host. Such a claim counts as made before everything else.
+ * The hosts clusters hold, in the order they were claimed (the scheduler's cache of assumed pods,
+ * made deterministic). One ledger records the fixed claims (lock, MAC entries), and one each turn's
+ * placement (`turns.ts`). Claims made elsewhere come from `standing`, consulted when a host is
+ * looked at rather than copied up front: the SIP labels of a region's inventory for the fixed
+ * claims, the fixed claims and earlier turns' for a turn. A standing claim counts as made before
+ * everything recorded here.
  */
 export class ClaimLedger {
   readonly #claims = new Map<string, Claim>();
@@ -54,6 +55,11 @@ export class ClaimLedger {
     if (recorded) return recorded;
     const standing = this.#standing(host);
     return standing && { ...standing, sequence: 0 };
+  }
+
+  /** The claims recorded here (standing claims are not), by host id. */
+  get recorded(): ReadonlyMap<string, Claim> {
+    return this.#claims;
   }
 
   /** Whether a claim on `host` was recorded here (standing claims do not count). */

@@ -8,7 +8,7 @@ import type { LockEntry } from "./lock.ts";
 export interface PlanningContext {
   readonly inventory: Inventory;
   /** Best-fit candidates; every placed host is taken out, since no later request may have it. */
-  readonly bestFit: BestFit;
+  readonly bestFit: Pick<BestFit, "take" | "fitting">;
   /** Who holds which host, as far as planning has got. */
   readonly ledger: ClaimLedger;
   /** The previous lock's entries for the cluster being placed. */

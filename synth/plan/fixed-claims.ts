@@ -1,0 +1,91 @@
+/**
+ * The claims planning fixes before any cluster is placed (SPEC §3.4, §3.1): the lock's allocations,
+ * the SIP labels of the inventory, and the hosts MAC entries name. They depend on the host alone
+ * (the lock entries and MAC entries that name it) and on which clusters are live, so the same
+ * function serves a whole site and, with only the entries of a few hosts, the webhook's review of
+ * one CR (`site-snapshot.ts`).
+ */
+import { parseClusterKey, type ClusterKey } from "../cluster-key.ts";
+import { pushTo } from "../group.ts";
+import type { Issue } from "../issue.ts";
+import { sipOwnerKey, type Host } from "../inventory/host.ts";
+import type { Inventory } from "../inventory/inventory.ts";
+import { claimMacHosts, type BpaGroup, type ContestedEntries } from "./bpa-placement.ts";
+import { ClaimLedger, type Release, type StandingClaim } from "./claim-ledger.ts";
+import type { LockEntry } from "./lock.ts";
+
+/** What fixes the claims: lock entries (in lock order), the BPA groups' MAC entries, who is live. */
+export interface FixedClaimsInput {
+  readonly lockEntries: Iterable<LockEntry>;
+  readonly groups: ReadonlyMap<ClusterKey, BpaGroup>;
+  readonly inventory: Inventory;
+  /** Whether the site still has the cluster (a SIPCluster, or BPA CRs with its `cluster` label). */
+  isLive(cluster: ClusterKey): boolean;
+}
+
+/** The fixed claims, and what they mean for the clusters placed after them. */
+export interface FixedClaims {
+  /** Who holds `host` before any turn: the lock, a MAC entry, or its SIP labels. */
+  claimOf(host: Host): StandingClaim | undefined;
+  /** The hosts `cluster` is releasing (its SIP labels are removed first), in lock order. */
+  releasing(cluster: ClusterKey): readonly Release[];
+  /** Every cluster releasing hosts. */
+  releasingClusters(): ClusterKey[];
+  /** The lock's entries of a live cluster: the allocations it keeps if they still fit. */
+  heldByLock(cluster: ClusterKey): readonly LockEntry[];
+  /** MAC entries whose host another cluster holds, with the `host-claimed` problem. */
+  readonly contested: ContestedEntries;
+  /** Host id → the `host-claimed` errors of the MAC entries that name it. */
+  readonly issuesByHost: ReadonlyMap<string, readonly Issue[]>;
+}
+
+/**
+ * Fixes the claims, in order: the lock (allocations of clusters that still exist stay where they
+ * are; hosts a SIPCluster is releasing stay with it while their labels are removed, or another
+ * cluster taking one would patch the same BareMetalHost from two directories), then the SIP labels
+ * of the inventory for clusters the lock doesn't record (the lock is authoritative for those it
+ * does), then the hosts MAC entries name, where conflicts are reported.
+ */
+export function fixClaims(input: FixedClaimsInput): FixedClaims {
+  const { inventory } = input;
+  const heldByLock = new Map<ClusterKey, LockEntry[]>();
+  const ledger = new ClaimLedger((host) => {
+    const owner = sipOwnerKey(host);
+    if (owner === undefined || heldByLock.has(owner)) return undefined;
+    return {
+      cluster: owner,
+      why: `labelled for SIPCluster ${owner} (sip.airshipit.org labels in the inventory)`,
+    };
+  });
+  for (const entry of input.lockEntries) {
+    const host = inventory.byId(entry.host);
+    // A cluster that is not `namespace/name` is no cluster metalsynth ever recorded.
+    const cluster = parseClusterKey(entry.cluster);
+    if (!host || !cluster) continue;
+    const live = input.isLive(cluster);
+    if (entry.kind === "sip" && (entry.released === true || !live)) {
+      // An earlier release is repeated only while the inventory still shows the labels.
+      if (entry.released === true && sipOwnerKey(host) !== cluster) continue;
+      ledger.release(
+        host,
+        cluster,
+        entry.role,
+        `being released by SIPCluster ${cluster} (its labels are removed first)`,
+      );
+      continue;
+    }
+    if (!live) continue;
+    if (!ledger.isRecorded(host))
+      ledger.claim(host, cluster, `recorded for ${cluster} in rendered/metalsynth.lock.yaml`);
+    pushTo(heldByLock, cluster, entry);
+  }
+  const { contested, issuesByHost } = claimMacHosts(input.groups, inventory, ledger);
+  return {
+    claimOf: (host) => ledger.claimOf(host),
+    releasing: (cluster) => ledger.releasing(cluster),
+    releasingClusters: () => ledger.releasingClusters(),
+    heldByLock: (cluster) => heldByLock.get(cluster) ?? [],
+    contested,
+    issuesByHost,
+  };
+}

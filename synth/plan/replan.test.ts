@@ -1,0 +1,241 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { makeInventory, type HostOptions } from "../../test/builders/inventory.ts";
+import { makeProvisioning, makeSipCluster, type NodeEntry } from "../../test/builders/specs.ts";
+import { clusterKey, type ClusterKey } from "../cluster-key.ts";
+import { compareText, type Issue } from "../issue.ts";
+import type { Inventory } from "../inventory/inventory.ts";
+import type { Provisioning } from "../site/bpa.ts";
+import type { SipCluster } from "../site/sip.ts";
+import { EMPTY_LOCK, type Lock } from "./lock.ts";
+import type { SiteModel, SitePlan } from "./model.ts";
+import { planClusters, tracePlan } from "./plan-site.ts";
+import { replan, TraceIndex, type ClusterChange } from "./replan.ts";
+
+const GiB = 2 ** 30;
+const HOSTS = 14;
+
+/** A site as the property test builds it: BPA clusters c0…c5 and SIPClusters s0…s2 in `ns`. */
+interface Site {
+  readonly bpa: ReadonlyMap<string, Provisioning>;
+  readonly sip: ReadonlyMap<string, SipCluster>;
+}
+
+function model(site: Site): SiteModel {
+  return { provisionings: [...site.bpa.values()], softwares: [], glues: [], sips: [...site.sip.values()] };
+}
+
+/** What must be the same whichever way a site was planned: placements, the lock, every issue. */
+function outcome(result: { plan: SitePlan; issues: readonly Issue[] }) {
+  return {
+    clusters: result.plan.clusters.map((plan) =>
+      plan.kind === "sip"
+        ? `${plan.key} sip ${plan.members.map((member) => `${member.role}=${member.host.id}${member.standby ? "+" : ""}`).join(" ")} released ${plan.released.map((host) => host.id).join(" ")}`
+        : `${plan.key} bpa ${[...plan.masters, ...plan.workers].map((node) => `${node.request.label}=${node.host.id}`).join(" ")}`,
+    ),
+    retired: result.plan.retired.map(
+      (plan) => `${plan.key} ${plan.released.map((host) => host.id).join(" ")}`,
+    ),
+    lock: result.plan.lock.entries,
+    issues: result.issues
+      .map((found) => `${found.rule} ${found.object ?? ""} ${found.path} ${found.message}`)
+      .sort(compareText),
+  };
+}
+
+const hostArbitrary = (index: number) =>
+  fc
+    .record({
+      cpus: fc.constantFrom(8, 16, 32, undefined),
+      memory: fc.constantFrom(32, 64, 128),
+      rack: fc.constantFrom("r1", "r2", "r3"),
+      pool: fc.constantFrom("a", "b"),
+      owner: fc.option(
+        fc.record({
+          name: fc.constantFrom("s0", "s1", "s2"),
+          role: fc.constantFrom("ControlPlane", "Worker"),
+        }),
+        { freq: 4 },
+      ),
+    })
+    .map(({ cpus, memory, rack, pool, owner }): HostOptions => ({
+      name: `h${String(index).padStart(2, "0")}`,
+      cpus,
+      memoryBytes: memory * GiB,
+      rack,
+      labels: { pool },
+      ...(owner && { sipOwner: { namespace: "ns", name: owner.name, nodeType: owner.role } }),
+    }));
+
+/** A node entry: a MAC of a host (or of none), resources, or (workers) the master's host. */
+const entryArbitrary = (macs: readonly string[], worker: boolean) =>
+  fc.oneof(
+    fc.constantFrom(...macs, "aa:bb:cc:dd:ee:ff").map((mac): NodeEntry => ({ "mac-address": mac })),
+    fc
+      .record({
+        cpu: fc.constantFrom(undefined, 8, 16, 32),
+        memory: fc.constantFrom(undefined, "32Gi", "64Gi"),
+      })
+      .map(({ cpu, memory }): NodeEntry => ({ ...(cpu && { cpu }), ...(memory && { memory }) })),
+    ...(worker ? [fc.constant<NodeEntry>(null)] : []),
+  );
+
+const provisioningArbitrary = (name: string, macs: readonly string[]) =>
+  fc
+    .record({
+      master: entryArbitrary(macs, false),
+      workers: fc.array(entryArbitrary(macs, true), { maxLength: 2 }),
+    })
+    .map(({ master, workers }) =>
+      makeProvisioning({
+        cluster: name,
+        masters: { "master-1": master },
+        workers: Object.fromEntries(workers.map((entry, index) => [`worker-${index + 1}`, entry])),
+      }),
+    );
+
+const sipArbitrary = (name: string) =>
+  fc
+    .record({
+      workers: fc.integer({ min: 1, max: 3 }),
+      standby: fc.integer({ min: 0, max: 1 }),
+      spread: fc.boolean(),
+    })
+    .map(({ workers, standby, spread }) =>
+      makeSipCluster({
+        name,
+        nodes: {
+          ControlPlane: { matchLabels: { pool: "a" }, active: 1 },
+          Worker: {
+            matchLabels: { pool: "b" },
+            active: workers,
+            standby,
+            ...(spread && { topologyKey: "vino.airshipit.org/rack" }),
+          },
+        },
+      }),
+    );
+
+const BPA_NAMES = ["c0", "c1", "c2", "c3", "c4", "c5"];
+const SIP_NAMES = ["s0", "s1", "s2"];
+
+const siteArbitrary = (macs: readonly string[]) =>
+  fc
+    .record({
+      bpa: fc
+        .subarray(BPA_NAMES)
+        .chain((names) => fc.tuple(...names.map((name) => provisioningArbitrary(name, macs)))),
+      sip: fc.subarray(SIP_NAMES).chain((names) => fc.tuple(...names.map(sipArbitrary))),
+    })
+    .map(({ bpa, sip }): Site => ({
+      bpa: new Map(bpa.map((provisioning) => [provisioning.cluster ?? "", provisioning])),
+      sip: new Map(sip.map((cluster) => [cluster.resource.name, cluster])),
+    }));
+
+/** One change: a cluster replaced by another request, added, or removed. */
+const changeArbitrary = (macs: readonly string[]) =>
+  fc.oneof(
+    fc
+      .constantFrom(...BPA_NAMES)
+      .chain((name) =>
+        fc
+          .option(provisioningArbitrary(name, macs))
+          .map((provisioning) => ({ name, kind: "bpa" as const, provisioning })),
+      ),
+    fc
+      .constantFrom(...SIP_NAMES)
+      .chain((name) => fc.option(sipArbitrary(name)).map((sip) => ({ name, kind: "sip" as const, sip }))),
+  );
+
+/** The site with one cluster changed, and the change as `replan` takes it. */
+function applyChange(
+  site: Site,
+  change:
+    | { name: string; kind: "bpa"; provisioning: Provisioning | null }
+    | { name: string; kind: "sip"; sip: SipCluster | null },
+): { site: Site; changes: Map<ClusterKey, ClusterChange> } {
+  const bpa = new Map(site.bpa);
+  const sip = new Map(site.sip);
+  if (change.kind === "bpa") {
+    if (change.provisioning) bpa.set(change.name, change.provisioning);
+    else bpa.delete(change.name);
+  } else if (change.sip) sip.set(change.name, change.sip);
+  else sip.delete(change.name);
+  const changed: Site = { bpa, sip };
+  const key = clusterKey("ns", change.name);
+  const clusters = planClusters(model(changed));
+  const bpaGroup = clusters.bpaByKey.get(key);
+  const sipCluster = clusters.sipByKey.get(key);
+  return {
+    site: changed,
+    changes: new Map([[key, { ...(bpaGroup && { bpa: bpaGroup }), ...(sipCluster && { sip: sipCluster }) }]]),
+  };
+}
+
+/** The lock a previous run of `previous` left: the usual state of a site being changed. */
+function lockOf(previous: Site | null, inventory: Inventory): Lock {
+  return previous ? tracePlan({ model: model(previous), inventory, lock: EMPTY_LOCK }).plan.lock : EMPTY_LOCK;
+}
+
+describe("replan", () => {
+  it("plans a changed cluster exactly as a full run of the changed site does", () => {
+    const scenario = fc
+      .tuple(...Array.from({ length: HOSTS }, (_, index) => hostArbitrary(index)))
+      .chain((hosts) => {
+        const inventory = makeInventory(hosts);
+        const macs = inventory.hosts.flatMap((host) => host.macs);
+        return fc.record({
+          inventory: fc.constant(inventory),
+          previous: fc.option(siteArbitrary(macs)),
+          site: siteArbitrary(macs),
+          change: changeArbitrary(macs),
+        });
+      });
+    fc.assert(
+      fc.property(scenario, ({ inventory, previous, site, change }) => {
+        const lock = lockOf(previous, inventory);
+        const trace = tracePlan({ model: model(site), inventory, lock });
+        const changed = applyChange(site, change);
+        const incremental = replan(new TraceIndex(trace, inventory, lock), changed.changes).complete();
+        const full = tracePlan({ model: model(changed.site), inventory, lock });
+        expect(outcome(incremental)).toEqual(outcome(full));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("re-places only the turns the change reaches", () => {
+    const inventory = makeInventory(
+      Array.from({ length: 8 }, (_, index): HostOptions => ({
+        name: `h${index}`,
+        cpus: index < 4 ? 8 : 32,
+        memoryBytes: 64 * GiB,
+      })),
+    );
+    const small = (name: string) => makeProvisioning({ cluster: name, masters: { "master-1": { cpu: 8 } } });
+    const site: Site = {
+      bpa: new Map([
+        ["c0", small("c0")],
+        ["c1", small("c1")],
+        ["c2", makeProvisioning({ cluster: "c2", masters: { "master-1": { cpu: 32 } } })],
+      ]),
+      sip: new Map(),
+    };
+    const trace = tracePlan({ model: model(site), inventory, lock: EMPTY_LOCK });
+    const index = new TraceIndex(trace, inventory, EMPTY_LOCK);
+    // c0 now asks for a big host: c1 (which walked past c0's old host) and c2 (whose host c0 may
+    // take) are placed again; a change that claims nothing new places only itself.
+    const bigger = applyChange(site, {
+      name: "c0",
+      kind: "bpa",
+      provisioning: makeProvisioning({ cluster: "c0", masters: { "master-1": { cpu: 32 } } }),
+    });
+    expect(replan(index, bigger.changes).placed.map((turn) => turn.turn.key)).toEqual([
+      "ns/c0",
+      "ns/c1",
+      "ns/c2",
+    ]);
+    const same = applyChange(site, { name: "c2", kind: "bpa", provisioning: site.bpa.get("c2") ?? null });
+    expect(replan(index, same.changes).placed.map((turn) => turn.turn.key)).toEqual(["ns/c2"]);
+  });
+});

@@ -1,0 +1,330 @@
+/**
+ * Planning a change to a few clusters again, starting from a whole site's {@link PlanTrace}, at the
+ * cost of what the change can reach rather than of the site (the webhook reviews one CR this way,
+ * SPEC §8). The answer is the one a full run on the changed site gives; `replan.test.ts` checks that
+ * over random sites and changes.
+ *
+ * 1. Fixed claims are a function of each host's lock entries and MAC entries and of which clusters
+ *    are live, so they are fixed again only for the hosts the changed clusters name, from only the
+ *    entries that concern those hosts.
+ * 2. Turns run in planning order. A turn is placed again when it is a changed cluster's, or when a
+ *    host it read (see {@link Reads}) is claimed differently before its turn than it was; its new
+ *    claims may in turn reach later turns. Every other turn's outcome stands.
+ */
+import type { ClusterKey } from "../cluster-key.ts";
+import { pushTo } from "../group.ts";
+import type { Issue } from "../issue.ts";
+import { sipOwnerKey, type Host } from "../inventory/host.ts";
+import type { Inventory } from "../inventory/inventory.ts";
+import type { SipCluster } from "../site/sip.ts";
+import type { BpaGroup, ProvisionedGroup } from "./bpa-placement.ts";
+import type { StandingClaim } from "./claim-ledger.ts";
+import { fixClaims, type FixedClaims } from "./fixed-claims.ts";
+import type { Lock, LockEntry } from "./lock.ts";
+import type { SitePlan } from "./model.ts";
+import { assemble, type PlanClusters, type PlanTrace } from "./plan-site.ts";
+import { compareTurns, placeTurn, type Turn, type TurnOutcome, type TurnWork } from "./turns.ts";
+
+/** A changed cluster: what the site now has under its key (nothing, when it left the site). */
+export interface ClusterChange {
+  readonly bpa?: BpaGroup;
+  readonly sip?: SipCluster;
+}
+
+/** The outcome of planning a change: what differs from the trace, and the whole plan on request. */
+export interface Replanned {
+  /** The `host-claimed` errors of every host whose fixed claims were fixed again. */
+  readonly fixedIssues: readonly Issue[];
+  /** The turns placed again or anew, in planning order (a turn that no longer exists is absent). */
+  readonly placed: readonly TurnOutcome[];
+  /** The whole changed site's plan and issues, as `planSite` gives them (assembled: costs the site). */
+  complete(): { plan: SitePlan; issues: Issue[] };
+}
+
+/** Which turns read what, for one trace: built once, used by every change planned from it. */
+export class TraceIndex {
+  readonly #readers = new Map<string, Turn[]>();
+  readonly #ranges: { readonly from: number; readonly to: number; readonly turn: Turn }[] = [];
+  readonly #readsAll: Turn[] = [];
+  readonly #turns = new Map<string, TurnOutcome>();
+  /** Host id → positions in the lock; cluster → positions in the lock. */
+  readonly #lockByHost = new Map<string, number[]>();
+  readonly #lockByCluster = new Map<string, number[]>();
+  /** Host id → the clusters whose MAC entries name it. */
+  readonly #macUsers = new Map<string, Set<ClusterKey>>();
+
+  constructor(
+    readonly trace: PlanTrace,
+    readonly inventory: Inventory,
+    readonly lock: Lock,
+  ) {
+    for (const outcome of trace.turns) {
+      this.#turns.set(turnId(outcome.turn), outcome);
+      const { reads } = outcome;
+      if (reads.all) this.#readsAll.push(outcome.turn);
+      for (const host of reads.hosts) pushTo(this.#readers, host, outcome.turn);
+      for (const [from, to] of reads.ranges) this.#ranges.push({ from, to, turn: outcome.turn });
+    }
+    lock.entries.forEach((entry, position) => {
+      pushTo(this.#lockByHost, entry.host, position);
+      pushTo(this.#lockByCluster, entry.cluster, position);
+    });
+    for (const [key, group] of trace.clusters.bpaByKey) {
+      for (const host of macHosts(group, inventory)) {
+        let users = this.#macUsers.get(host);
+        if (!users) this.#macUsers.set(host, (users = new Set()));
+        users.add(key);
+      }
+    }
+  }
+
+  /** The trace's outcome of `turn`, if it had one. */
+  outcome(turn: Turn): TurnOutcome | undefined {
+    return this.#turns.get(turnId(turn));
+  }
+
+  /** Turns whose outcome may depend on how `host` is claimed. */
+  *readersOf(host: Host): Generator<Turn> {
+    yield* this.#readers.get(host.id) ?? [];
+    yield* this.#readsAll;
+    const rank = this.inventory.bestFitRank(host);
+    if (rank === undefined) return;
+    for (const range of this.#ranges) if (range.from <= rank && rank <= range.to) yield range.turn;
+  }
+
+  /** The lock entries about `hosts` or `clusters`, in lock order. */
+  lockEntriesAbout(hosts: Iterable<string>, clusters: Iterable<string>): LockEntry[] {
+    const positions = new Set<number>();
+    for (const host of hosts) for (const at of this.#lockByHost.get(host) ?? []) positions.add(at);
+    for (const key of clusters) for (const at of this.#lockByCluster.get(key) ?? []) positions.add(at);
+    return [...positions].sort((a, b) => a - b).flatMap((at) => this.lock.entries[at] ?? []);
+  }
+
+  /** Clusters of the trace whose MAC entries name `host`. */
+  macUsersOf(host: string): ReadonlySet<ClusterKey> {
+    return this.#macUsers.get(host) ?? new Set();
+  }
+}
+
+/** Plans the site of `index.trace` with `changes` applied, re-placing only what they can reach. */
+export function replan(index: TraceIndex, changes: ReadonlyMap<ClusterKey, ClusterChange>): Replanned {
+  const { trace, inventory } = index;
+  const clusters = changedClusters(trace.clusters, changes);
+  const fixed = fixAgain(index, clusters, changes);
+
+  // Turn claims as planning them again leaves them: host id → the claim, or none (`undefined`).
+  const turnClaims = new Map<string, (StandingClaim & { readonly turn: Turn }) | undefined>();
+  const claimNow = (id: string) => (turnClaims.has(id) ? turnClaims.get(id) : trace.turnClaims.get(id));
+  const claimBefore = (host: Host, turn: Turn) => {
+    const claim = claimNow(host.id);
+    return claim && compareTurns(claim.turn, turn) < 0 ? claim : undefined;
+  };
+
+  const queue = new TurnQueue();
+  for (const key of changes.keys()) {
+    queue.add({ pass: "sip", key });
+    queue.add({ pass: "bpa", key });
+  }
+  for (const host of fixed.moved) for (const turn of index.readersOf(host)) queue.add(turn);
+
+  const placed: TurnOutcome[] = [];
+  const replaced = new Map<string, TurnOutcome | undefined>();
+  for (let turn = queue.next(); turn !== undefined; turn = queue.next()) {
+    const current = turn;
+    const work = workOf(clusters, current);
+    const outcome =
+      work &&
+      placeTurn(work, {
+        inventory,
+        fixed: fixed.claims,
+        claimedEarlier: (host) => claimBefore(host, current),
+        bestFit: inventory.bestFit(),
+        // Alone in its run, the turn may drop from its candidates every host another cluster holds.
+        stillPlanning: (cluster) => cluster === current.key,
+      });
+    const before = index.outcome(current);
+    if (outcome) placed.push(outcome);
+    if (before || outcome) replaced.set(turnId(current), outcome);
+    for (const id of changedClaims(before, outcome)) {
+      const claim = outcome?.claims.get(id);
+      if (claim) turnClaims.set(id, { ...claim, turn: current });
+      // A host this turn gave up may have gone to an earlier turn placed again; that claim stays.
+      else if (sameTurn(claimNow(id)?.turn, current)) turnClaims.set(id, undefined);
+      const host = inventory.byId(id);
+      if (!host) continue;
+      for (const reader of index.readersOf(host)) if (compareTurns(reader, current) > 0) queue.add(reader);
+    }
+  }
+
+  const fixedIssues = [...fixed.refixed].flatMap((host) => fixed.claims.issuesByHost.get(host.id) ?? []);
+  return {
+    fixedIssues,
+    placed,
+    complete: () => {
+      const turns = trace.turns
+        .flatMap((outcome) => {
+          const id = turnId(outcome.turn);
+          return replaced.has(id) ? [] : [outcome];
+        })
+        .concat(placed)
+        .sort((a, b) => compareTurns(a.turn, b.turn));
+      return assemble(clusters, fixed.claims, turns);
+    },
+  };
+}
+
+/** The site's clusters with `changes` applied. */
+function changedClusters(
+  clusters: PlanClusters,
+  changes: ReadonlyMap<ClusterKey, ClusterChange>,
+): PlanClusters {
+  const bpaByKey = new Map(clusters.bpaByKey);
+  const sipByKey = new Map(clusters.sipByKey);
+  for (const [key, change] of changes) {
+    if (change.bpa) bpaByKey.set(key, change.bpa);
+    else bpaByKey.delete(key);
+    if (change.sip) sipByKey.set(key, change.sip);
+    else sipByKey.delete(key);
+  }
+  return { bpaByKey, sipByKey };
+}
+
+/**
+ * The fixed claims of the changed site: those of the trace, fixed again for the hosts the change
+ * reaches. Those are the hosts the changed clusters' MAC entries name (before and after) and, when a
+ * cluster joins or leaves the site, the hosts its lock entries or SIP labels name.
+ */
+function fixAgain(
+  index: TraceIndex,
+  clusters: PlanClusters,
+  changes: ReadonlyMap<ClusterKey, ClusterChange>,
+): { claims: FixedClaims; refixed: ReadonlySet<Host>; moved: readonly Host[] } {
+  const { trace, inventory } = index;
+  const isLive = (key: ClusterKey) => clusters.bpaByKey.has(key) || clusters.sipByKey.has(key);
+  const wasLive = (key: ClusterKey) => trace.clusters.bpaByKey.has(key) || trace.clusters.sipByKey.has(key);
+  const refixed = new Set<Host>();
+  const addHost = (id: string) => {
+    const host = inventory.byId(id);
+    if (host) refixed.add(host);
+  };
+  for (const [key, change] of changes) {
+    for (const group of [trace.clusters.bpaByKey.get(key), change.bpa])
+      if (group) for (const id of macHosts(group, inventory)) addHost(id);
+    if (isLive(key) !== wasLive(key)) {
+      for (const entry of index.lockEntriesAbout([], [key])) addHost(entry.host);
+      for (const host of inventory.ownedBySip(key)) refixed.add(host);
+    }
+  }
+  const ids = new Set([...refixed].map((host) => host.id));
+  // Whether a SIP label claims a host depends on whether the lock records its owner at all.
+  const owners = [...refixed].flatMap((host) => sipOwnerKey(host) ?? []);
+  const lockEntries = index.lockEntriesAbout(ids, [...changes.keys(), ...owners]);
+  // Only the MAC entries that name a refixed host, so no other host gets a claim here.
+  const groups = new Map<ClusterKey, BpaGroup>();
+  const users = new Set<ClusterKey>([...changes.keys()]);
+  for (const id of ids) for (const user of index.macUsersOf(id)) users.add(user);
+  for (const key of users) {
+    const group = clusters.bpaByKey.get(key);
+    const provisioning = group?.provisioning;
+    if (!group || !provisioning) continue;
+    const names = (requests: typeof provisioning.masters) =>
+      requests.filter((request) => request.kind === "mac" && ids.has(inventory.byMac(request.mac)?.id ?? ""));
+    groups.set(key, {
+      ...group,
+      provisioning: {
+        ...provisioning,
+        masters: names(provisioning.masters),
+        workers: names(provisioning.workers),
+      },
+    });
+  }
+  const again = fixClaims({ lockEntries, groups, inventory, isLive });
+  const before = trace.fixed;
+  const changed = (key: ClusterKey) => changes.has(key);
+  const claims: FixedClaims = {
+    claimOf: (host) => (ids.has(host.id) ? again : before).claimOf(host),
+    releasing: (key) => (changed(key) ? again : before).releasing(key),
+    releasingClusters: () => [
+      ...before.releasingClusters().filter((key) => !changed(key)),
+      ...again.releasingClusters().filter(changed),
+    ],
+    heldByLock: (key) => (changed(key) ? again : before).heldByLock(key),
+    contested: {
+      get: (request) => {
+        const host = request.kind === "mac" ? inventory.byMac(request.mac) : undefined;
+        return (host && ids.has(host.id) ? again : before).contested.get(request);
+      },
+    },
+    issuesByHost: new Map(
+      [...before.issuesByHost]
+        .filter(([id]) => !ids.has(id))
+        .concat([...again.issuesByHost].filter(([id]) => ids.has(id))),
+    ),
+  };
+  // Only hosts whose claim really changed reach the turns that read them.
+  const moved = [...refixed].filter((host) => !sameClaim(before.claimOf(host), claims.claimOf(host)));
+  return { claims, refixed, moved };
+}
+
+/** Host ids a group's MAC entries name. */
+function macHosts(group: BpaGroup, inventory: Inventory): string[] {
+  const requests = group.provisioning ? [...group.provisioning.masters, ...group.provisioning.workers] : [];
+  return requests.flatMap((request) => {
+    const host = request.kind === "mac" ? inventory.byMac(request.mac) : undefined;
+    return host ? [host.id] : [];
+  });
+}
+
+/** What `turn` places in `clusters`, if anything. */
+function workOf(clusters: PlanClusters, turn: Turn): TurnWork | undefined {
+  if (turn.pass === "sip") {
+    const sip = clusters.sipByKey.get(turn.key);
+    return sip && { pass: "sip", key: turn.key, sip };
+  }
+  const group = clusters.bpaByKey.get(turn.key);
+  const provisioning = group?.provisioning;
+  return (
+    group &&
+    provisioning && { pass: "bpa", key: turn.key, group: { ...group, provisioning } as ProvisionedGroup }
+  );
+}
+
+/** Ids of the hosts one outcome claims and the other doesn't, or claims for another reason. */
+function changedClaims(before: TurnOutcome | undefined, after: TurnOutcome | undefined): string[] {
+  const old = before?.claims ?? NO_CLAIMS;
+  const now = after?.claims ?? NO_CLAIMS;
+  return [...new Set([...old.keys(), ...now.keys()])].filter((id) => !sameClaim(old.get(id), now.get(id)));
+}
+
+const NO_CLAIMS: ReadonlyMap<string, StandingClaim> = new Map();
+
+function sameClaim(a: StandingClaim | undefined, b: StandingClaim | undefined): boolean {
+  return a?.cluster === b?.cluster && a?.why === b?.why;
+}
+
+function sameTurn(a: Turn | undefined, b: Turn): boolean {
+  return a !== undefined && compareTurns(a, b) === 0;
+}
+
+function turnId(turn: Turn): string {
+  return `${turn.pass}\u0000${turn.key}`;
+}
+
+/** Turns to place again, taken in planning order, each once. */
+class TurnQueue {
+  readonly #pending: Turn[] = [];
+  readonly #seen = new Set<string>();
+
+  add(turn: Turn): void {
+    const id = turnId(turn);
+    if (this.#seen.has(id)) return;
+    this.#seen.add(id);
+    this.#pending.push(turn);
+    this.#pending.sort((a, b) => compareTurns(b, a));
+  }
+
+  /** The earliest pending turn. */
+  next(): Turn | undefined {
+    return this.#pending.pop();
+  }
+}

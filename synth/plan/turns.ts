@@ -1,0 +1,136 @@
+/**
+ * Placement turn by turn (SPEC §3): after the fixed claims, each SIPCluster in key order, then each
+ * BPA cluster in key order, places its hosts against the claims made before its turn. A turn records
+ * what it read of those claims, so a later run that changes some claims knows which turns could
+ * decide differently and re-places only those (`site-snapshot.ts`); every other turn's outcome
+ * stands as it was.
+ */
+import type { ClusterKey } from "../cluster-key.ts";
+import { compareText } from "../issue.ts";
+import type { Host } from "../inventory/host.ts";
+import type { BestFit, Inventory } from "../inventory/inventory.ts";
+import type { SipCluster } from "../site/sip.ts";
+import { placeBpaCluster, type ProvisionedGroup } from "./bpa-placement.ts";
+import { ClaimLedger, type StandingClaim } from "./claim-ledger.ts";
+import type { Placed, PlanningContext } from "./context.ts";
+import type { FixedClaims } from "./fixed-claims.ts";
+import type { ClusterPlan } from "./model.ts";
+import { placeSipCluster } from "./sip-placement.ts";
+
+/** One cluster's placement in planning order: the SIP pass before the BPA pass, each in key order. */
+export interface Turn {
+  readonly pass: "sip" | "bpa";
+  readonly key: ClusterKey;
+}
+
+/** Planning order of turns (decision 0004: SIP roles ask for hosts by label, so they go first). */
+export function compareTurns(a: Turn, b: Turn): number {
+  return compareText(a.pass === "sip" ? "0" : "1", b.pass === "sip" ? "0" : "1") || compareText(a.key, b.key);
+}
+
+/** A claim a turn made, and which turn made it. */
+export interface TurnClaim extends StandingClaim {
+  readonly turn: Turn;
+}
+
+/**
+ * What a turn read of the claims made before it: the hosts it looked up, and the best-fit positions
+ * it walked (`[from, to]`, ends included), where a host freed or claimed earlier would have changed
+ * its choice. `all` when it looked at nearly every host (a `no-fit` counts every host's reason).
+ */
+export interface Reads {
+  readonly hosts: ReadonlySet<string>;
+  readonly ranges: readonly (readonly [number, number])[];
+  readonly all: boolean;
+}
+
+/** A turn's outcome: its placement, the hosts it claimed, and what it read. */
+export interface TurnOutcome {
+  readonly turn: Turn;
+  readonly placed: Placed<ClusterPlan>;
+  /** Host id → the claim this turn made on it. */
+  readonly claims: ReadonlyMap<string, StandingClaim>;
+  readonly reads: Reads;
+}
+
+/** What a turn places: a SIPCluster, or a BPA cluster with a Provisioning. */
+export type TurnWork =
+  | (Turn & { readonly pass: "sip"; readonly sip: SipCluster })
+  | (Turn & { readonly pass: "bpa"; readonly group: ProvisionedGroup });
+
+/** The planning state a turn runs in. */
+export interface TurnSetting {
+  readonly inventory: Inventory;
+  readonly fixed: FixedClaims;
+  /** The claim an earlier turn made on `host`, if any. */
+  claimedEarlier(host: Host): StandingClaim | undefined;
+  /**
+   * Best-fit candidates. A whole site's run shares one, from which each turn takes what it claims;
+   * a turn re-placed on its own gets a fresh one, and the claims of earlier turns filter it.
+   */
+  readonly bestFit: BestFit;
+  /** Whether `cluster` has a turn at or after this one, so it may still take hosts it holds. */
+  stillPlanning(cluster: ClusterKey): boolean;
+}
+
+/**
+ * More hosts read than this share of the inventory counts as reading all of them: a `no-fit`
+ * explains itself with every host's reason, and a set of every host per such turn would cost more
+ * than re-placing the turn whenever anything changes.
+ */
+const ALL_READ_SHARE = 0.25;
+
+/** Places one turn's cluster against the fixed claims and the claims of earlier turns. */
+export function placeTurn(work: TurnWork, setting: TurnSetting): TurnOutcome {
+  const turn: Turn = { pass: work.pass, key: work.key };
+  const hosts = new Set<string>();
+  const ranges: [number, number][] = [];
+  let recording = true;
+  // Claims made outside this turn. Read through here, so the turn learns what it depended on; an
+  // explanation computed later (`metalsynth explain`) reads the same answers, unrecorded.
+  const ledger = new ClaimLedger((host) => {
+    if (recording) hosts.add(host.id);
+    return setting.claimedEarlier(host) ?? setting.fixed.claimOf(host);
+  });
+  const claimedByEarlierTurn = (host: Host) => setting.claimedEarlier(host) !== undefined;
+  const context: PlanningContext = {
+    inventory: setting.inventory,
+    bestFit: {
+      take: (host) => setting.bestFit.take(host),
+      // A host an earlier turn of the same key claimed (a SIPCluster's, for the BPA cluster of the
+      // same name) passes the claim filter as the cluster's own; it is no candidate all the same.
+      fitting: (minCpus, minMemoryBytes) =>
+        withoutHosts(
+          setting.bestFit.fitting(minCpus, minMemoryBytes, (from, to) => ranges.push([from, to])),
+          claimedByEarlierTurn,
+        ),
+    },
+    ledger,
+    lockEntries: setting.fixed.heldByLock(turn.key),
+    stillPlanning: (cluster) => setting.stillPlanning(cluster),
+  };
+  let placed: Placed<ClusterPlan>;
+  if (work.pass === "sip") {
+    placed = placeSipCluster(work.sip, { ...context, releasing: setting.fixed.releasing(work.key) });
+  } else {
+    // Whether a MAC entry's host is contested depends on that host's fixed claim.
+    for (const request of [...work.group.provisioning.masters, ...work.group.provisioning.workers]) {
+      const host = request.kind === "mac" ? setting.inventory.byMac(request.mac) : undefined;
+      if (host) hosts.add(host.id);
+    }
+    placed = placeBpaCluster(work.key, work.group, { ...context, contested: setting.fixed.contested });
+  }
+  recording = false;
+  const all = hosts.size > setting.inventory.size * ALL_READ_SHARE;
+  return {
+    turn,
+    placed,
+    claims: ledger.recorded,
+    reads: { hosts: all ? new Set() : hosts, ranges, all },
+  };
+}
+
+/** The hosts of `hosts` that `excluded` does not reject, lazily. */
+function* withoutHosts(hosts: Iterable<Host>, excluded: (host: Host) => boolean): Generator<Host> {
+  for (const host of hosts) if (!excluded(host)) yield host;
+}

@@ -1,0 +1,148 @@
+/**
+ * A site evaluated once and kept, so a change to one CR is evaluated at the cost of what that CR can
+ * reach, not of the site (SPEC §8: the webhook answers in milliseconds with a hub's clusters loaded).
+ *
+ * - The checks across CRs (`siteModel`) run on the CRs the changed one shares something with: its
+ *   cluster, the names its references use, its NodePorts. Each of those checks groups CRs by exactly
+ *   such a value, so on that subset it finds what it finds on the whole site about those CRs.
+ * - Planning runs again from the evaluation's trace (`plan/replan.ts`), re-placing only the turns
+ *   the change reaches.
+ */
+import { clusterKey, parseClusterKey, type ClusterKey } from "./cluster-key.ts";
+import { pushTo } from "./group.ts";
+import { compareIssues, compareText, type Issue } from "./issue.ts";
+import type { Inventory } from "./inventory/inventory.ts";
+import type { Lock } from "./plan/lock.ts";
+import type { SiteModel } from "./plan/model.ts";
+import { planClusters, tracePlan } from "./plan/plan-site.ts";
+import { replan, TraceIndex, type ClusterChange } from "./plan/replan.ts";
+import { siteModel } from "./site/model.ts";
+import { resourceKey, type AnyResource, type InvalidResource } from "./site/resources.ts";
+
+/** Scope values naming a cluster start so; the rest is its key. */
+const CLUSTER_SCOPE = "cluster\u0000";
+
+/** What a snapshot is taken of: the site's CRs (sorted by key), the inventory, the lock. */
+export interface SnapshotInput {
+  readonly resources: readonly AnyResource[];
+  readonly inventory: Inventory;
+  readonly lock: Lock;
+  /** CRs that failed their schema: references to them are not reported as references to nothing. */
+  readonly invalid?: readonly InvalidResource[];
+}
+
+/** The site's evaluation, and how to evaluate one change to it. */
+export class SiteSnapshot {
+  /** Every finding of the site as it is, sorted (SPEC §7). */
+  readonly issues: readonly Issue[];
+  readonly #input: SnapshotInput;
+  readonly #index: TraceIndex;
+  /** Scope value (see {@link scopesOf}) → the CRs sharing it, in site order. */
+  readonly #scoped = new Map<string, AnyResource[]>();
+  /** CR → its scope values. */
+  readonly #scopes: ReadonlyMap<AnyResource, readonly string[]>;
+  /** CR → its position in the site, to keep site order in a subset. */
+  readonly #position = new Map<AnyResource, number>();
+
+  constructor(input: SnapshotInput) {
+    this.#input = input;
+    const { model, issues: modelIssues } = siteModel(input.resources, input.invalid);
+    const trace = tracePlan({ model, inventory: input.inventory, lock: input.lock });
+    this.#index = new TraceIndex(trace, input.inventory, input.lock);
+    this.issues = [...modelIssues, ...trace.issues].sort(compareIssues);
+    input.resources.forEach((resource, position) => this.#position.set(resource, position));
+    this.#scopes = scopesOf(model);
+    for (const [resource, values] of this.#scopes) {
+      for (const value of values) pushTo(this.#scoped, value, resource);
+    }
+  }
+
+  /**
+   * The findings of the site with `resource` in place of every CR of its key that can differ from
+   * {@link issues}: all of those about `resource`, and those about any CR or cluster the change
+   * reaches. A finding not among them is the same as before the change.
+   */
+  change(resource: AnyResource): Issue[] {
+    const replaced = this.#scoped.get(keyScope(resource.key)) ?? [];
+    const touched = new Set(scopesOf(siteModel([resource]).model).get(resource) ?? [keyScope(resource.key)]);
+    for (const known of replaced) for (const value of this.#scopes.get(known) ?? []) touched.add(value);
+    // A glue's "no Provisioning … (found: …)" lists the namespace's CRs of that kind.
+    if (resource.kind === "Cluster") touched.add(namespaceScope(resource.namespace));
+    const related = new Set<AnyResource>();
+    for (const value of touched) for (const known of this.#scoped.get(value) ?? []) related.add(known);
+    // In site order, the CR under review where `knownResources` order puts it: by key.
+    const subset = [...related]
+      .filter((known) => known.key !== resource.key)
+      .sort((a, b) => (this.#position.get(a) ?? 0) - (this.#position.get(b) ?? 0));
+    const at = subset.findIndex((known) => compareText(known.key, resource.key) > 0);
+    subset.splice(at === -1 ? subset.length : at, 0, resource);
+    const invalid = (this.#input.invalid ?? []).filter(
+      (known) => resourceKey(known.kind, known.namespace, known.name) !== resource.key,
+    );
+    const { model, issues } = siteModel(subset, invalid);
+
+    // The subset holds every CR of each cluster the change touches, so its groups are the site's.
+    const clusters = planClusters(model);
+    const changes = new Map<ClusterKey, ClusterChange>();
+    for (const value of touched) {
+      const key = value.startsWith(CLUSTER_SCOPE)
+        ? parseClusterKey(value.slice(CLUSTER_SCOPE.length))
+        : undefined;
+      if (key === undefined) continue;
+      const bpa = clusters.bpaByKey.get(key);
+      const sip = clusters.sipByKey.get(key);
+      changes.set(key, { ...(bpa && { bpa }), ...(sip && { sip }) });
+    }
+    const replanned = replan(this.#index, changes);
+    return [...issues, ...replanned.fixedIssues, ...replanned.placed.flatMap((turn) => turn.placed.issues)];
+  }
+}
+
+function keyScope(key: string): string {
+  return `key\u0000${key}`;
+}
+
+function namespaceScope(namespace: string): string {
+  return `namespace\u0000${namespace}`;
+}
+
+/**
+ * The values each CR of `model` shares with the CRs a check across CRs relates it to: its key
+ * (`duplicate-object`), its cluster (`cluster-ref`: one Provisioning/Software/glue a cluster, a
+ * Software needs a Provisioning; planning: the SIPCluster and BPA CRs of one key), the names glue
+ * references use, its namespace for a glue's "found:" list, and its NodePorts (`node-port`).
+ */
+function scopesOf(model: SiteModel): Map<AnyResource, string[]> {
+  const scopes = new Map<AnyResource, string[]>();
+  const add = (resource: AnyResource, ...values: string[]) => {
+    const list = scopes.get(resource) ?? [keyScope(resource.key)];
+    list.push(...values);
+    scopes.set(resource, list);
+  };
+  const cluster = (namespace: string, name: string | undefined) =>
+    name === undefined ? [] : [`${CLUSTER_SCOPE}${clusterKey(namespace, name)}`];
+  const named = (kind: string, namespace: string, name: string | undefined) =>
+    name === undefined ? [] : [`name\u0000${resourceKey(kind, namespace, name)}`];
+  // Provisionings and Softwares are what glue references name.
+  for (const { resource, cluster: label } of [...model.provisionings, ...model.softwares]) {
+    const { kind, namespace, name } = resource;
+    add(resource, ...cluster(namespace, label), ...named(kind, namespace, name), namespaceScope(namespace));
+  }
+  for (const glue of model.glues) {
+    const { namespace } = glue.resource;
+    add(
+      glue.resource,
+      ...cluster(namespace, glue.cluster),
+      ...named("Provisioning", namespace, glue.provisioningCR),
+      ...named("Software", namespace, glue.softwareCR),
+    );
+  }
+  for (const sip of model.sips) {
+    add(
+      sip.resource,
+      ...cluster(sip.resource.namespace, sip.resource.name),
+      ...[...new Set(sip.ports.map((port) => port.port))].map((port) => `port\u0000${port}`),
+    );
+  }
+  return scopes;
+}
