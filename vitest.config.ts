@@ -27,6 +27,8 @@ export default defineConfig({
       {
         test: {
           name: "slow",
+          // Some of these spawn bin/metalsynth.js, which runs dist/: build it from these sources first.
+          globalSetup: ["test/support/build-cli.ts"],
           include: ["test/**/*.test.ts", ...SLOW_UNIT_FILES],
           exclude: ["test/e2e/**", "**/node_modules/**"],
           testTimeout: 30_000,

@@ -1,4 +1,6 @@
-import { readFileSync } from "node:fs";
+// Imported rather than read beside this file: tsc copies package.json into dist/, so the path holds
+// for the sources and the build alike.
+import packageJson from "../package.json" with { type: "json" };
 import { UsageError } from "../gitops/errors.ts";
 import { errorCode, systemReason } from "../gitops/files.ts";
 import { commit } from "./commands/commit.ts";
@@ -44,7 +46,7 @@ export async function main(argv: readonly string[], io: Console = processConsole
     return EXIT.ok;
   }
   if (command === "--version" || command === "-V") {
-    io.out(`${version()}\n`);
+    io.out(`metalsynth ${packageJson.version}\n`);
     return EXIT.ok;
   }
   // Like git and kubectl: usage errors go to stderr, briefly, with where to read more.
@@ -88,14 +90,6 @@ function isCommand(name: string): name is CommandName {
 
 function hint(command?: CommandName): string {
   return `see 'metalsynth ${command === undefined ? "" : `${command} `}--help'\n`;
-}
-
-/** The package version, from package.json next to bin/. */
-function version(): string {
-  const text = readFileSync(new URL("../package.json", import.meta.url), "utf8");
-  const parsed: unknown = JSON.parse(text);
-  const found = typeof parsed === "object" && parsed !== null && "version" in parsed ? parsed.version : "";
-  return `metalsynth ${String(found)}`;
 }
 
 /**

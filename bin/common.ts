@@ -39,6 +39,15 @@ interface SiteArgsConfig<Extra extends Options> {
 }
 
 /**
+ * What {@link parseSiteArgs} returns. Named because the declaration files can't name the inferred
+ * type (it uses types @types/node keeps private).
+ */
+interface SiteArgs<Extra extends Options> {
+  values: ReturnType<typeof parseArgs<SiteArgsConfig<Extra>>>["values"];
+  positionals: string[];
+}
+
+/**
  * Parses the arguments of a command that reads a site: {@link SITE_OPTIONS} plus `extra`. As SPEC §7
  * writes them (`--specs GLOB…`, `--inventory PATH…`), every word after `--specs` or `--inventory` up
  * to the next option is one of its values, so a glob the shell expanded (`--specs specs/*.yaml`)
@@ -50,7 +59,7 @@ export function parseSiteArgs<const Extra extends Options = Record<never, never>
   // The empty default is what Extra defaults to.
   extra: Extra = {} as Extra,
   allowPositionals = false,
-) {
+): SiteArgs<Extra> {
   const parsed = parseArgs<SiteArgsConfig<Extra>>({
     args: [...argv],
     options: { ...SITE_OPTIONS, ...extra },

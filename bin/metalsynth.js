@@ -1,8 +1,6 @@
 #!/usr/bin/env node
-// The package `bin`: registers tsx so the TypeScript sources run as they are (no build step for a
-// clone), then hands over to the CLI.
-import { register } from "tsx/esm/api";
+// The package `bin`: runs the CLI compiled into dist/ (`npm run build`, which `npm ci` runs through
+// the `prepare` script) with plain node, so start-up pays for no TypeScript compiler (decision 0018).
+import { main } from "../dist/bin/cli.js";
 
-register();
-const { main } = await import("./cli.ts");
 process.exitCode = await main(process.argv.slice(2));

@@ -1,6 +1,7 @@
 /**
  * `metalsynth webhook` as a process: SIGTERM while requests are in flight. The process must report
- * not ready, finish those requests with real answers, stop accepting connections and exit 0.
+ * not ready, finish those requests with real answers, stop accepting connections and exit 0. It runs
+ * the build in dist/, which the slow tier's globalSetup compiles from the sources first.
  */
 import { spawn } from "node:child_process";
 import { once } from "node:events";
@@ -73,7 +74,7 @@ describe("metalsynth webhook on SIGTERM", () => {
     const logs: Record<string, unknown>[] = [];
     createInterface({ input: child.stdout }).on("line", (line) => logs.push(JSON.parse(line)));
     try {
-      // Starting a process (tsx compiles on the fly) is slow on a busy machine: allow for it.
+      // Starting a process is slow on a busy machine: allow for it.
       const port = await eventually(
         () => logs.find((line) => line.msg === "listening")?.port as number,
         "listening",

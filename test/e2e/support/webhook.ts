@@ -1,9 +1,9 @@
 /**
- * The admission webhook as a cluster runs it, from this clone: `metalsynth webhook --from-cluster`
- * authenticated as its ServiceAccount (so the ClusterRole of deploy/metalsynth.yaml is what it gets),
- * serving TLS with a test CA, registered by the ValidatingWebhookConfiguration of
- * deploy/metalsynth.yaml with `clientConfig.url` and `caBundle` in place of the Service and
- * cert-manager's CA injection.
+ * The admission webhook as a cluster runs it, from this clone's build (the suite's globalSetup
+ * compiles it first): `metalsynth webhook --from-cluster` authenticated as its ServiceAccount (so the
+ * ClusterRole of deploy/metalsynth.yaml is what it gets), serving TLS with a test CA, registered by
+ * the ValidatingWebhookConfiguration of deploy/metalsynth.yaml with `clientConfig.url` and `caBundle`
+ * in place of the Service and cert-manager's CA injection.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { readFile } from "node:fs/promises";
