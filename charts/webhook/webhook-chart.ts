@@ -182,17 +182,12 @@ export class WebhookChart extends Chart {
                   runAsNonRoot: true,
                   capabilities: { drop: ["ALL"] },
                 },
-                volumeMounts: [
-                  { name: "tls", mountPath: TLS_DIR, readOnly: true },
-                  // tsx caches compiled sources under the temporary directory.
-                  { name: "tmp", mountPath: "/tmp" },
-                ],
+                volumeMounts: [{ name: "tls", mountPath: TLS_DIR, readOnly: true }],
               },
             ],
             volumes: [
               // Mounted as a directory (not subPath) so that cert-manager's renewals reach the pod.
               { name: "tls", secret: { secretName: TLS_SECRET, defaultMode: 0o440 } },
-              { name: "tmp", emptyDir: { sizeLimit: k8s.Quantity.fromString("64Mi") } },
             ],
           },
         },
