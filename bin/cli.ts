@@ -3,27 +3,24 @@
 import packageJson from "../package.json" with { type: "json" };
 import { UsageError } from "../gitops/errors.ts";
 import { errorCode, systemReason } from "../gitops/files.ts";
-import { commit } from "./commands/commit.ts";
-import { diff } from "./commands/diff.ts";
-import { explain } from "./commands/explain.ts";
-import { manifests } from "./commands/manifests.ts";
-import { synth } from "./commands/synth.ts";
-import { validate } from "./commands/validate.ts";
-import { webhook } from "./commands/webhook.ts";
 import { EXIT, type Command, type Console } from "./common.ts";
 import { COMMAND_HELP, commandUsage, globalUsage, type CommandName } from "./usage.ts";
 
 export type { Console } from "./common.ts";
 
-/** Every command, by the name users type. */
-const COMMANDS: Readonly<Record<CommandName, Command>> = {
-  validate,
-  synth,
-  diff,
-  explain,
-  commit,
-  webhook,
-  manifests,
+/**
+ * Every command, by the name users type, imported only when it runs: `--help`, `--version` and a
+ * usage error load none of them, and each command loads only what it uses (cdk8s only where it
+ * renders, express only for `webhook`; decision 0018).
+ */
+const COMMANDS: Readonly<Record<CommandName, () => Promise<Command>>> = {
+  validate: async () => (await import("./commands/validate.ts")).validate,
+  synth: async () => (await import("./commands/synth.ts")).synth,
+  diff: async () => (await import("./commands/diff.ts")).diff,
+  explain: async () => (await import("./commands/explain.ts")).explain,
+  commit: async () => (await import("./commands/commit.ts")).commit,
+  webhook: async () => (await import("./commands/webhook.ts")).webhook,
+  manifests: async () => (await import("./commands/manifests.ts")).manifests,
 };
 
 const processConsole: Console = {
@@ -63,7 +60,8 @@ export async function main(argv: readonly string[], io: Console = processConsole
     return EXIT.ok;
   }
   try {
-    return await COMMANDS[command](rest, io);
+    const run = await COMMANDS[command]();
+    return await run(rest, io);
   } catch (error) {
     if (error instanceof UsageError || isParseArgsError(error)) {
       // parseArgs adds advice about `--` to an unknown option that is rarely what was meant.

@@ -1,5 +1,6 @@
 import { UsageError } from "../../gitops/errors.ts";
-import { evaluateFromSite } from "../../gitops/render-site.ts";
+import { readSite } from "../../gitops/site-reader.ts";
+import { evaluateSite } from "../../synth/evaluate.ts";
 import { explainCluster, explanationText } from "../../synth/explain.ts";
 import { EXIT, outputFormat, parseSiteArgs, siteLocation, type Console } from "../common.ts";
 
@@ -10,7 +11,9 @@ export async function explain(argv: readonly string[], io: Console): Promise<num
   const [cluster, ...extra] = positionals;
   if (cluster === undefined || extra.length > 0)
     throw new UsageError("explain takes exactly one cluster name (name or namespace/name)");
-  const { input, plan } = await evaluateFromSite(siteLocation(values));
+  // As validate: not render-site's evaluateFromSite, which would load cdk8s (decision 0018).
+  const input = await readSite(siteLocation(values));
+  const { plan } = evaluateSite(input.documents, input.inventory, input.lock);
   const explanations = explainCluster(plan, cluster, input.inventory.size);
   if (explanations.length === 0) {
     const known = plan.clusters.map((other) => other.key).join(", ");

@@ -2,14 +2,12 @@ import { createPrivateKey, X509Certificate, type KeyObject } from "node:crypto";
 import { readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import { parseArgs } from "node:util";
-import { KubeConfig } from "@kubernetes/client-node";
 import { UsageError } from "../../gitops/errors.ts";
 import { errorCode, systemReason } from "../../gitops/files.ts";
 import { readInventory } from "../../gitops/inventory-reader.ts";
 import { readSite, SETTINGS_FILE } from "../../gitops/site-reader.ts";
 import { LOCK_FILE } from "../../synth/plan/lock.ts";
 import { EMPTY_LOCK } from "../../synth/plan/lock.ts";
-import { ClusterFeed } from "../../webhook/cluster-feed.ts";
 import { FileFeed, type SiteFiles } from "../../webhook/file-feed.ts";
 import { jsonLogger } from "../../webhook/log.ts";
 import { startWebhook } from "../../webhook/main.ts";
@@ -79,6 +77,11 @@ export async function webhook(argv: readonly string[], io: Console): Promise<num
   });
   const feeds = async () => {
     if (fromCluster) {
+      // The Kubernetes client takes about half a second to load; only --from-cluster uses it.
+      const [{ KubeConfig }, { ClusterFeed }] = await Promise.all([
+        import("@kubernetes/client-node"),
+        import("../../webhook/cluster-feed.ts"),
+      ]);
       const kubeConfig = new KubeConfig();
       // KUBECONFIG or ~/.kube/config when present, else the pod's service account.
       kubeConfig.loadFromDefault();
