@@ -58,12 +58,24 @@ export function objectsOf(chart: Chart): unknown[] {
   });
 }
 
+/**
+ * `value` with keys sorted at every level. cdk8s has sorted most of them already (its generated
+ * converters rebuild some objects in field order), so a subtree whose keys are in order is returned
+ * as it is rather than copied.
+ */
 function sortKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortKeys);
+  if (Array.isArray(value)) {
+    const items = value.map(sortKeys);
+    return items.every((item, index) => item === value[index]) ? value : items;
+  }
   if (!isRecord(value)) return value;
-  return Object.fromEntries(
-    Object.keys(value)
-      .sort()
-      .map((key) => [key, sortKeys(value[key])]),
-  );
+  const keys = Object.keys(value);
+  let same = keys.every((key, index) => index === 0 || keys[index - 1]! <= key);
+  const sorted = same ? keys : [...keys].sort();
+  const values = sorted.map((key) => {
+    const item = sortKeys(value[key]);
+    if (item !== value[key]) same = false;
+    return item;
+  });
+  return same ? value : Object.fromEntries(sorted.map((key, index) => [key, values[index]]));
 }
