@@ -3,7 +3,7 @@ import { k8s } from "cdk8s-plus-27";
 import type { Construct } from "constructs";
 import { kudRoles, type InventoryNode } from "../synth/hosts-ini.ts";
 import type { BpaRender } from "../synth/plan/render-plan.ts";
-import type { Package, Software } from "../synth/site/bpa.ts";
+import type { Package } from "../synth/site/bpa.ts";
 import type { SiteSettings } from "../synth/schema/settings.ts";
 import {
   NOBODY,
@@ -24,7 +24,7 @@ export interface SoftwareChartProps {
   /** The cluster's plan: the hosts to install on. */
   readonly cluster: BpaRender;
   /** The packages to install. */
-  readonly software: Software;
+  readonly software: NonNullable<BpaRender["software"]>;
   /** The software installer's image. */
   readonly images: Pick<SiteSettings["images"], "softwareInstaller">;
   /** Name of the Secret holding the SSH private key (`id_rsa`) the Job logs in with. */

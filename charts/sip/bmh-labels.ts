@@ -5,7 +5,7 @@ import { hash8 } from "../../synth/content-hash.ts";
 import { SIP_LABELS } from "../../synth/inventory/bmh.ts";
 import type { Host } from "../../synth/inventory/host.ts";
 import { compareText } from "../../synth/issue.ts";
-import type { SipClusterPlan } from "../../synth/plan/model.ts";
+import type { SipRender } from "../../synth/plan/render-plan.ts";
 import {
   CLUSTER_LABEL,
   clusterLabels,
@@ -27,8 +27,7 @@ export interface BmhLabelsChartProps {
    * The SIPCluster's plan: its members get the SIP labels, its released hosts lose them. A retired
    * SIPCluster (gone from the site) has released hosts only.
    */
-  readonly cluster: Pick<SipClusterPlan, "namespace" | "name" | "released"> &
-    Partial<Pick<SipClusterPlan, "members">>;
+  readonly cluster: Pick<SipRender, "namespace" | "name" | "released"> & Partial<Pick<SipRender, "members">>;
   /** The Job that sets the labels under Argo CD and when `rendered/` is applied by hand (decision 0015). */
   readonly labelJob: LabelJobProps;
 }

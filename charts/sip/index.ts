@@ -1,6 +1,6 @@
 import type { Chart } from "cdk8s";
 import type { Construct } from "constructs";
-import type { SipClusterPlan } from "../../synth/plan/model.ts";
+import type { SipRender } from "../../synth/plan/render-plan.ts";
 import type { SiteSettings } from "../../synth/schema/settings.ts";
 import { BmhLabelsChart, type BmhLabelsChartProps } from "./bmh-labels.ts";
 import { JumpHostChart } from "./jumphost.ts";
@@ -25,7 +25,7 @@ export { LoadBalancerChart, type LoadBalancerChartProps, type LoadBalancerTier }
  */
 export function addSipClusterCharts(
   scope: Construct,
-  cluster: SipClusterPlan,
+  cluster: SipRender,
   settings: SiteSettings,
 ): Map<string, Chart> {
   const charts = new Map<string, Chart>();

@@ -1,7 +1,7 @@
 import { Chart } from "cdk8s";
 import { k8s } from "cdk8s-plus-27";
 import type { Construct } from "constructs";
-import type { SipClusterPlan } from "../../synth/plan/model.ts";
+import type { SipRender } from "../../synth/plan/render-plan.ts";
 import type { SiteSettings } from "../../synth/schema/settings.ts";
 import { SYNC_WAVES, clusterChartProps, waveAnnotations } from "../metadata.ts";
 import { serviceObjectName, servedHosts, serviceWorkload, type ServedHost } from "./workload.ts";
@@ -9,13 +9,13 @@ import { serviceObjectName, servedHosts, serviceWorkload, type ServedHost } from
 /** Props of {@link JumpHostChart}. */
 export interface JumpHostChartProps {
   /** The SIPCluster's plan; its `jumpHost` services are rendered. */
-  readonly cluster: SipClusterPlan;
+  readonly cluster: SipRender;
   /** `images.jumpHost` is the image of a service that names none. */
   readonly settings: SiteSettings;
 }
 
 /** One `spec.services.jumpHost[]` entry of a SIPCluster. */
-type JumpHostService = NonNullable<SipClusterPlan["sip"]["services"]["jumpHost"]>[number];
+type JumpHostService = NonNullable<SipRender["sip"]["services"]["jumpHost"]>[number];
 
 /**
  * Upstream SIP's jump host layout (airshipit/sip `pkg/services/jumphost.go` and its image): operators

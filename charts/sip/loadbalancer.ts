@@ -1,7 +1,7 @@
 import { Chart } from "cdk8s";
 import { k8s } from "cdk8s-plus-27";
 import type { Construct } from "constructs";
-import type { SipClusterPlan } from "../../synth/plan/model.ts";
+import type { SipRender } from "../../synth/plan/render-plan.ts";
 import type { SiteSettings } from "../../synth/schema/settings.ts";
 import {
   SYNC_WAVES,
@@ -24,7 +24,7 @@ export type LoadBalancerTier = "controlplane" | "worker";
 /** Props of {@link LoadBalancerChart}. */
 export interface LoadBalancerChartProps {
   /** The SIPCluster's plan; its services list the load balancers to render. */
-  readonly cluster: SipClusterPlan;
+  readonly cluster: SipRender;
   /** `images.haproxy` is the image of a service that names none. */
   readonly settings: SiteSettings;
   readonly tier: LoadBalancerTier;
@@ -40,7 +40,7 @@ interface Tier {
   readonly role: string;
   readonly check: HaproxyHealthCheck;
   /** Each service of the tier, with the ports it publishes. */
-  readonly services: (cluster: SipClusterPlan) => TierService[];
+  readonly services: (cluster: SipRender) => TierService[];
 }
 
 interface TierService {

@@ -7,7 +7,8 @@ import type { Construct } from "constructs";
 import { hash8 } from "../../synth/content-hash.ts";
 import { ipForInterface } from "../../synth/inventory/host.ts";
 import { compareText } from "../../synth/issue.ts";
-import type { SipClusterPlan, SipMember } from "../../synth/plan/model.ts";
+import type { SipMember } from "../../synth/plan/model.ts";
+import type { SipRender } from "../../synth/plan/render-plan.ts";
 import { clusterLabels } from "../metadata.ts";
 
 /** Pod annotation holding a hash of the pod's ConfigMap: a changed config rolls the Deployment. */
@@ -60,7 +61,7 @@ export interface ServedHost {
  * address here is a bug, not an input problem.
  */
 export function servedHosts(
-  cluster: SipClusterPlan,
+  cluster: SipRender,
   interfaceId: string,
   which: { readonly role?: string } = {},
 ): ServedHost[] {
@@ -98,7 +99,7 @@ export interface ServiceWorkloadProps {
   readonly name: string;
   /** `app.kubernetes.io/name` of the pods: `haproxy`, `jumphost`. */
   readonly app: string;
-  readonly cluster: SipClusterPlan;
+  readonly cluster: SipRender;
   /** Annotations of the three objects (the sync wave). */
   readonly annotations: Record<string, string>;
   /** The ConfigMap's data; its hash goes on the pod template. */

@@ -48,6 +48,13 @@ describe("renderPlan", () => {
     expect(ready?.lock).toBe(plan.lock);
   });
 
+  it("is plain data, without the CRs' source documents, so a worker thread can receive it", () => {
+    const { plan, issues } = evaluate(`    - master-1: {mac-address: "${macFor("metal3/b", 0)}"}`);
+    const ready = renderPlan(plan, issues);
+    expect(structuredClone(ready)).toEqual(ready);
+    expect(ready?.clusters[0]).not.toHaveProperty("provisioning.resource");
+  });
+
   it("is undefined when any rule found an error, so nothing is rendered", () => {
     const { plan, issues } = evaluate(`    - master-1: {mac-address: "02:00:00:00:00:01"}`);
     expect(issues.map((found) => found.rule)).toEqual(["mac-unknown"]);

@@ -1,6 +1,7 @@
 import type { Host } from "../inventory/host.ts";
 import { hasErrors, type Issue } from "../issue.ts";
 import type { Provisioning, Software } from "../site/bpa.ts";
+import type { SipCluster } from "../site/sip.ts";
 import type { Lock } from "./lock.ts";
 import type {
   BpaClusterPlan,
@@ -21,17 +22,31 @@ export interface AddressedNode {
 /** A BPA cluster as the charts take it: its Provisioning, every node addressed, maybe Software. */
 export interface BpaRender extends ClusterIdentity {
   readonly kind: "bpa";
-  readonly provisioning: Provisioning;
-  readonly software?: Software;
+  /** What the KUD installer takes of the Provisioning. */
+  readonly provisioning: Pick<Provisioning, "plugins" | "podSubnet">;
+  /** The packages of the cluster's Software CR, if it has one. */
+  readonly software?: Pick<Software, "masterPackages" | "workerPackages">;
   /** Masters, then workers, each in CR order (hosts.ini order). */
   readonly masters: readonly AddressedNode[];
   readonly workers: readonly AddressedNode[];
 }
 
-/** Any cluster as the charts take it. */
-export type ClusterRender = BpaRender | SipClusterPlan;
+/** A SIPCluster as the charts take it: its services, its members and the hosts it released. */
+export interface SipRender extends ClusterIdentity {
+  readonly kind: "sip";
+  readonly sip: Pick<SipCluster, "services">;
+  readonly members: SipClusterPlan["members"];
+  readonly released: SipClusterPlan["released"];
+}
 
-/** A site plan as the charts take it; made only by {@link renderPlan}. */
+/** Any cluster as the charts take it. */
+export type ClusterRender = BpaRender | SipRender;
+
+/**
+ * A site plan as the charts take it; made only by {@link renderPlan}. Plain data, without the CRs'
+ * source documents (which hold functions) or explain's decisions, so it can be sent to a worker
+ * thread (decision 0019).
+ */
 export interface RenderPlan {
   /** Sorted by key, BPA before SIP for the same key. */
   readonly clusters: readonly ClusterRender[];
@@ -49,7 +64,7 @@ export function renderPlan(plan: SitePlan, issues: readonly Issue[]): RenderPlan
   if (hasErrors(issues)) return undefined;
   const clusters: ClusterRender[] = [];
   for (const cluster of plan.clusters) {
-    if (cluster.kind === "sip") clusters.push(cluster);
+    if (cluster.kind === "sip") clusters.push(sipRender(cluster));
     else if (cluster.provisioning) {
       const rendered = bpaRender(cluster, cluster.provisioning);
       if (rendered === undefined) return undefined;
@@ -64,7 +79,23 @@ function bpaRender(cluster: BpaClusterPlan, provisioning: Provisioning): BpaRend
   const workers = addressed(cluster.workers);
   if (masters === undefined || workers === undefined) return undefined;
   const { key, namespace, name, software } = cluster;
-  return { kind: "bpa", key, namespace, name, provisioning, ...(software && { software }), masters, workers };
+  return {
+    kind: "bpa",
+    key,
+    namespace,
+    name,
+    provisioning: { plugins: provisioning.plugins, podSubnet: provisioning.podSubnet },
+    ...(software && {
+      software: { masterPackages: software.masterPackages, workerPackages: software.workerPackages },
+    }),
+    masters,
+    workers,
+  };
+}
+
+function sipRender(cluster: SipClusterPlan): SipRender {
+  const { key, namespace, name, sip, members, released } = cluster;
+  return { kind: "sip", key, namespace, name, sip: { services: sip.services }, members, released };
 }
 
 function addressed(placements: readonly NodePlacement[]): AddressedNode[] | undefined {
