@@ -1,6 +1,4 @@
-// Imported rather than read beside this file: tsc copies package.json into dist/, so the path holds
-// for the sources and the build alike.
-import packageJson from "../package.json" with { type: "json" };
+import { existsSync, readFileSync } from "node:fs";
 import { UsageError } from "../gitops/errors.ts";
 import { errorCode, systemReason } from "../gitops/files.ts";
 import { EXIT, type Command, type Console } from "./common.ts";
@@ -43,7 +41,7 @@ export async function main(argv: readonly string[], io: Console = processConsole
     return EXIT.ok;
   }
   if (command === "--version" || command === "-V") {
-    io.out(`metalsynth ${packageJson.version}\n`);
+    io.out(`${version()}\n`);
     return EXIT.ok;
   }
   // Like git and kubectl: usage errors go to stderr, briefly, with where to read more.
@@ -88,6 +86,20 @@ function isCommand(name: string): name is CommandName {
 
 function hint(command?: CommandName): string {
   return `see 'metalsynth ${command === undefined ? "" : `${command} `}--help'\n`;
+}
+
+/**
+ * The package version from package.json: one directory up from bin/ in the sources, and from
+ * dist/bin/ in the build either tsc's copy in dist/ or the package's own, two up. Read, not imported:
+ * Node 20 before 20.18.3 warns on stderr that JSON modules are experimental.
+ */
+function version(): string {
+  const file = ["../package.json", "../../package.json"]
+    .map((relative) => new URL(relative, import.meta.url))
+    .find((url) => existsSync(url));
+  const parsed: unknown = file === undefined ? undefined : JSON.parse(readFileSync(file, "utf8"));
+  const found = typeof parsed === "object" && parsed !== null && "version" in parsed ? parsed.version : "";
+  return `metalsynth ${String(found)}`;
 }
 
 /**
