@@ -26,6 +26,7 @@ import { admissionReview, provisioning, type Cr } from "../test/builders/reviews
 import { jsonLogger } from "../webhook/log.ts";
 import { startWebhook } from "../webhook/main.ts";
 import { SiteReviewer } from "../webhook/site-review.ts";
+import { milliseconds, percentile, timeRuns } from "./stats.ts";
 import { WebhookState } from "../webhook/state.ts";
 
 const HOSTS = 10_000;
@@ -62,14 +63,6 @@ function acceptedCr(mac: string): Cr {
   });
 }
 
-function percentile(sorted: readonly number[], fraction: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * fraction))] ?? Number.NaN;
-}
-
-function milliseconds(value: number): string {
-  return `${value.toFixed(value < 10 ? 3 : 1)} ms`;
-}
-
 /** Median and p99 of the rules for one CR, allowed and denied. */
 function benchRules(hosts: Inventory): string[] {
   const reviewer = new SiteReviewer({ inventory: hosts, resources: [], lock: EMPTY_LOCK });
@@ -88,14 +81,7 @@ function benchRules(hosts: Inventory): string[] {
   ];
   return cases.map(([name, cr]) => {
     const runs = name.includes("no host near") ? RULE_RUNS / 20 : RULE_RUNS;
-    for (let warm = 0; warm < runs / 10; warm++) reviewer.review(cr);
-    const times: number[] = [];
-    for (let run = 0; run < runs; run++) {
-      const started = performance.now();
-      reviewer.review(cr);
-      times.push(performance.now() - started);
-    }
-    times.sort((a, b) => a - b);
+    const times = timeRuns(() => reviewer.review(cr), runs);
     return `rules, one CR vs ${HOSTS} hosts, ${name}: median ${milliseconds(percentile(times, 0.5))}, p99 ${milliseconds(percentile(times, 0.99))} (${runs} runs)`;
   });
 }

@@ -55,6 +55,10 @@ export class SiteSnapshot {
     for (const [resource, values] of this.#scopes) {
       for (const value of values) pushTo(this.#scoped, value, resource);
     }
+    // Found by a glue's namespace, for its "found:" list; they don't reach the namespace themselves.
+    for (const { resource } of [...model.provisionings, ...model.softwares]) {
+      pushTo(this.#scoped, namespaceScope(resource.namespace), resource);
+    }
   }
 
   /**
@@ -66,6 +70,13 @@ export class SiteSnapshot {
     const replaced = this.#scoped.get(keyScope(resource.key)) ?? [];
     const touched = new Set(scopesOf(siteModel([resource]).model).get(resource) ?? [keyScope(resource.key)]);
     for (const known of replaced) for (const value of this.#scopes.get(known) ?? []) touched.add(value);
+    // A known CR of the key that fails its schema leaves its cluster too (a fix may relabel it).
+    const invalid = (this.#input.invalid ?? []).filter((known) => {
+      const same = resourceKey(known.kind, known.namespace, known.name) === resource.key;
+      if (same && known.cluster !== undefined)
+        touched.add(`${CLUSTER_SCOPE}${clusterKey(known.namespace, known.cluster)}`);
+      return !same;
+    });
     // A glue's "no Provisioning … (found: …)" lists the namespace's CRs of that kind.
     if (resource.kind === "Cluster") touched.add(namespaceScope(resource.namespace));
     const related = new Set<AnyResource>();
@@ -76,9 +87,6 @@ export class SiteSnapshot {
       .sort((a, b) => (this.#position.get(a) ?? 0) - (this.#position.get(b) ?? 0));
     const at = subset.findIndex((known) => compareText(known.key, resource.key) > 0);
     subset.splice(at === -1 ? subset.length : at, 0, resource);
-    const invalid = (this.#input.invalid ?? []).filter(
-      (known) => resourceKey(known.kind, known.namespace, known.name) !== resource.key,
-    );
     const { model, issues } = siteModel(subset, invalid);
 
     // The subset holds every CR of each cluster the change touches, so its groups are the site's.
@@ -110,7 +118,7 @@ function namespaceScope(namespace: string): string {
  * The values each CR of `model` shares with the CRs a check across CRs relates it to: its key
  * (`duplicate-object`), its cluster (`cluster-ref`: one Provisioning/Software/glue a cluster, a
  * Software needs a Provisioning; planning: the SIPCluster and BPA CRs of one key), the names glue
- * references use, its namespace for a glue's "found:" list, and its NodePorts (`node-port`).
+ * references use, and its NodePorts (`node-port`).
  */
 function scopesOf(model: SiteModel): Map<AnyResource, string[]> {
   const scopes = new Map<AnyResource, string[]>();
@@ -126,7 +134,7 @@ function scopesOf(model: SiteModel): Map<AnyResource, string[]> {
   // Provisionings and Softwares are what glue references name.
   for (const { resource, cluster: label } of [...model.provisionings, ...model.softwares]) {
     const { kind, namespace, name } = resource;
-    add(resource, ...cluster(namespace, label), ...named(kind, namespace, name), namespaceScope(namespace));
+    add(resource, ...cluster(namespace, label), ...named(kind, namespace, name));
   }
   for (const glue of model.glues) {
     const { namespace } = glue.resource;

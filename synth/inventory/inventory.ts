@@ -11,6 +11,8 @@ import type { LabelSelector } from "./selector.ts";
 import { matchesSelector } from "./selector.ts";
 
 const NO_HOSTS: readonly Host[] = Object.freeze([]);
+/** Selectors whose matching hosts are remembered; reviews of made-up selectors can't grow it further. */
+const MATCHING_REMEMBERED = 256;
 
 /** An immutable, deterministic index over hosts. Built by the loader, or from `Host[]` in tests. */
 export class Inventory {
@@ -28,6 +30,8 @@ export class Inventory {
   readonly #sizeRank = new Map<string, number>();
   readonly #unknownResources: readonly Host[];
   #closestMac: ClosestMac | undefined;
+  /** Selector (as JSON) → {@link matching}'s answer. */
+  readonly #matching = new Map<string, readonly Host[]>();
   /** `namespace/name` of a SIPCluster → hosts its SIP labels assign to it (sorted by id). */
   readonly #bySipOwner = new Map<string, Host[]>();
 
@@ -91,8 +95,17 @@ export class Inventory {
    * full selector. Only selectors made of `NotIn`/`DoesNotExist` alone (or empty) scan every host.
    */
   matching(selector: LabelSelector): readonly Host[] {
-    const candidates = this.#narrowest(selector);
-    return candidates.filter((host) => matchesSelector(host.labels, selector));
+    // A hub's SIPClusters share a few selectors, and the webhook asks again for each review.
+    const key = JSON.stringify(selector);
+    let hosts = this.#matching.get(key);
+    if (hosts === undefined) {
+      hosts = Object.freeze(
+        this.#narrowest(selector).filter((host) => matchesSelector(host.labels, selector)),
+      );
+      if (this.#matching.size >= MATCHING_REMEMBERED) this.#matching.clear();
+      this.#matching.set(key, hosts);
+    }
+    return hosts;
   }
 
   #narrowest(selector: LabelSelector): readonly Host[] {

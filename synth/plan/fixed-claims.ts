@@ -80,8 +80,13 @@ export function fixClaims(input: FixedClaimsInput): FixedClaims {
     pushTo(heldByLock, cluster, entry);
   }
   const { contested, issuesByHost } = claimMacHosts(input.groups, inventory, ledger);
+  // Fixed now: every turn asks again about the hosts it looks at, so each answer is kept.
+  const answers = new Map<string, StandingClaim | undefined>();
   return {
-    claimOf: (host) => ledger.claimOf(host),
+    claimOf: (host) => {
+      if (!answers.has(host.id)) answers.set(host.id, ledger.claimOf(host));
+      return answers.get(host.id);
+    },
     releasing: (cluster) => ledger.releasing(cluster),
     releasingClusters: () => ledger.releasingClusters(),
     heldByLock: (cluster) => heldByLock.get(cluster) ?? [],

@@ -68,7 +68,10 @@ export function tracePlan({ model, inventory, lock }: PlanInput): PlanTrace {
   const setting: TurnSetting = {
     inventory,
     fixed,
-    claimedEarlier: (host) => turnClaims.get(host.id),
+    claimedEarlier: (host, turn) => {
+      const claim = turnClaims.get(host.id);
+      return claim && compareTurns(claim.turn, turn) < 0 ? claim : undefined;
+    },
     bestFit: inventory.bestFit(),
     stillPlanning: (cluster) => (turnsLeft.get(cluster) ?? 0) > 0,
   };

@@ -15,7 +15,7 @@ import type { ClusterKey } from "../cluster-key.ts";
 import { pushTo } from "../group.ts";
 import type { Issue } from "../issue.ts";
 import { sipOwnerKey, type Host } from "../inventory/host.ts";
-import type { Inventory } from "../inventory/inventory.ts";
+import type { BestFit, Inventory } from "../inventory/inventory.ts";
 import type { SipCluster } from "../site/sip.ts";
 import type { BpaGroup, ProvisionedGroup } from "./bpa-placement.ts";
 import type { StandingClaim } from "./claim-ledger.ts";
@@ -52,6 +52,14 @@ export class TraceIndex {
   readonly #lockByCluster = new Map<string, number[]>();
   /** Host id → the clusters whose MAC entries name it. */
   readonly #macUsers = new Map<string, Set<ClusterKey>>();
+  /**
+   * Best-fit candidates without any host the trace claimed: what a turn placed again walks, with
+   * the few claimed hosts that may be free or its own for it merged in (see {@link candidatesFor}).
+   * Without it, each turn placed again walks past every host the site's clusters hold.
+   */
+  readonly #unclaimed: BestFit;
+  /** Hosts only a turn claimed (no fixed claim), sorted by best-fit rank: free before that turn. */
+  readonly #claimedByTurnOnly: { readonly host: Host; readonly turn: Turn }[] = [];
 
   constructor(
     readonly trace: PlanTrace,
@@ -69,6 +77,17 @@ export class TraceIndex {
       pushTo(this.#lockByHost, entry.host, position);
       pushTo(this.#lockByCluster, entry.cluster, position);
     });
+    this.#unclaimed = inventory.bestFit();
+    for (const host of inventory.hosts) {
+      const turnClaim = trace.turnClaims.get(host.id);
+      const fixed = trace.fixed.claimOf(host);
+      if (fixed === undefined && turnClaim === undefined) continue;
+      this.#unclaimed.take(host);
+      // Only hosts of known size are best-fit candidates at all.
+      if (fixed === undefined && turnClaim && inventory.bestFitRank(host) !== undefined)
+        this.#claimedByTurnOnly.push({ host, turn: turnClaim.turn });
+    }
+    this.#claimedByTurnOnly.sort((a, b) => this.#rank(a.host) - this.#rank(b.host));
     for (const [key, group] of trace.clusters.bpaByKey) {
       for (const host of macHosts(group, inventory)) {
         let users = this.#macUsers.get(host);
@@ -98,6 +117,27 @@ export class TraceIndex {
     for (const host of hosts) for (const at of this.#lockByHost.get(host) ?? []) positions.add(at);
     for (const key of clusters) for (const at of this.#lockByCluster.get(key) ?? []) positions.add(at);
     return [...positions].sort((a, b) => a - b).flatMap((at) => this.lock.entries[at] ?? []);
+  }
+
+  /**
+   * Best-fit candidates for `turn` placed again: every host the trace left unclaimed, and of the
+   * claimed ones those that may be free or the turn's own: claimed only by a later turn, or among
+   * `maybeFree` (the turn's own fixed hosts, hosts whose claims the change moved). A superset of
+   * what a full run's candidates would be; the turn's claim filter rejects the rest.
+   */
+  candidatesFor(turn: Turn, maybeFree: Iterable<Host>): Pick<BestFit, "take" | "fitting"> {
+    const extra = new Map<string, Host>();
+    for (const { host, turn: claimedBy } of this.#claimedByTurnOnly) {
+      if (compareTurns(claimedBy, turn) >= 0) extra.set(host.id, host);
+    }
+    for (const host of maybeFree)
+      if (this.inventory.bestFitRank(host) !== undefined) extra.set(host.id, host);
+    const sorted = [...extra.values()].sort((a, b) => this.#rank(a) - this.#rank(b));
+    return new MergedCandidates(this.#unclaimed, sorted, (host) => this.#rank(host));
+  }
+
+  #rank(host: Host): number {
+    return this.inventory.bestFitRank(host) ?? Number.MAX_SAFE_INTEGER;
   }
 
   /** Clusters of the trace whose MAC entries name `host`. */
@@ -137,8 +177,12 @@ export function replan(index: TraceIndex, changes: ReadonlyMap<ClusterKey, Clust
       placeTurn(work, {
         inventory,
         fixed: fixed.claims,
-        claimedEarlier: (host) => claimBefore(host, current),
-        bestFit: inventory.bestFit(),
+        claimedEarlier: claimBefore,
+        bestFit: index.candidatesFor(current, [
+          ...ownFixedHosts(current.key, fixed.claims, clusters, inventory),
+          ...fixed.moved,
+          ...[...turnClaims.keys()].flatMap((id) => inventory.byId(id) ?? []),
+        ]),
         // Alone in its run, the turn may drop from its candidates every host another cluster holds.
         stillPlanning: (cluster) => cluster === current.key,
       });
@@ -173,20 +217,74 @@ export function replan(index: TraceIndex, changes: ReadonlyMap<ClusterKey, Clust
   };
 }
 
-/** The site's clusters with `changes` applied. */
+/** The site's clusters with `changes` applied, without copying the site's: lookups cost the same. */
 function changedClusters(
   clusters: PlanClusters,
   changes: ReadonlyMap<ClusterKey, ClusterChange>,
 ): PlanClusters {
-  const bpaByKey = new Map(clusters.bpaByKey);
-  const sipByKey = new Map(clusters.sipByKey);
-  for (const [key, change] of changes) {
-    if (change.bpa) bpaByKey.set(key, change.bpa);
-    else bpaByKey.delete(key);
-    if (change.sip) sipByKey.set(key, change.sip);
-    else sipByKey.delete(key);
+  return {
+    bpaByKey: new Overlay(clusters.bpaByKey, changes, (change) => change.bpa),
+    sipByKey: new Overlay(clusters.sipByKey, changes, (change) => change.sip),
+  };
+}
+
+/**
+ * A map as `base` with the keys of `changes` replaced (or removed, where `pick` finds nothing).
+ * Lookups go to the changes, then the base; only iterating (a whole plan) builds the merged map.
+ */
+class Overlay<V> implements ReadonlyMap<ClusterKey, V> {
+  #merged: Map<ClusterKey, V> | undefined;
+
+  constructor(
+    private readonly base: ReadonlyMap<ClusterKey, V>,
+    private readonly changes: ReadonlyMap<ClusterKey, ClusterChange>,
+    private readonly pick: (change: ClusterChange) => V | undefined,
+  ) {}
+
+  get(key: ClusterKey): V | undefined {
+    const change = this.changes.get(key);
+    return change ? this.pick(change) : this.base.get(key);
   }
-  return { bpaByKey, sipByKey };
+
+  has(key: ClusterKey): boolean {
+    return this.get(key) !== undefined;
+  }
+
+  get size(): number {
+    return this.#merge().size;
+  }
+
+  forEach(callback: (value: V, key: ClusterKey, map: ReadonlyMap<ClusterKey, V>) => void): void {
+    this.#merge().forEach((value, key) => callback(value, key, this));
+  }
+
+  entries(): MapIterator<[ClusterKey, V]> {
+    return this.#merge().entries();
+  }
+
+  keys(): MapIterator<ClusterKey> {
+    return this.#merge().keys();
+  }
+
+  values(): MapIterator<V> {
+    return this.#merge().values();
+  }
+
+  [Symbol.iterator](): MapIterator<[ClusterKey, V]> {
+    return this.entries();
+  }
+
+  #merge(): Map<ClusterKey, V> {
+    if (this.#merged === undefined) {
+      this.#merged = new Map(this.base);
+      for (const [key, change] of this.changes) {
+        const value = this.pick(change);
+        if (value === undefined) this.#merged.delete(key);
+        else this.#merged.set(key, value);
+      }
+    }
+    return this.#merged;
+  }
 }
 
 /**
@@ -266,6 +364,22 @@ function fixAgain(
   return { claims, refixed, moved };
 }
 
+/** Hosts a cluster may hold before its turns: by the lock, its MAC entries, its SIP labels, a release. */
+function ownFixedHosts(
+  key: ClusterKey,
+  fixed: FixedClaims,
+  clusters: PlanClusters,
+  inventory: Inventory,
+): Host[] {
+  const group = clusters.bpaByKey.get(key);
+  return [
+    ...fixed.heldByLock(key).flatMap((entry) => inventory.byId(entry.host) ?? []),
+    ...(group ? macHosts(group, inventory) : []).flatMap((id) => inventory.byId(id) ?? []),
+    ...inventory.ownedBySip(key),
+    ...fixed.releasing(key).map((release) => release.host),
+  ];
+}
+
 /** Host ids a group's MAC entries name. */
 function macHosts(group: BpaGroup, inventory: Inventory): string[] {
   const requests = group.provisioning ? [...group.provisioning.masters, ...group.provisioning.workers] : [];
@@ -308,6 +422,37 @@ function sameTurn(a: Turn | undefined, b: Turn): boolean {
 
 function turnId(turn: Turn): string {
   return `${turn.pass}\u0000${turn.key}`;
+}
+
+/**
+ * The candidates of {@link TraceIndex.candidatesFor}: `base`'s walk with `extra` (sorted by rank)
+ * merged in. What the turn takes is kept here: `base` is the trace's and serves every review.
+ */
+class MergedCandidates implements Pick<BestFit, "take" | "fitting"> {
+  readonly #taken = new Set<string>();
+
+  constructor(
+    private readonly base: BestFit,
+    private readonly extra: readonly Host[],
+    private readonly rank: (host: Host) => number,
+  ) {}
+
+  take(host: Host): void {
+    this.#taken.add(host.id);
+  }
+
+  *fitting(minCpus = 0, minMemoryBytes = 0, scanned?: (from: number, to: number) => void): Generator<Host> {
+    const fits = (host: Host) => (host.cpus ?? 0) >= minCpus && (host.memoryBytes ?? 0) >= minMemoryBytes;
+    const extra = this.extra.filter(fits);
+    let next = 0;
+    for (const host of this.base.fitting(minCpus, minMemoryBytes, scanned)) {
+      for (; next < extra.length && this.rank(extra[next]!) < this.rank(host); next++) {
+        if (!this.#taken.has(extra[next]!.id)) yield extra[next]!;
+      }
+      if (!this.#taken.has(host.id)) yield host;
+    }
+    for (; next < extra.length; next++) if (!this.#taken.has(extra[next]!.id)) yield extra[next]!;
+  }
 }
 
 /** Turns to place again, taken in planning order, each once. */

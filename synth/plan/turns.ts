@@ -62,13 +62,16 @@ export type TurnWork =
 export interface TurnSetting {
   readonly inventory: Inventory;
   readonly fixed: FixedClaims;
-  /** The claim an earlier turn made on `host`, if any. */
-  claimedEarlier(host: Host): StandingClaim | undefined;
+  /**
+   * The claim a turn before `turn` made on `host`, if any. Asked again long after the turn, by
+   * `explain`, so claims of later turns must not show.
+   */
+  claimedEarlier(host: Host, turn: Turn): StandingClaim | undefined;
   /**
    * Best-fit candidates. A whole site's run shares one, from which each turn takes what it claims;
    * a turn re-placed on its own gets a fresh one, and the claims of earlier turns filter it.
    */
-  readonly bestFit: BestFit;
+  readonly bestFit: Pick<BestFit, "take" | "fitting">;
   /** Whether `cluster` has a turn at or after this one, so it may still take hosts it holds. */
   stillPlanning(cluster: ClusterKey): boolean;
 }
@@ -90,9 +93,9 @@ export function placeTurn(work: TurnWork, setting: TurnSetting): TurnOutcome {
   // explanation computed later (`metalsynth explain`) reads the same answers, unrecorded.
   const ledger = new ClaimLedger((host) => {
     if (recording) hosts.add(host.id);
-    return setting.claimedEarlier(host) ?? setting.fixed.claimOf(host);
+    return setting.claimedEarlier(host, turn) ?? setting.fixed.claimOf(host);
   });
-  const claimedByEarlierTurn = (host: Host) => setting.claimedEarlier(host) !== undefined;
+  const claimedByEarlierTurn = (host: Host) => setting.claimedEarlier(host, turn) !== undefined;
   const context: PlanningContext = {
     inventory: setting.inventory,
     bestFit: {

@@ -1,0 +1,106 @@
+/**
+ * A hub's site for the benchmark (SPEC §8 "Hub scale"): `hosts` generated BareMetalHosts as
+ * `kubectl get bmh -A -o yaml` writes them, and `clusters` clusters — two fifths Provisionings by MAC,
+ * two fifths by resources, one fifth SIPClusters — then `metalsynth synth` once, so the site has the
+ * rendered lock every site in Git has after its first commit.
+ */
+import { createWriteStream } from "node:fs";
+import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import { stringify } from "yaml";
+import { main } from "../bin/cli.ts";
+import { SIP_LABELS } from "../synth/inventory/bmh.ts";
+import { field, stringField } from "../synth/inventory/raw.ts";
+import { FLAVOR_LABEL, generateBmhs, kubectlYaml, type RawObject } from "../test/builders/inventory.ts";
+
+/** A generated hub site: its directory, its inventory file, and MACs of hosts no cluster names. */
+export interface HubSite {
+  readonly site: string;
+  readonly inventory: string;
+  /** Boot MACs of installed, unlabelled hosts no Provisioning names (for CRs the site accepts). */
+  readonly freeMacs: readonly string[];
+}
+
+/** The boot MAC of an installed host without SIP labels: one a MAC entry can name. */
+function macCandidate(bmh: RawObject): string | undefined {
+  const status = field(bmh, "status");
+  if (bmh["kind"] !== "BareMetalHost" || field(status, "hardware") === undefined) return undefined;
+  if (stringField(field(status, "provisioning"), "state") !== "provisioned") return undefined;
+  if (field(field(field(bmh, "metadata"), "labels"), SIP_LABELS.name) !== undefined) return undefined;
+  return stringField(field(bmh, "spec"), "bootMACAddress");
+}
+
+const BY_RESOURCES = { master: { cpu: 8, memory: "32Gi" }, worker: { cpu: 16, memory: "64Gi" } };
+
+/** A Provisioning with one master and one worker, each by MAC or by resources. */
+function provisioning(name: string, master: string | undefined, worker: string | undefined): RawObject {
+  return {
+    apiVersion: "bpa.akraino.org/v1alpha1",
+    kind: "Provisioning",
+    metadata: { name, namespace: "hub", labels: { cluster: name } },
+    spec: {
+      masters: [{ "master-1": master === undefined ? BY_RESOURCES.master : { "mac-address": master } }],
+      workers: [{ "worker-1": worker === undefined ? BY_RESOURCES.worker : { "mac-address": worker } }],
+      KUDPlugins: ["multus"],
+    },
+  };
+}
+
+/** A SIPCluster like the upstream samples: one control-plane host and two workers, one per rack. */
+export function hubSipCluster(name: string): RawObject {
+  const role = (flavor: string, active: number) => ({
+    labelSelector: { matchLabels: { [FLAVOR_LABEL]: flavor } },
+    topologyKey: "vino.airshipit.org/rack",
+    count: { active, standby: 0 },
+  });
+  return {
+    apiVersion: "airship.airshipit.org/v1",
+    kind: "SIPCluster",
+    metadata: { name, namespace: "tenant-a" },
+    spec: { nodes: { ControlPlane: role("control-plane", 1), Worker: role("worker", 2) } },
+  };
+}
+
+/** Generates the site in a new temporary directory and synthesises it once. */
+export async function generateHubSite(hosts: number, clusters: number): Promise<HubSite> {
+  const site = await mkdtemp(path.join(tmpdir(), "metalsynth-hub-"));
+  const inventory = path.join(site, "inventory", "bmh.yaml");
+  await mkdir(path.dirname(inventory), { recursive: true });
+  const macs: string[] = [];
+  const objects = function* () {
+    for (const object of generateBmhs(hosts, { seed: 35, namespace: "metal3" })) {
+      const mac = macCandidate(object);
+      if (mac !== undefined) macs.push(mac);
+      yield object;
+    }
+  };
+  await pipeline(Readable.from(kubectlYaml(objects())), createWriteStream(inventory));
+  const specs: RawObject[] = [];
+  let used = 0;
+  for (let index = 0; index < clusters; index++) {
+    const name = `c${String(index).padStart(5, "0")}`;
+    const kind = index % 5;
+    if (kind === 4) specs.push(hubSipCluster(`cluster-${index / 5 + 1}`));
+    else if (kind < 2 && used + 2 <= macs.length) {
+      specs.push(provisioning(name, macs[used], macs[used + 1]));
+      used += 2;
+    } else specs.push(provisioning(name, undefined, undefined));
+  }
+  await mkdir(path.join(site, "specs"), { recursive: true });
+  await writeFile(
+    path.join(site, "specs", "clusters.yaml"),
+    specs.map((spec) => stringify(spec)).join("---\n"),
+  );
+  let report = "";
+  const code = await main(["synth", "--site", site], { out: () => {}, err: (text) => void (report += text) });
+  if (code !== 0) throw new Error(`synth of the generated hub site exited ${code}:\n${report}`);
+  return { site, inventory, freeMacs: macs.slice(used) };
+}
+
+/** A Provisioning the hub accepts: a master by `mac` (a free host), a worker by resources. */
+export function hubProvisioning(name: string, mac: string | undefined): RawObject {
+  return provisioning(name, mac, undefined);
+}

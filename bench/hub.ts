@@ -1,0 +1,74 @@
+/**
+ * Hub-scale review figures (SPEC §8 "Hub scale"): the webhook's rules for one CR with a hub's
+ * clusters loaded, median and p99 per kind of request, plus what loading the site and taking the
+ * first snapshot cost. Run standalone with `npx tsx bench/hub.ts [hosts] [clusters]`.
+ */
+import { pathToFileURL } from "node:url";
+import { readSite } from "../gitops/site-reader.ts";
+import { readResources } from "../synth/site/resources.ts";
+import { WebhookState } from "../webhook/state.ts";
+import { generateHubSite, hubProvisioning, hubSipCluster, type HubSite } from "./hub-site.ts";
+import { milliseconds, percentile, timeRuns } from "./stats.ts";
+
+const RUNS = 2000;
+
+/** The webhook's state for `hub`, as `metalsynth webhook --inventory … --site …` loads it. */
+export async function loadHub(hub: HubSite): Promise<WebhookState> {
+  const input = await readSite({ site: hub.site, inventory: [hub.inventory] });
+  const { resources, invalid } = readResources(input.documents);
+  const state = new WebhookState();
+  state.update({
+    inventory: input.inventory,
+    siteResources: resources,
+    siteInvalid: invalid,
+    lock: input.lock,
+  });
+  return state;
+}
+
+/** The requests the bench reviews, by what they are: each a CR as an AdmissionReview carries it. */
+export function hubRequests(hub: HubSite, existing: unknown): [string, unknown][] {
+  const mac = hub.freeMacs[0];
+  if (mac === undefined) throw new Error("the generated hub has no free host");
+  const typo = `${mac.slice(0, -1)}${mac.endsWith("f") ? "e" : "f"}`;
+  // `bench-…` sorts before every generated cluster, so its turn comes first: the costliest place.
+  return [
+    ["new Provisioning, master by MAC", hubProvisioning("bench-new", mac)],
+    ["new Provisioning by resources", hubProvisioning("bench-new", undefined)],
+    ["existing Provisioning unchanged (a dry-run)", existing],
+    ["new SIPCluster", hubSipCluster("bench-new")],
+    ["denied, MAC one digit off", hubProvisioning("bench-new", typo)],
+    ["denied, MAC of no host near", hubProvisioning("bench-new", "aa:bb:cc:dd:ee:ff")],
+  ];
+}
+
+/** One printable line per figure. */
+export async function benchHub(hosts: number, clusters: number): Promise<string[]> {
+  const hub = await generateHubSite(hosts, clusters);
+  const loadStarted = performance.now();
+  const state = await loadHub(hub);
+  const loaded = performance.now() - loadStarted;
+  const snapshotStarted = performance.now();
+  const reviewer = state.reviewer();
+  if (reviewer === undefined) throw new Error("the hub's inventory did not load");
+  const existing = (await readSite({ site: hub.site, inventory: [hub.inventory] })).documents.find(
+    (document) => (document.value as { metadata?: { name?: string } }).metadata?.name === "c00002",
+  )?.value;
+  reviewer.review(existing);
+  const snapshot = performance.now() - snapshotStarted;
+  const lines = [
+    `hub of ${clusters} clusters over ${hosts} hosts: site and inventory read ${milliseconds(loaded)}, first review (evaluates the site once) ${milliseconds(snapshot)}`,
+  ];
+  for (const [name, object] of hubRequests(hub, existing)) {
+    const times = timeRuns(() => reviewer.review(object), RUNS);
+    lines.push(
+      `  rules, one CR, ${name}: median ${milliseconds(percentile(times, 0.5))}, p99 ${milliseconds(percentile(times, 0.99))} (${RUNS} runs)`,
+    );
+  }
+  return lines;
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const [hosts = "10000", clusters = "1000"] = process.argv.slice(2);
+  for (const line of await benchHub(Number(hosts), Number(clusters))) console.log(line);
+}
