@@ -41,6 +41,7 @@ function place(hosts: readonly HostOptions[], nodes: ProvisioningOptions, setup:
     ledger,
     lockEntries,
     stillPlanning: () => true,
+    mayBeFree: (hosts) => hosts,
     contested: macs.contested,
   });
   const issues = [...macs.issues, ...placed.issues];

@@ -1,5 +1,7 @@
 import type { ClusterKey } from "../cluster-key.ts";
 import type { Issue } from "../issue.ts";
+import type { Host } from "../inventory/host.ts";
+import type { LabelSelector } from "../inventory/selector.ts";
 import type { BestFit, Inventory } from "../inventory/inventory.ts";
 import type { ClaimLedger } from "./claim-ledger.ts";
 import type { LockEntry } from "./lock.ts";
@@ -15,6 +17,11 @@ export interface PlanningContext {
   readonly lockEntries: readonly LockEntry[];
   /** Whether `cluster` is yet to be planned (or being planned), so it may still take hosts. */
   stillPlanning(cluster: ClusterKey): boolean;
+  /**
+   * The hosts of `hosts` (a selector's matches, sorted by id) that may be free for this cluster,
+   * in the same order: all of them, or fewer where planning knows which are held for sure.
+   */
+  mayBeFree(hosts: readonly Host[], selector: LabelSelector): Iterable<Host>;
 }
 
 /** A cluster's placement: its plan, the lock entries it records and the problems found. */

@@ -13,9 +13,10 @@
  */
 import type { ClusterKey } from "../cluster-key.ts";
 import { pushTo } from "../group.ts";
-import type { Issue } from "../issue.ts";
+import { compareText, type Issue } from "../issue.ts";
 import { sipOwnerKey, type Host } from "../inventory/host.ts";
 import type { BestFit, Inventory } from "../inventory/inventory.ts";
+import { matchesSelector, type LabelSelector } from "../inventory/selector.ts";
 import type { SipCluster } from "../site/sip.ts";
 import type { BpaGroup, ProvisionedGroup } from "./bpa-placement.ts";
 import type { StandingClaim } from "./claim-ledger.ts";
@@ -58,8 +59,12 @@ export class TraceIndex {
    * Without it, each turn placed again walks past every host the site's clusters hold.
    */
   readonly #unclaimed: BestFit;
-  /** Hosts only a turn claimed (no fixed claim), sorted by best-fit rank: free before that turn. */
+  /** Hosts only a turn claimed (no fixed claim), sorted by id: free before that turn. */
   readonly #claimedByTurnOnly: { readonly host: Host; readonly turn: Turn }[] = [];
+  /** The same, of known size, by best-fit rank. */
+  readonly #sizedClaimedByTurnOnly: { readonly host: Host; readonly turn: Turn }[];
+  /** A selector's matches (as `Inventory.matching` remembers them) → those the trace left unclaimed. */
+  readonly #unclaimedMatches = new WeakMap<readonly Host[], readonly Host[]>();
 
   constructor(
     readonly trace: PlanTrace,
@@ -83,11 +88,12 @@ export class TraceIndex {
       const fixed = trace.fixed.claimOf(host);
       if (fixed === undefined && turnClaim === undefined) continue;
       this.#unclaimed.take(host);
-      // Only hosts of known size are best-fit candidates at all.
-      if (fixed === undefined && turnClaim && inventory.bestFitRank(host) !== undefined)
-        this.#claimedByTurnOnly.push({ host, turn: turnClaim.turn });
+      if (fixed === undefined && turnClaim) this.#claimedByTurnOnly.push({ host, turn: turnClaim.turn });
     }
-    this.#claimedByTurnOnly.sort((a, b) => this.#rank(a.host) - this.#rank(b.host));
+    // Only hosts of known size are best-fit candidates at all.
+    this.#sizedClaimedByTurnOnly = this.#claimedByTurnOnly
+      .filter(({ host }) => inventory.bestFitRank(host) !== undefined)
+      .sort((a, b) => this.#rank(a.host) - this.#rank(b.host));
     for (const [key, group] of trace.clusters.bpaByKey) {
       for (const host of macHosts(group, inventory)) {
         let users = this.#macUsers.get(host);
@@ -127,13 +133,40 @@ export class TraceIndex {
    */
   candidatesFor(turn: Turn, maybeFree: Iterable<Host>): Pick<BestFit, "take" | "fitting"> {
     const extra = new Map<string, Host>();
-    for (const { host, turn: claimedBy } of this.#claimedByTurnOnly) {
+    for (const { host, turn: claimedBy } of this.#sizedClaimedByTurnOnly) {
       if (compareTurns(claimedBy, turn) >= 0) extra.set(host.id, host);
     }
     for (const host of maybeFree)
       if (this.inventory.bestFitRank(host) !== undefined) extra.set(host.id, host);
     const sorted = [...extra.values()].sort((a, b) => this.#rank(a) - this.#rank(b));
     return new MergedCandidates(this.#unclaimed, sorted, (host) => this.#rank(host));
+  }
+
+  /**
+   * {@link PlanningContext.mayBeFree} for `turn` placed again: the matches the trace left
+   * unclaimed, with those of the claimed ones that may be free or the turn's own (as for
+   * {@link candidatesFor}), in id order.
+   */
+  mayBeFreeFor(
+    turn: Turn,
+    maybeFree: readonly Host[],
+  ): (hosts: readonly Host[], selector: LabelSelector) => Iterable<Host> {
+    return (hosts, selector) => {
+      let unclaimed = this.#unclaimedMatches.get(hosts);
+      if (unclaimed === undefined) {
+        const claimed = (host: Host) =>
+          this.trace.turnClaims.has(host.id) || this.trace.fixed.claimOf(host) !== undefined;
+        unclaimed = hosts.filter((host) => !claimed(host));
+        this.#unclaimedMatches.set(hosts, unclaimed);
+      }
+      const extra = new Map<string, Host>();
+      for (const { host, turn: claimedBy } of this.#claimedByTurnOnly) {
+        if (compareTurns(claimedBy, turn) >= 0) extra.set(host.id, host);
+      }
+      for (const host of maybeFree) extra.set(host.id, host);
+      const matching = [...extra.values()].filter((host) => matchesSelector(host.labels, selector));
+      return mergeById(unclaimed, matching);
+    };
   }
 
   #rank(host: Host): number {
@@ -172,17 +205,20 @@ export function replan(index: TraceIndex, changes: ReadonlyMap<ClusterKey, Clust
   for (let turn = queue.next(); turn !== undefined; turn = queue.next()) {
     const current = turn;
     const work = workOf(clusters, current);
+    // Claimed hosts the turn may have all the same: its own, and those the change moved.
+    const maybeFree = [
+      ...ownFixedHosts(current.key, fixed.claims, clusters, inventory),
+      ...fixed.moved,
+      ...[...turnClaims.keys()].flatMap((id) => inventory.byId(id) ?? []),
+    ];
     const outcome =
       work &&
       placeTurn(work, {
         inventory,
         fixed: fixed.claims,
         claimedEarlier: claimBefore,
-        bestFit: index.candidatesFor(current, [
-          ...ownFixedHosts(current.key, fixed.claims, clusters, inventory),
-          ...fixed.moved,
-          ...[...turnClaims.keys()].flatMap((id) => inventory.byId(id) ?? []),
-        ]),
+        bestFit: index.candidatesFor(current, maybeFree),
+        mayBeFree: index.mayBeFreeFor(current, maybeFree),
         // Alone in its run, the turn may drop from its candidates every host another cluster holds.
         stillPlanning: (cluster) => cluster === current.key,
       });
@@ -453,6 +489,19 @@ class MergedCandidates implements Pick<BestFit, "take" | "fitting"> {
     }
     for (; next < extra.length; next++) if (!this.#taken.has(extra[next]!.id)) yield extra[next]!;
   }
+}
+
+/** `a` and `b` (each sorted by id, `b` short) merged in id order, each host once. */
+function* mergeById(a: readonly Host[], b: readonly Host[]): Generator<Host> {
+  const sorted = [...b].sort((x, y) => compareText(x.id, y.id));
+  let next = 0;
+  for (const host of a) {
+    for (; next < sorted.length && compareText(sorted[next]!.id, host.id) <= 0; next++) {
+      if (sorted[next]!.id !== host.id) yield sorted[next]!;
+    }
+    yield host;
+  }
+  yield* sorted.slice(next);
 }
 
 /** Turns to place again, taken in planning order, each once. */

@@ -37,6 +37,7 @@ function place(hosts: readonly HostOptions[], options: SipClusterOptions, setup:
     ledger,
     lockEntries,
     stillPlanning: () => true,
+    mayBeFree: (hosts) => hosts,
     releasing: [],
   });
   return {

@@ -76,7 +76,7 @@ export function placeSipCluster(
     issues.push(...unusedTopologyKey(role, candidates, report));
     // Fill from free hosts that match, in name order, one per topology value.
     const fill = [...filters, notTaken(FILTERS.otherRole, (host) => chosenIds.has(host.id)), spread];
-    for (const host of candidates) {
+    for (const host of context.mayBeFree(candidates, role.selector)) {
       if (roleMembers.length >= wanted) break;
       if (rejection(fill, host) === undefined)
         add(host, `matches ${formatPath(role.path)}.labelSelector`, false);

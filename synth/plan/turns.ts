@@ -8,6 +8,7 @@
 import type { ClusterKey } from "../cluster-key.ts";
 import { compareText } from "../issue.ts";
 import type { Host } from "../inventory/host.ts";
+import type { LabelSelector } from "../inventory/selector.ts";
 import type { BestFit, Inventory } from "../inventory/inventory.ts";
 import type { SipCluster } from "../site/sip.ts";
 import { placeBpaCluster, type ProvisionedGroup } from "./bpa-placement.ts";
@@ -74,6 +75,8 @@ export interface TurnSetting {
   readonly bestFit: Pick<BestFit, "take" | "fitting">;
   /** Whether `cluster` has a turn at or after this one, so it may still take hosts it holds. */
   stillPlanning(cluster: ClusterKey): boolean;
+  /** See {@link PlanningContext.mayBeFree}; a whole site's run offers every host. */
+  mayBeFree?(hosts: readonly Host[], selector: LabelSelector): Iterable<Host>;
 }
 
 /**
@@ -111,6 +114,7 @@ export function placeTurn(work: TurnWork, setting: TurnSetting): TurnOutcome {
     ledger,
     lockEntries: setting.fixed.heldByLock(turn.key),
     stillPlanning: (cluster) => setting.stillPlanning(cluster),
+    mayBeFree: (candidates, selector) => setting.mayBeFree?.(candidates, selector) ?? candidates,
   };
   let placed: Placed<ClusterPlan>;
   if (work.pass === "sip") {
