@@ -12,6 +12,8 @@ import { addSipClusterCharts, BmhLabelsChart, labelJobProps } from "./sip/index.
 export interface ClusterCharts {
   /** `namespace/cluster`. */
   readonly key: string;
+  readonly namespace: string;
+  readonly name: string;
   /** The plans rendered into it: a BPA cluster, a SIPCluster, or both when they share a name. */
   readonly plans: readonly ClusterRender[];
   /** A SIPCluster gone from the site, whose directory only removes its hosts' labels. */
@@ -19,6 +21,8 @@ export interface ClusterCharts {
   /** `clusters/<namespace>/<cluster>`, relative to `rendered/`. */
   readonly directory: string;
   readonly files: ReadonlyMap<string, Chart>;
+  /** Its Flux Kustomization by path in `rendered/`, when the site asks for Flux. */
+  readonly wiring: ReadonlyMap<string, Chart>;
 }
 
 /** Every chart of a site: the cluster directories, and the GitOps wiring by path in `rendered/`. */
@@ -28,32 +32,54 @@ export interface SiteCharts {
 }
 
 /**
- * Adds the charts of a whole site plan (SPEC §4). `scopeFor` says where each group of charts goes:
- * synth gives every cluster an App of its own (cdk8s resolves dependencies App-wide on each chart's
- * synthesis, so one App for a large site is quadratic), `npx cdk8s synth` puts all into its one App.
- * Chart ids carry the namespace and cluster, so they are unique in either case.
+ * Adds the charts of a whole site plan (SPEC §4) and returns them all: what `npx cdk8s synth` puts
+ * into its one App. `scopeFor` says where each group of charts goes, as in {@link clusterDirectoryCharts}.
  */
 export function addSiteCharts(
   plan: RenderPlan,
   settings: SiteSettings,
   scopeFor: () => Construct,
 ): SiteCharts {
-  const targets = new Set(settings.gitops.targets);
-  const wiring = new Map<string, Chart>();
-  if (targets.has("argocd"))
-    wiring.set("argocd/applicationset.yaml", new ArgoApplicationSetChart(scopeFor(), "argocd", { settings }));
   const clusters: ClusterCharts[] = [];
-  const addFlux = (scope: Construct, namespace: string, name: string) => {
-    if (!targets.has("flux")) return;
-    const fluxName = fluxKustomizationName(namespace, name);
-    wiring.set(
-      `flux/${fluxName}.yaml`,
-      new FluxKustomizationChart(scope, chartId({ namespace, name }, "flux"), {
-        settings,
-        namespace,
-        cluster: name,
-      }),
-    );
+  const wiring = new Map(addSiteWiringCharts(scopeFor(), settings));
+  for (const cluster of clusterDirectoryCharts(plan, settings, scopeFor)) {
+    clusters.push(cluster);
+    for (const [file, chart] of cluster.wiring) wiring.set(file, chart);
+  }
+  return { clusters, wiring };
+}
+
+/** The wiring of the whole site by path in `rendered/`: the Argo CD ApplicationSet, when asked for. */
+export function addSiteWiringCharts(scope: Construct, settings: SiteSettings): Map<string, Chart> {
+  const wiring = new Map<string, Chart>();
+  if (settings.gitops.targets.includes("argocd"))
+    wiring.set("argocd/applicationset.yaml", new ArgoApplicationSetChart(scope, "argocd", { settings }));
+  return wiring;
+}
+
+/**
+ * Adds the charts of the cluster directories of a plan (SPEC §4), one directory at a time, each into
+ * the scope `scopeFor` gives it: every directory of `clusters` in plan order with its Flux wiring,
+ * then those of the retired SIPClusters. Lazy, so synth can give each directory an App of its own and
+ * serialise it before the next is built: cdk8s resolves dependencies App-wide on each chart's
+ * synthesis, so one App for a large site is quadratic, and Apps kept until the end hold the whole
+ * site's construct trees (decision 0019). Chart ids carry the namespace and cluster, so they are
+ * unique in one App too. A part of a plan renders as its directories do in the whole, as long as it
+ * holds every plan of each directory it has.
+ */
+export function* clusterDirectoryCharts(
+  plan: Pick<RenderPlan, "clusters" | "retired">,
+  settings: SiteSettings,
+  scopeFor: () => Construct,
+): Generator<ClusterCharts, void, undefined> {
+  const flux = (scope: Construct, namespace: string, name: string): Map<string, Chart> => {
+    if (!settings.gitops.targets.includes("flux")) return new Map();
+    const chart = new FluxKustomizationChart(scope, chartId({ namespace, name }, "flux"), {
+      settings,
+      namespace,
+      cluster: name,
+    });
+    return new Map([[`flux/${fluxKustomizationName(namespace, name)}.yaml`, chart]]);
   };
   for (const plans of byDirectory(plan.clusters)) {
     const scope = scopeFor();
@@ -68,25 +94,27 @@ export function addSiteCharts(
     }
     if (files.size === 0) continue;
     const { key, namespace, name } = plans[0]!;
-    clusters.push({ key, plans, directory: clusterDirectory(namespace, name), files });
-    addFlux(scope, namespace, name);
+    const directory = clusterDirectory(namespace, name);
+    yield { key, namespace, name, plans, directory, files, wiring: flux(scope, namespace, name) };
   }
   for (const retired of plan.retired) {
     const scope = scopeFor();
     const { key, namespace, name } = retired;
-    const files = new Map<string, Chart>([
-      [
-        "bmh-labels.yaml",
-        new BmhLabelsChart(scope, chartId(retired, "bmh-labels"), {
-          cluster: retired,
-          labelJob: labelJobProps(settings),
-        }),
-      ],
-    ]);
-    clusters.push({ key, plans: [], retired, directory: clusterDirectory(namespace, name), files });
-    addFlux(scope, namespace, name);
+    const labels = new BmhLabelsChart(scope, chartId(retired, "bmh-labels"), {
+      cluster: retired,
+      labelJob: labelJobProps(settings),
+    });
+    yield {
+      key,
+      namespace,
+      name,
+      plans: [],
+      retired,
+      directory: clusterDirectory(namespace, name),
+      files: new Map([["bmh-labels.yaml", labels]]),
+      wiring: flux(scope, namespace, name),
+    };
   }
-  return { clusters, wiring };
 }
 
 /** A cluster's directory, relative to `rendered/` (SPEC §4). */

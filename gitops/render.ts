@@ -1,7 +1,7 @@
 import { App } from "cdk8s";
 import { parseAllDocuments } from "yaml";
 import { objectsOf } from "../charts/index.ts";
-import { addSiteCharts } from "../charts/site.ts";
+import { addSiteWiringCharts, clusterDirectoryCharts } from "../charts/site.ts";
 import { field, isRecord } from "../synth/inventory/raw.ts";
 import { compareText } from "../synth/issue.ts";
 import { LOCK_FILE, lockDocument } from "../synth/plan/lock.ts";
@@ -18,35 +18,68 @@ export interface RenderedCluster {
   readonly objects: number;
 }
 
+/** A site's `rendered/` tree in memory, and what it holds per cluster directory. */
+export interface RenderedSite {
+  /** Relative path → file content. */
+  readonly files: Map<string, string>;
+  readonly clusters: RenderedCluster[];
+}
+
 /**
  * The complete `rendered/` tree of a plan (SPEC §4) as relative path → file content: the lock; per
  * cluster its component files plus a `kustomization.yaml` listing them in sorted order; and the Argo
  * CD and Flux wiring the site's settings ask for.
  */
-export function renderSite(
-  plan: RenderPlan,
-  settings: SiteSettings,
-): { files: Map<string, string>; clusters: RenderedCluster[] } {
-  const files = new Map<string, string>();
+export function renderSite(plan: RenderPlan, settings: SiteSettings): RenderedSite {
+  const rendered = renderShare(plan, settings);
+  const lock = `# Written by metalsynth: host allocations, read back so clusters are never reshuffled.\n${toYaml(lockDocument(plan.lock))}`;
+  const files = new Map([[LOCK_FILE, lock]]);
+  const app = new App({ recordConstructMetadata: false });
+  for (const [file, chart] of addSiteWiringCharts(app, settings))
+    files.set(file, toYamlStream(objectsOf(chart)));
+  for (const [file, content] of rendered.wiring) files.set(file, content);
+  for (const [file, content] of rendered.files) files.set(file, content);
+  return { files, clusters: [...rendered.clusters] };
+}
+
+/** Whole cluster directories of a plan: rendered on their own, they give what the whole plan gives. */
+export type PlanShare = Pick<RenderPlan, "clusters" | "retired">;
+
+/** What a {@link PlanShare} renders to, each list in plan order. */
+export interface RenderedShare {
+  /** The directories' Flux Kustomizations: path in `rendered/` and content. */
+  readonly wiring: readonly (readonly [string, string])[];
+  /** The directories' files: path in `rendered/` and content. */
+  readonly files: readonly (readonly [string, string])[];
+  readonly clusters: readonly RenderedCluster[];
+}
+
+/**
+ * Renders the cluster directories of a share. Each directory gets an App of its own and is serialised
+ * before the next is built, so only one directory's construct tree is alive at a time.
+ */
+export function renderShare(share: PlanShare, settings: SiteSettings): RenderedShare {
+  const wiring: [string, string][] = [];
+  const files: [string, string][] = [];
   const clusters: RenderedCluster[] = [];
-  files.set(
-    LOCK_FILE,
-    `# Written by metalsynth: host allocations, read back so clusters are never reshuffled.\n${toYaml(lockDocument(plan.lock))}`,
+  const directories = clusterDirectoryCharts(
+    share,
+    settings,
+    () => new App({ recordConstructMetadata: false }),
   );
-  const charts = addSiteCharts(plan, settings, () => new App({ recordConstructMetadata: false }));
-  for (const [file, chart] of charts.wiring) files.set(file, toYamlStream(objectsOf(chart)));
-  for (const cluster of charts.clusters) {
+  for (const cluster of directories) {
+    for (const [file, chart] of cluster.wiring) wiring.push([file, toYamlStream(objectsOf(chart))]);
     const resources = [...cluster.files.keys()].sort(compareText);
     let objects = 0;
     for (const name of resources) {
       const content = objectsOf(cluster.files.get(name)!);
       objects += content.length;
-      files.set(`${cluster.directory}/${name}`, toYamlStream(content));
+      files.push([`${cluster.directory}/${name}`, toYamlStream(content)]);
     }
-    files.set(
+    files.push([
       `${cluster.directory}/kustomization.yaml`,
       toYaml({ apiVersion: "kustomize.config.k8s.io/v1beta1", kind: "Kustomization", resources }),
-    );
+    ]);
     clusters.push({
       cluster: cluster.key,
       directory: cluster.directory,
@@ -56,7 +89,7 @@ export function renderSite(
       objects,
     });
   }
-  return { files, clusters };
+  return { wiring, files, clusters };
 }
 
 /**
