@@ -3,7 +3,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { LineCounter, parseAllDocuments, stringify } from "yaml";
+import { LineCounter, Schema, parseAllDocuments, stringify } from "yaml";
 import { generateBmhs, kubectlYaml, makeBmh, type RawObject } from "../../test/builders/inventory.ts";
 import { readBlockYaml } from "./block-yaml.ts";
 import { parseYamlChunk, parseYamlChunkFully, type TextChunk } from "./chunks.ts";
@@ -149,6 +149,17 @@ describe("readBlockYaml", () => {
     fc.assert(
       fc.property(value, options, (document, style) => {
         expectAgreement(stringify(document, style));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it("resolves every scalar the core schema's null, boolean, integer and float tags match (property)", () => {
+    const tags = new Schema({}).tags.flatMap((tag) => (tag.default === true && tag.test ? [tag.test] : []));
+    const scalar = fc.oneof(...tags.map((pattern) => fc.stringMatching(pattern)));
+    fc.assert(
+      fc.property(scalar, (text) => {
+        expectAgreement(`a: ${text}`);
       }),
       { numRuns: 2000 },
     );

@@ -22,6 +22,12 @@ const CORE_TAGS = new Schema({}).tags.filter(
 );
 /** Any of their patterns: most plain scalars (names, MACs, addresses) are strings, told in one test. */
 const ANY_CORE_TAG = new RegExp(CORE_TAGS.map((tag) => `(?:${tag.test?.source ?? "$^"})`).join("|"));
+/**
+ * What a core-schema null, boolean, integer or float starts with (YAML 1.2.2 §10.3.2): `~`, `null`,
+ * `true`, `false` in their three spellings, a digit, a sign or `.` (`.5`, `.inf`, `.nan`). More than half
+ * of a snapshot's plain scalars start otherwise and are strings without running the patterns above.
+ */
+const CORE_START = characters("~nNtTfF0123456789+-.");
 const LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 /**
  * Plain keys read here: Kubernetes names, label keys, camelCase fields. Others go to the full parser,
@@ -98,7 +104,16 @@ const HASH = 0x23;
 const DASH = 0x2d;
 const COLON = 0x3a;
 
-/** Reads line by line through offsets into the text, so only keys and values are ever copied. */
+/** A block mapping or sequence being read. */
+type Collection = Record<string, unknown> | unknown[];
+
+/**
+ * Reads line by line through offsets into the text, so only keys and values are ever copied.
+ *
+ * One loop over the lines with a stack of the open collections, not one recursive method per node
+ * kind: the engine compiles the loop once, where it compiled each of the mutually recursive methods
+ * with the others inlined, much the same code four times over, on every run of the CLI.
+ */
 class BlockReader {
   readonly #text: string;
   /** Where the last line ends: a final line break ends that line, it doesn't start another. */
@@ -107,10 +122,7 @@ class BlockReader {
   #start = 0;
   /** End of the current line: its line break, or the end of the text. */
   #end: number;
-  /**
-   * Indentation of the current line, -1 until measured. An entry `- key: v` sets it to the column of
-   * `key`, so the mapping that starts there reads like any other.
-   */
+  /** Indentation of the current line, -1 until measured. */
   #indent = -1;
   /** 1-based number of the current line. */
   #line = 1;
@@ -119,6 +131,18 @@ class BlockReader {
    * search serves many values.
    */
   #hash = -1;
+  /** The collections still open, outermost first. */
+  readonly #open: Collection[] = [];
+  /** The column (0-based) of the entries of each collection in {@link #open}. */
+  readonly #columns: number[] = [];
+  /**
+   * The entry of the innermost open collection whose value starts on a later line (`key:` or `-` with
+   * nothing after it): its key, or its index in a sequence. Its value is null unless the next line
+   * starts a node below it.
+   */
+  #pending: string | number | undefined;
+  /** Where the text after the `:` of the key {@link #key} last read starts. */
+  #afterKey = 0;
 
   constructor(text: string) {
     this.#text = text;
@@ -133,9 +157,155 @@ class BlockReader {
     const indent = this.#nextContent();
     if (indent < 0) throw OUTSIDE; // empty: the full parser decides what that means
     const line = this.#line;
-    const value = this.#node(indent);
-    if (this.#nextContent() >= 0) throw OUTSIDE; // less indented than the root: not ours to judge
-    return { value, line, column: indent + 1 };
+    const root = this.#openAt(indent);
+    for (let column = indent; column >= 0; column = this.#nextContent()) this.#entry(column);
+    return { value: root, line, column: indent + 1 };
+  }
+
+  /** Opens the collection whose first entry is the current line, at `column`. */
+  #openAt(column: number): Collection {
+    const collection: Collection = this.#isSequenceEntry(this.#start + column) ? [] : {};
+    this.#open.push(collection);
+    this.#columns.push(column);
+    return collection;
+  }
+
+  /**
+   * Reads the current line, an entry at `column`, into the collection it belongs to: a new one when it
+   * is more indented than an entry waiting for its value, else the open one at its column. A line at
+   * no open collection's column is outside the subset (or an error).
+   */
+  #entry(column: number): void {
+    const open = this.#open;
+    const columns = this.#columns;
+    const isItem = this.#isSequenceEntry(this.#start + column);
+    const pending = this.#pending;
+    if (pending !== undefined) {
+      this.#pending = undefined;
+      const parent = open[open.length - 1];
+      const parentColumn = columns[columns.length - 1] ?? -1;
+      // Below `key:`, a sequence may also start at the key's own column, as kubectl writes lists.
+      if (column > parentColumn || (column === parentColumn && isItem && typeof pending === "string")) {
+        const child = this.#openAt(column);
+        if (parent) place(parent, pending, child);
+      }
+    }
+    while ((columns[columns.length - 1] ?? -1) > column) {
+      open.pop();
+      columns.pop();
+    }
+    let collection = open[open.length - 1];
+    if (columns[columns.length - 1] !== column) throw OUTSIDE;
+    if (Array.isArray(collection) && !isItem) {
+      // The end of a sequence written at its key's column: the mapping's next key.
+      open.pop();
+      columns.pop();
+      collection = open[open.length - 1];
+      if (columns[columns.length - 1] !== column) throw OUTSIDE;
+    }
+    if (Array.isArray(collection)) this.#item(collection, column);
+    else if (collection && !isItem) this.#mapEntry(collection, this.#start + column, column);
+    else throw OUTSIDE; // `- ` at a mapping's column
+  }
+
+  /** A mapping entry whose key starts at `at`; its mapping's entries are at `column`. */
+  #mapEntry(map: Record<string, unknown>, at: number, column: number): void {
+    const key = this.#key(at);
+    if (key === undefined || key === "__proto__" || key === "<<" || Object.hasOwn(map, key)) throw OUTSIDE;
+    map[key] = this.#value(this.#afterKey, column, key);
+  }
+
+  /** A sequence entry (`-` at `column`): a scalar, a mapping that starts on its line, or a later node. */
+  #item(list: unknown[], column: number): void {
+    const text = this.#text;
+    const from = this.#start + column + 1;
+    const at = from + spacesAt(text, from, this.#end);
+    if (this.#isSequenceEntry(at)) throw OUTSIDE; // `- - x`
+    if (at < this.#end && text.charCodeAt(at) !== HASH && this.#key(at) !== undefined) {
+      // `- key: v`: a mapping at the column of `key`.
+      const map: Record<string, unknown> = {};
+      list.push(map);
+      this.#open.push(map);
+      this.#columns.push(at - this.#start);
+      this.#mapEntry(map, at, at - this.#start);
+      return;
+    }
+    const index = list.push(null) - 1;
+    list[index] = this.#value(from, column, index);
+  }
+
+  /** Whether a sequence entry's `-` is at `at`. */
+  #isSequenceEntry(at: number): boolean {
+    return (
+      this.#text.charCodeAt(at) === DASH && (at + 1 === this.#end || this.#text.charCodeAt(at + 1) === SPACE)
+    );
+  }
+
+  /**
+   * The key of a mapping entry that starts at `at`, with {@link #afterKey} set to the offset after its
+   * `:`; `undefined` when no key starts there.
+   */
+  #key(at: number): string | undefined {
+    const text = this.#text;
+    const end = this.#end;
+    let key: string;
+    let colon: number;
+    const first = text[at];
+    if (first === '"' || first === "'") {
+      const quoted = quotedScalar(text, at, end);
+      if (quoted === undefined) return undefined;
+      key = quoted.value;
+      colon = quoted.end;
+    } else {
+      if (KEY_START[text.charCodeAt(at)] !== 1) return undefined;
+      colon = at + 1;
+      while (colon < end && KEY_PART[text.charCodeAt(colon)] === 1) colon++;
+      const known = KEYS.find(text, at, colon);
+      if (known !== undefined) {
+        key = known;
+      } else {
+        key = text.slice(at, colon);
+        if (TYPED_KEYS.includes(key)) return undefined;
+        KEYS.add(detach(key));
+      }
+    }
+    if (text.charCodeAt(colon) !== COLON || (colon + 1 < end && text.charCodeAt(colon + 1) !== SPACE))
+      return undefined;
+    this.#afterKey = colon + 1;
+    return key;
+  }
+
+  /**
+   * The value of the entry `slot` (a key, or an index in a sequence) whose text after `key:` or `-`
+   * starts at `from`: a scalar on this line, or null for now, to be replaced by the node on the next
+   * lines if there is one (see {@link #entry}). `column` is the column of the entry's collection.
+   */
+  #value(from: number, column: number, slot: string | number): unknown {
+    const start = from + spacesAt(this.#text, from, this.#end);
+    if (start < this.#end && this.#text.charCodeAt(start) !== HASH) return this.#inlineValue(start, column);
+    this.#pending = slot;
+    this.#next();
+    return null;
+  }
+
+  /**
+   * A scalar (or `[]`, `{}`) that starts at `start` on the current line. A more indented line after it
+   * would continue it (a multi-line scalar) or be an error: {@link #entry} finds no collection there.
+   */
+  #inlineValue(start: number, column: number): unknown {
+    const text = this.#text;
+    const first = text[start];
+    let value: unknown;
+    if (first === "|") return this.#literal(start, column);
+    if (first === '"' || first === "'") {
+      const quoted = quotedScalar(text, start, this.#end);
+      if (quoted === undefined || this.#commentFrom(quoted.end) !== quoted.end) throw OUTSIDE;
+      value = quoted.value;
+    } else {
+      value = plainScalar(text.slice(start, this.#commentFrom(start)));
+    }
+    this.#next();
+    return value;
   }
 
   #lineEnd(): number {
@@ -169,117 +339,6 @@ class BlockReader {
       const first = this.#start + this.#indent;
       if (first < this.#end && this.#text.charCodeAt(first) !== HASH) return;
     }
-  }
-
-  /** The mapping or sequence whose first line (the current one) is indented by `indent`. */
-  #node(indent: number): Record<string, unknown> | unknown[] {
-    const at = this.#start + indent;
-    if (this.#isSequenceEntry(at)) return this.#sequence(indent);
-    if (this.#key(at) !== undefined) return this.#mapping(indent);
-    throw OUTSIDE; // a scalar on a line of its own
-  }
-
-  #mapping(indent: number): Record<string, unknown> {
-    const map: Record<string, unknown> = {};
-    while (this.#nextContent() === indent) {
-      const entry = this.#key(this.#start + indent);
-      if (entry === undefined) break; // `- ` at the mapping's column: a sequence's parent decides
-      const { key, after } = entry;
-      if (key === "__proto__" || key === "<<" || Object.hasOwn(map, key)) throw OUTSIDE;
-      map[key] = this.#value(after, indent, true);
-    }
-    return map;
-  }
-
-  #sequence(indent: number): unknown[] {
-    const list: unknown[] = [];
-    while (this.#nextContent() === indent) {
-      const dash = this.#start + indent;
-      if (!this.#isSequenceEntry(dash)) break;
-      const at = spacesAt(this.#text, dash + 1, this.#end) + dash + 1;
-      if (this.#isSequenceEntry(at)) throw OUTSIDE; // `- - x`
-      if (at < this.#end && this.#text.charCodeAt(at) !== HASH && this.#key(at) !== undefined) {
-        // `- key: v`: a mapping at the column of `key`.
-        this.#indent = at - this.#start;
-        list.push(this.#mapping(this.#indent));
-      } else {
-        list.push(this.#value(dash + 1, indent, false));
-      }
-    }
-    return list;
-  }
-
-  /** Whether a sequence entry's `-` is at `at`. */
-  #isSequenceEntry(at: number): boolean {
-    return (
-      this.#text.charCodeAt(at) === DASH && (at + 1 === this.#end || this.#text.charCodeAt(at + 1) === SPACE)
-    );
-  }
-
-  /** The key of a mapping entry that starts at `at`, and the offset after its `:`. */
-  #key(at: number): { key: string; after: number } | undefined {
-    const text = this.#text;
-    const end = this.#end;
-    let key: string;
-    let colon: number;
-    const first = text[at];
-    if (first === '"' || first === "'") {
-      const quoted = quotedScalar(text, at, end);
-      if (quoted === undefined) return undefined;
-      key = quoted.value;
-      colon = quoted.end;
-    } else {
-      if (KEY_START[text.charCodeAt(at)] !== 1) return undefined;
-      colon = at + 1;
-      while (colon < end && KEY_PART[text.charCodeAt(colon)] === 1) colon++;
-      const known = KEYS.find(text, at, colon);
-      if (known !== undefined) {
-        key = known;
-      } else {
-        key = text.slice(at, colon);
-        if (TYPED_KEYS.includes(key)) return undefined;
-        KEYS.add(detach(key));
-      }
-    }
-    if (text.charCodeAt(colon) !== COLON || (colon + 1 < end && text.charCodeAt(colon + 1) !== SPACE))
-      return undefined;
-    return { key, after: colon + 1 };
-  }
-
-  /**
-   * The value after `key:` or `-`, whose text starts at `from` on the current line: a scalar there,
-   * else a more indented node below, or a sequence at the key's own column (`sameColumnSequence`, as
-   * kubectl writes lists), or null.
-   */
-  #value(from: number, indent: number, sameColumnSequence: boolean): unknown {
-    const text = this.#text;
-    const start = from + spacesAt(text, from, this.#end);
-    if (start < this.#end && text.charCodeAt(start) !== HASH) return this.#inlineValue(start, indent);
-    this.#next();
-    const below = this.#nextContent();
-    if (below > indent) return this.#node(below);
-    if (below === indent && sameColumnSequence && this.#isSequenceEntry(this.#start + below))
-      return this.#sequence(below);
-    return null;
-  }
-
-  /** A scalar (or `[]`, `{}`) that starts at `start` on the current line. */
-  #inlineValue(start: number, indent: number): unknown {
-    const text = this.#text;
-    const first = text[start];
-    let value: unknown;
-    if (first === "|") return this.#literal(start, indent);
-    if (first === '"' || first === "'") {
-      const quoted = quotedScalar(text, start, this.#end);
-      if (quoted === undefined || this.#commentFrom(quoted.end) !== quoted.end) throw OUTSIDE;
-      value = quoted.value;
-    } else {
-      value = plainScalar(text.slice(start, this.#commentFrom(start)));
-    }
-    this.#next();
-    // A more indented line after a scalar continues it (a multi-line scalar) or is an error.
-    if (this.#nextContent() > indent) throw OUTSIDE;
-    return value;
   }
 
   /**
@@ -334,6 +393,12 @@ class BlockReader {
   }
 }
 
+/** Sets the entry `slot` of `collection`: a key of a mapping, an index of a sequence. */
+function place(collection: Collection, slot: string | number, value: unknown): void {
+  if (Array.isArray(collection)) collection[Number(slot)] = value;
+  else collection[slot] = value;
+}
+
 /** A one-line plain scalar, resolved as the `yaml` parser's core schema does. */
 function plainScalar(text: string): unknown {
   if (text === "[]") return [];
@@ -347,7 +412,7 @@ function plainScalar(text: string): unknown {
     text.endsWith(":")
   )
     throw OUTSIDE;
-  if (!ANY_CORE_TAG.test(text)) return text;
+  if ((CORE_START[text.charCodeAt(0)] !== 1 && text !== "") || !ANY_CORE_TAG.test(text)) return text;
   for (const tag of CORE_TAGS) {
     if (!tag.test?.test(text)) continue;
     const resolved = tag.resolve(text, giveUp, {});
