@@ -25,7 +25,7 @@ export const SIP_LABELS = {
 const OS_INSTALLED_STATES: ReadonlySet<string> = new Set(["provisioned", "externally provisioned"]);
 
 /** `T` with its fields writable, to fill in an object before it is handed out read-only. */
-type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+export type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
 /** Hardware facts from `status.hardware` or a HardwareData's `spec.hardware`. */
 export interface HardwareFacts {

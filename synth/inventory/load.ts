@@ -9,7 +9,7 @@ import type { FieldPath } from "../field-path.ts";
 import { formatPath } from "../field-path.ts";
 import { compareIssues, compareText, issue } from "../issue.ts";
 import type { Issue, SourcePosition } from "../issue.ts";
-import type { HardwareFacts, HostDraft, Report } from "./bmh.ts";
+import type { HardwareFacts, HostDraft, Mutable, Report } from "./bmh.ts";
 import {
   QAT_LABEL,
   SRIOV_LABEL,
@@ -220,10 +220,8 @@ export class InventoryBuilder {
 
     const usedSecrets = new Set<NetworkDataSecret>();
     const hosts = new Map<string, Host>();
-    const bootMacs = new Map<string, string>();
-    const firstSource = new Map<string, SourcePosition>();
     for (const { value: draft, source } of sortBySource(this.#hosts, (entry) => entry.id)) {
-      const first = firstSource.get(draft.id);
+      const first = hosts.get(draft.id)?.source;
       if (first) {
         problem(
           ["metadata", "name"],
@@ -232,8 +230,6 @@ export class InventoryBuilder {
         );
         continue;
       }
-      firstSource.set(draft.id, source);
-      if (draft.bootMac !== undefined) bootMacs.set(draft.id, draft.bootMac);
       const networkData = draft.networkData;
       // Upstream SIP sample Secrets carry no namespace while the BMHs reference one: accept that.
       const secret =
@@ -252,7 +248,7 @@ export class InventoryBuilder {
       hosts.set(draft.id, toHost(draft, draft.hardware ?? hardware.get(draft.id), secret, source));
     }
     for (const { value, source } of this.#hardware) {
-      if (firstSource.has(value.id)) continue;
+      if (hosts.has(value.id)) continue;
       unmatched(
         ["metadata", "name"],
         `HardwareData ${value.id} matches no BareMetalHost of the same namespace and name; it is not used`,
@@ -277,8 +273,7 @@ export class InventoryBuilder {
           macOwner.set(mac, host);
           continue;
         }
-        const where =
-          bootMacs.get(host.id) === mac ? ["spec", "bootMACAddress"] : ["status", "hardware", "nics"];
+        const where = host.bootMac === mac ? ["spec", "bootMACAddress"] : ["status", "hardware", "nics"];
         const message = `MAC ${mac} belongs to both ${owner.id} and ${host.id}; MAC lookups use ${owner.id} (lowest id)`;
         issues.push(
           issue("inventory-invalid", formatPath(where), message, host.source ? { source: host.source } : {}),
@@ -420,23 +415,26 @@ function toHost(
   if (draft.bootMac !== undefined) macs.add(draft.bootMac);
   for (const nic of hardware?.nics ?? []) macs.add(nic.mac);
   const sipOwner = sipOwnerOf(draft.labels);
-  return {
+  // Optional fields are assigned one by one, not spread in: this runs once per host of a region's
+  // snapshot, and conditional spreads cost as much here as in readHostDraft.
+  const host: Mutable<Host> = {
     id: draft.id,
     namespace: draft.namespace,
     name: draft.name,
     labels: draft.labels,
-    ...(draft.bootMac !== undefined && { bootMac: draft.bootMac }),
     macs: [...macs].sort(compareText),
     nics: hardware?.nics ?? NO_NICS,
-    ...(hardware?.cpus !== undefined && { cpus: hardware.cpus }),
-    ...(hardware?.memoryBytes !== undefined && { memoryBytes: hardware.memoryBytes }),
     sriov: draft.labels[SRIOV_LABEL] === "true",
     qat: draft.labels[QAT_LABEL] === "true",
-    ...(draft.provisioningState !== undefined && { provisioningState: draft.provisioningState }),
     osInstalled: isOsInstalled(draft.provisioningState),
     networks: secret?.networks ?? NO_NETWORKS,
-    ...(draft.bmc !== undefined && { bmc: draft.bmc }),
-    ...(sipOwner !== undefined && { sipOwner }),
     source,
   };
+  if (draft.bootMac !== undefined) host.bootMac = draft.bootMac;
+  if (hardware?.cpus !== undefined) host.cpus = hardware.cpus;
+  if (hardware?.memoryBytes !== undefined) host.memoryBytes = hardware.memoryBytes;
+  if (draft.provisioningState !== undefined) host.provisioningState = draft.provisioningState;
+  if (draft.bmc !== undefined) host.bmc = draft.bmc;
+  if (sipOwner !== undefined) host.sipOwner = sipOwner;
+  return host;
 }
