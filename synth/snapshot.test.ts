@@ -127,7 +127,7 @@ describe("SiteSnapshot", () => {
         (objects, previous, object) => {
           const resources = site(objects);
           const lock: Lock = evaluateResources(site(previous), inventory, EMPTY_LOCK).plan.lock;
-          const snapshot = new SiteSnapshot({ resources, inventory, lock });
+          const snapshot = SiteSnapshot.of({ resources, inventory, lock });
           const before = new Set(snapshot.issues.filter((found) => found.severity === "error").map(identity));
           const resource = read(object, "review");
           if (!resource) throw new Error("the generated CR does not read");
@@ -143,4 +143,44 @@ describe("SiteSnapshot", () => {
       { numRuns: 300 },
     );
   });
+
+  it("after any sequence of CR changes, is the snapshot of the site they leave", () => {
+    /** One event: a CR applied (added or changed), or deleted (by the key of one generated CR). */
+    const event = fc.oneof(
+      crArbitrary.map((object) => ({ apply: object })),
+      crArbitrary.map((object) => ({ delete: object })),
+    );
+    fc.assert(
+      fc.property(
+        fc.array(crArbitrary, { maxLength: 8 }),
+        fc.array(crArbitrary, { maxLength: 4 }),
+        fc.array(event, { minLength: 1, maxLength: 6 }),
+        (objects, previous, events) => {
+          const lock: Lock = evaluateResources(site(previous), inventory, EMPTY_LOCK).plan.lock;
+          let known = site(objects);
+          let snapshot = SiteSnapshot.of({ resources: known, inventory, lock });
+          events.forEach((change, index) => {
+            const resource = read("apply" in change ? change.apply : change.delete, `event-${index}`);
+            if (!resource) throw new Error("the generated CR does not read");
+            const others = known.filter((other) => other.key !== resource.key);
+            known = ("apply" in change ? [...others, resource] : others).sort((a, b) =>
+              compareText(a.key, b.key),
+            );
+            snapshot = snapshot.withResources(known);
+          });
+          const full = SiteSnapshot.of({ resources: known, inventory, lock });
+          // Sorted here: a CR applied again unchanged keeps its outcome, positions in its first file.
+          expect(snapshot.issues.map(described).sort(compareText)).toEqual(
+            full.issues.map(described).sort(compareText),
+          );
+          expect(snapshot.plan.lock).toEqual(full.plan.lock);
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
 });
+
+function described(found: Issue): string {
+  return `${identity(found)}: ${found.message}`;
+}

@@ -13,8 +13,8 @@ import { pushTo } from "./group.ts";
 import { compareIssues, compareText, type Issue } from "./issue.ts";
 import type { Inventory } from "./inventory/inventory.ts";
 import type { Lock } from "./plan/lock.ts";
-import type { SiteModel } from "./plan/model.ts";
-import { planClusters, tracePlan } from "./plan/plan-site.ts";
+import type { SiteModel, SitePlan } from "./plan/model.ts";
+import { planClusters, tracePlan, type PlanClusters, type PlanTrace } from "./plan/plan-site.ts";
 import { replan, TraceIndex, type ClusterChange } from "./plan/replan.ts";
 import { siteModel } from "./site/model.ts";
 import { resourceKey, type AnyResource, type InvalidResource } from "./site/resources.ts";
@@ -35,6 +35,8 @@ export interface SnapshotInput {
 export class SiteSnapshot {
   /** Every finding of the site as it is, sorted (SPEC §7). */
   readonly issues: readonly Issue[];
+  /** The site's plan (the turns placed again by {@link withResources} explain nothing). */
+  readonly plan: SitePlan;
   readonly #input: SnapshotInput;
   readonly #index: TraceIndex;
   /** Scope value (see {@link scopesOf}) → the CRs sharing it, in site order. */
@@ -44,12 +46,32 @@ export class SiteSnapshot {
   /** CR → its position in the site, to keep site order in a subset. */
   readonly #position = new Map<AnyResource, number>();
 
-  constructor(input: SnapshotInput) {
+  /** The inventory the site was evaluated against. */
+  get inventory(): Inventory {
+    return this.#input.inventory;
+  }
+
+  /** The site's CRs that fail their schema. */
+  get invalid(): readonly InvalidResource[] {
+    return this.#input.invalid ?? [];
+  }
+
+  /** Evaluates the whole site. */
+  static of(input: SnapshotInput): SiteSnapshot {
+    const evaluated = siteModel(input.resources, input.invalid);
+    const trace = tracePlan({ model: evaluated.model, inventory: input.inventory, lock: input.lock });
+    return new SiteSnapshot(input, evaluated, trace);
+  }
+
+  private constructor(
+    input: SnapshotInput,
+    { model, issues: modelIssues }: { model: SiteModel; issues: readonly Issue[] },
+    trace: PlanTrace,
+  ) {
     this.#input = input;
-    const { model, issues: modelIssues } = siteModel(input.resources, input.invalid);
-    const trace = tracePlan({ model, inventory: input.inventory, lock: input.lock });
     this.#index = new TraceIndex(trace, input.inventory, input.lock);
     this.issues = [...modelIssues, ...trace.issues].sort(compareIssues);
+    this.plan = trace.plan;
     input.resources.forEach((resource, position) => this.#position.set(resource, position));
     this.#scopes = scopesOf(model);
     for (const [resource, values] of this.#scopes) {
@@ -59,6 +81,36 @@ export class SiteSnapshot {
     for (const { resource } of [...model.provisionings, ...model.softwares]) {
       pushTo(this.#scoped, namespaceScope(resource.namespace), resource);
     }
+  }
+
+  /**
+   * The snapshot of this site with `resources` (sorted by key) and `invalid` as its CRs, the
+   * inventory and lock unchanged (a CR added, changed or deleted in the cluster or the site's
+   * files). The checks across CRs run again on the whole site, which is cheap; planning runs again
+   * only for the clusters whose CRs changed, and for what their new claims reach.
+   */
+  withResources(resources: readonly AnyResource[], invalid: readonly InvalidResource[] = []): SiteSnapshot {
+    const before = new Map(this.#input.resources.map((resource) => [resource.key, resource]));
+    const evaluated = siteModel(resources, invalid);
+    const scopes = scopesOf(evaluated.model);
+    const touched = new Set<string>();
+    const touch = (values: readonly string[] | undefined) => {
+      for (const value of values ?? []) if (value.startsWith(CLUSTER_SCOPE)) touched.add(value);
+    };
+    for (const resource of resources) {
+      const old = before.get(resource.key);
+      before.delete(resource.key);
+      if (old !== undefined && sameObject(old, resource)) continue;
+      touch(scopes.get(resource));
+      if (old !== undefined) touch(this.#scopes.get(old));
+    }
+    for (const removed of before.values()) touch(this.#scopes.get(removed));
+    const clusters = planClusters(evaluated.model);
+    const trace =
+      touched.size === 0
+        ? this.#index.trace
+        : replan(this.#index, clusterChanges(touched, clusters)).complete();
+    return new SiteSnapshot({ ...this.#input, resources, invalid }, evaluated, trace);
   }
 
   /**
@@ -90,20 +142,29 @@ export class SiteSnapshot {
     const { model, issues } = siteModel(subset, invalid);
 
     // The subset holds every CR of each cluster the change touches, so its groups are the site's.
-    const clusters = planClusters(model);
-    const changes = new Map<ClusterKey, ClusterChange>();
-    for (const value of touched) {
-      const key = value.startsWith(CLUSTER_SCOPE)
-        ? parseClusterKey(value.slice(CLUSTER_SCOPE.length))
-        : undefined;
-      if (key === undefined) continue;
-      const bpa = clusters.bpaByKey.get(key);
-      const sip = clusters.sipByKey.get(key);
-      changes.set(key, { ...(bpa && { bpa }), ...(sip && { sip }) });
-    }
-    const replanned = replan(this.#index, changes);
+    const replanned = replan(this.#index, clusterChanges(touched, planClusters(model)));
     return [...issues, ...replanned.fixedIssues, ...replanned.placed.flatMap((turn) => turn.placed.issues)];
   }
+}
+
+/** What `clusters` has under each cluster of `scopes` (scope values; the others are skipped). */
+function clusterChanges(scopes: Iterable<string>, clusters: PlanClusters): Map<ClusterKey, ClusterChange> {
+  const changes = new Map<ClusterKey, ClusterChange>();
+  for (const value of scopes) {
+    const key = value.startsWith(CLUSTER_SCOPE)
+      ? parseClusterKey(value.slice(CLUSTER_SCOPE.length))
+      : undefined;
+    if (key === undefined) continue;
+    const bpa = clusters.bpaByKey.get(key);
+    const sip = clusters.sipByKey.get(key);
+    changes.set(key, { ...(bpa && { bpa }), ...(sip && { sip }) });
+  }
+  return changes;
+}
+
+/** Whether two CRs of one key say the same (a feed that reads everything again makes new objects). */
+function sameObject(a: AnyResource, b: AnyResource): boolean {
+  return a === b || JSON.stringify(a.object) === JSON.stringify(b.object);
 }
 
 function keyScope(key: string): string {

@@ -73,7 +73,8 @@ export class SiteReviewer implements Reviewer {
   #snapshot: SiteSnapshot | undefined;
   #baselineErrors: ReadonlySet<string> | undefined;
 
-  constructor(readonly site: KnownSite) {}
+  /** Reviews against `site`, evaluated on first use, or against a snapshot already taken of it. */
+  constructor(private readonly site: KnownSite | SiteSnapshot) {}
 
   /** All findings for `object` (a parsed request object), errors and warnings, in report order. */
   review(object: unknown): Finding[] {
@@ -82,7 +83,7 @@ export class SiteReviewer implements Reviewer {
     const caused: Issue[] = [];
     const resource = read.resources[0];
     if (resource !== undefined) {
-      const snapshot = this.#snapshotOfSite();
+      const { snapshot } = this;
       const before = this.#baseline(snapshot);
       for (const found of snapshot.change(resource)) {
         if (found.object === resource.key) own.push(admissionSeverity(found));
@@ -98,11 +99,11 @@ export class SiteReviewer implements Reviewer {
   }
 
   /**
-   * The known site, evaluated on first use: one full evaluation per snapshot, and each request
-   * evaluates only what its object can reach from there.
+   * The known site, evaluated once: each request evaluates only what its object can reach from
+   * there.
    */
-  #snapshotOfSite(): SiteSnapshot {
-    this.#snapshot ??= new SiteSnapshot(this.site);
+  get snapshot(): SiteSnapshot {
+    this.#snapshot ??= this.site instanceof SiteSnapshot ? this.site : SiteSnapshot.of(this.site);
     return this.#snapshot;
   }
 

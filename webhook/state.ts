@@ -7,6 +7,7 @@ import { EMPTY_LOCK, type Lock } from "../synth/plan/lock.ts";
 import type { AnyResource, InvalidResource } from "../synth/site/resources.ts";
 import type { InventoryStats } from "./metrics.ts";
 import { SiteReviewer, knownResources, type Reviewer } from "./site-review.ts";
+import { SiteSnapshot } from "../synth/snapshot.ts";
 
 /** Whether something is fit to serve, and what an operator should know about it. */
 export interface Readiness {
@@ -59,6 +60,8 @@ export class WebhookState implements Knowledge {
   #siteInvalid: readonly InvalidResource[] = [];
   #clusterInvalid: readonly InvalidResource[] = [];
   #lock: Lock = EMPTY_LOCK;
+  /** The evaluated site the reviewer reviews against; carried over while only CRs change. */
+  #snapshot: SiteSnapshot | undefined;
   #reviewer: SiteReviewer | undefined;
   #currentAt: number | undefined;
   #draining = false;
@@ -71,8 +74,14 @@ export class WebhookState implements Knowledge {
     this.#feeds.push(feed);
   }
 
-  /** Replaces parts of the knowledge; the next request reviews against the result. */
+  /**
+   * Replaces parts of the knowledge; the next request reviews against the result. A change of CRs
+   * alone carries the evaluated site over (`SiteSnapshot.withResources`: only the clusters whose
+   * CRs changed are planned again); a new inventory or lock is evaluated anew, on the next request,
+   * so a burst of updates costs one evaluation.
+   */
   update(parts: KnowledgeUpdate): void {
+    const lockChanged = parts.lock !== undefined && !sameLock(parts.lock, this.#lock);
     if (parts.inventory) {
       this.#inventory = parts.inventory;
       this.#currentAt = this.clock();
@@ -86,7 +95,10 @@ export class WebhookState implements Knowledge {
       this.#clusterInvalid = parts.clusterInvalid ?? [];
     }
     this.#lock = parts.lock ?? this.#lock;
-    // Built on the next request, so a burst of updates costs one rebuild.
+    if (parts.inventory || lockChanged) this.#snapshot = undefined;
+    else if (this.#snapshot && (parts.siteResources || parts.clusterResources)) {
+      this.#snapshot = this.#snapshot.withResources(this.#knownResources(), this.#knownInvalid());
+    }
     this.#reviewer = undefined;
   }
 
@@ -97,14 +109,23 @@ export class WebhookState implements Knowledge {
 
   reviewer(): SiteReviewer | undefined {
     if (this.#reviewer === undefined && this.#inventory !== undefined) {
-      this.#reviewer = new SiteReviewer({
+      this.#snapshot ??= SiteSnapshot.of({
         inventory: this.#inventory,
-        resources: knownResources(this.#siteResources, this.#clusterResources),
-        invalid: [...this.#siteInvalid, ...this.#clusterInvalid],
+        resources: this.#knownResources(),
+        invalid: this.#knownInvalid(),
         lock: this.#lock,
       });
+      this.#reviewer = new SiteReviewer(this.#snapshot);
     }
     return this.#reviewer;
+  }
+
+  #knownResources(): AnyResource[] {
+    return knownResources(this.#siteResources, this.#clusterResources);
+  }
+
+  #knownInvalid(): InvalidResource[] {
+    return [...this.#siteInvalid, ...this.#clusterInvalid];
   }
 
   /** Shutting down: report not ready, so the endpoint is removed while in-flight requests finish. */
@@ -133,4 +154,9 @@ export class WebhookState implements Knowledge {
   async close(): Promise<void> {
     await Promise.all(this.#feeds.map((feed) => feed.close()));
   }
+}
+
+/** Whether two locks record the same allocations (a feed reads the lock file again on any change). */
+function sameLock(a: Lock, b: Lock): boolean {
+  return a === b || JSON.stringify(a.entries) === JSON.stringify(b.entries);
 }

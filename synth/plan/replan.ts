@@ -22,7 +22,6 @@ import type { BpaGroup, ProvisionedGroup } from "./bpa-placement.ts";
 import type { StandingClaim } from "./claim-ledger.ts";
 import { fixClaims, type FixedClaims } from "./fixed-claims.ts";
 import type { Lock, LockEntry } from "./lock.ts";
-import type { SitePlan } from "./model.ts";
 import { assemble, type PlanClusters, type PlanTrace } from "./plan-site.ts";
 import { compareTurns, placeTurn, type Turn, type TurnOutcome, type TurnWork } from "./turns.ts";
 
@@ -38,8 +37,13 @@ export interface Replanned {
   readonly fixedIssues: readonly Issue[];
   /** The turns placed again or anew, in planning order (a turn that no longer exists is absent). */
   readonly placed: readonly TurnOutcome[];
-  /** The whole changed site's plan and issues, as `planSite` gives them (assembled: costs the site). */
-  complete(): { plan: SitePlan; issues: Issue[] };
+  /**
+   * The changed site's whole trace, as `tracePlan` gives it: what the next change starts from.
+   * Assembling it costs the site (no placing: every turn not placed again is the trace's). The turns
+   * placed again come without decisions: their explanations would read this run's claims, and keep
+   * every trace before alive with them; `metalsynth explain` plans the whole site anyway.
+   */
+  complete(): PlanTrace;
 }
 
 /** Which turns read what, for one trace: built once, used by every change planned from it. */
@@ -242,13 +246,34 @@ export function replan(index: TraceIndex, changes: ReadonlyMap<ClusterKey, Clust
     placed,
     complete: () => {
       const turns = trace.turns
-        .flatMap((outcome) => {
-          const id = turnId(outcome.turn);
-          return replaced.has(id) ? [] : [outcome];
-        })
-        .concat(placed)
+        .filter((outcome) => !replaced.has(turnId(outcome.turn)))
+        .concat(placed.map(withoutDecisions))
         .sort((a, b) => compareTurns(a.turn, b.turn));
-      return assemble(clusters, fixed.claims, turns);
+      const claims = new Map(trace.turnClaims);
+      for (const [id, claim] of turnClaims) {
+        if (claim) claims.set(id, claim);
+        else claims.delete(id);
+      }
+      const merged: PlanClusters = {
+        bpaByKey: new Map(clusters.bpaByKey),
+        sipByKey: new Map(clusters.sipByKey),
+      };
+      // Fixed again for the whole site (lock and MAC entries, no placing), so a trace never
+      // answers through the traces before it.
+      const isLive = (key: ClusterKey) => merged.bpaByKey.has(key) || merged.sipByKey.has(key);
+      const fixedNow = fixClaims({
+        lockEntries: index.lock.entries,
+        groups: merged.bpaByKey,
+        inventory,
+        isLive,
+      });
+      return {
+        ...assemble(merged, fixedNow, turns),
+        clusters: merged,
+        fixed: fixedNow,
+        turns,
+        turnClaims: claims,
+      };
     },
   };
 }
@@ -398,6 +423,12 @@ function fixAgain(
   // Only hosts whose claim really changed reach the turns that read them.
   const moved = [...refixed].filter((host) => !sameClaim(before.claimOf(host), claims.claimOf(host)));
   return { claims, refixed, moved };
+}
+
+/** `outcome` without its decisions (see {@link Replanned.complete}). */
+function withoutDecisions(outcome: TurnOutcome): TurnOutcome {
+  const { placed } = outcome;
+  return { ...outcome, placed: { ...placed, plan: { ...placed.plan, decisions: [] } } };
 }
 
 /** Hosts a cluster may hold before its turns: by the lock, its MAC entries, its SIP labels, a release. */

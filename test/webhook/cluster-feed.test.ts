@@ -59,7 +59,7 @@ describe("the webhook fed by informers (--from-cluster)", () => {
       const reply = await readyz();
       return reply.status === 200 ? reply : undefined;
     }, "readiness");
-  const host = (id: string) => state.reviewer()?.site.inventory.byId(id);
+  const host = (id: string) => state.reviewer()?.snapshot.inventory.byId(id);
 
   beforeAll(async () => {
     await apiServer.start();
@@ -162,7 +162,7 @@ describe("the webhook fed by informers (--from-cluster)", () => {
     });
     apiServer.put(crPath("Provisioning"), typo);
     await eventually(
-      () => state.reviewer()?.site.invalid?.some((known) => known.name === "cluster-north"),
+      () => state.reviewer()?.snapshot.invalid.some((known) => known.name === "cluster-north"),
       "the invalid Provisioning to be listed",
     );
     const { json } = await postJson(
@@ -173,7 +173,7 @@ describe("the webhook fed by informers (--from-cluster)", () => {
     expect(json).toMatchObject({ response: { uid: "u-sw", allowed: true } });
     apiServer.remove(crPath("Provisioning"), "cluster-north", "edge-a");
     await eventually(
-      () => state.reviewer()?.site.invalid?.length === 0,
+      () => state.reviewer()?.snapshot.invalid.length === 0,
       "the invalid Provisioning to be gone",
     );
   });
