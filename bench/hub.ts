@@ -3,14 +3,19 @@
  * clusters loaded, median and p99 per kind of request, plus what loading the site and taking the
  * first snapshot cost. Run standalone with `npx tsx bench/hub.ts [hosts] [clusters]`.
  */
-import { pathToFileURL } from "node:url";
+import { spawnSync } from "node:child_process";
+import path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { readSite } from "../gitops/site-reader.ts";
 import { readResources } from "../synth/site/resources.ts";
 import { WebhookState } from "../webhook/state.ts";
 import { generateHubSite, hubProvisioning, hubSipCluster, type HubSite } from "./hub-site.ts";
+import { buildCli } from "../test/support/build-cli.ts";
 import { milliseconds, percentile, timeRuns } from "./stats.ts";
 
 const RUNS = 2000;
+const VALIDATE_RUNS = 3;
+const REPO = fileURLToPath(new URL("..", import.meta.url));
 
 /** The webhook's state for `hub`, as `metalsynth webhook --inventory … --site …` loads it. */
 export async function loadHub(hub: HubSite): Promise<WebhookState> {
@@ -42,9 +47,8 @@ export function hubRequests(hub: HubSite, existing: unknown): [string, unknown][
   ];
 }
 
-/** One printable line per figure. */
-export async function benchHub(hosts: number, clusters: number): Promise<string[]> {
-  const hub = await generateHubSite(hosts, clusters);
+/** One printable line per figure for `hub`, a site of `clusters` clusters over `hosts` hosts. */
+export async function benchHub(hub: HubSite, hosts: number, clusters: number): Promise<string[]> {
   const loadStarted = performance.now();
   const state = await loadHub(hub);
   const loaded = performance.now() - loadStarted;
@@ -65,10 +69,37 @@ export async function benchHub(hosts: number, clusters: number): Promise<string[
       `  rules, one CR, ${name}: median ${milliseconds(percentile(times, 0.5))}, p99 ${milliseconds(percentile(times, 0.99))} (${RUNS} runs)`,
     );
   }
+  const validate = timeValidate(hub);
+  lines.push(
+    `  metalsynth validate of the site (YAML inventory): median ${(validate / 1000).toFixed(2)} s (${VALIDATE_RUNS} runs)`,
+  );
   return lines;
+}
+
+/** Median wall time of `metalsynth validate --site` on `hub`, as a user runs it (the built CLI). */
+function timeValidate(hub: HubSite): number {
+  buildCli();
+  const times: number[] = [];
+  for (let run = 0; run < VALIDATE_RUNS; run++) {
+    const started = performance.now();
+    const result = spawnSync(
+      process.execPath,
+      [path.join(REPO, "bin", "metalsynth.js"), "validate", "--site", hub.site],
+      {
+        stdio: "ignore",
+      },
+    );
+    if (result.status !== 0) throw new Error(`metalsynth validate of the hub site exited ${result.status}`);
+    times.push(performance.now() - started);
+  }
+  return percentile(
+    times.sort((a, b) => a - b),
+    0.5,
+  );
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const [hosts = "10000", clusters = "1000"] = process.argv.slice(2);
-  for (const line of await benchHub(Number(hosts), Number(clusters))) console.log(line);
+  const hub = await generateHubSite(Number(hosts), Number(clusters));
+  for (const line of await benchHub(hub, Number(hosts), Number(clusters))) console.log(line);
 }

@@ -1,6 +1,7 @@
 /**
  * `npm run bench`: the figures of SPEC §8 on this machine. Each synth size runs in a child process so
- * its peak RSS is its own; the webhook figures come from bench/webhook.ts. Numbers are printed, never
+ * its peak RSS is its own; the webhook figures come from bench/webhook.ts and, with a hub site loaded,
+ * bench/hub.ts; start-up from bench/startup.ts. Numbers are printed, never
  * asserted: speed is measured here, not in unit tests.
  */
 import { execFileSync } from "node:child_process";
@@ -9,6 +10,9 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { InventoryBenchResult, InventoryFormat } from "./inventory.ts";
 import type { SynthBenchResult } from "./synth.ts";
+import { benchHub } from "./hub.ts";
+import { generateHubSite } from "./hub-site.ts";
+import { benchStartup } from "./startup.ts";
 import { benchWebhook } from "./webhook.ts";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -17,6 +21,12 @@ const SIZES = [
   [1_000, 100],
   [10_000, 1_000],
   [100_000, 10_000],
+] as const;
+
+/** Hub sites: SPEC's 1,000 clusters over 10,000 hosts (also over TLS), and a ZTP hub's 3,500 clusters. */
+const HUBS = [
+  [10_000, 1_000, true],
+  [35_000, 3_500, false],
 ] as const;
 
 /** Hosts per inventory read run: SPEC's 10,000 and ten times that, in YAML and in JSON. */
@@ -94,5 +104,15 @@ for (const [hosts, format] of INVENTORY_RUNS) {
   );
 }
 
-console.log("\nwebhook (10,000 hosts loaded):");
+console.log("\nwebhook (10,000 hosts loaded, no CRs):");
 for (const line of await benchWebhook()) console.log(line);
+
+console.log("\nhub scale (the webhook with a hub's CRs loaded; requests name a cluster sorting first):");
+for (const [hosts, clusters, overTls] of HUBS) {
+  const hub = await generateHubSite(hosts, clusters);
+  for (const line of await benchHub(hub, hosts, clusters)) console.log(line);
+  if (overTls) for (const line of await benchWebhook(hub)) console.log(`  ${line}`);
+}
+
+console.log("\nstart-up (the built CLI, spawned as npx runs it):");
+for (const line of await benchStartup()) console.log(line);

@@ -1,7 +1,10 @@
 /**
- * The webhook's performance figures (SPEC §8), with 10,000 generated hosts:
+ * The webhook's performance figures (SPEC §8), with 10,000 generated hosts and no CRs, or with a
+ * hub's site loaded (bench/hub-site.ts):
  *
- * - the rules for one CR (one object reviewed against the indexed inventory): median and p99;
+ * - the rules for one CR (one object reviewed against the indexed inventory): median and p99 (with
+ *   a hub, bench/hub.ts gives these);
+ * - with a hub, requests over TLS one at a time: p50 and p99;
  * - the server over TLS at a steady 500 requests/s: latency from each request's scheduled start,
  *   so a stall shows up in every request it delays;
  * - peak throughput of the webhook against a bare TLS express endpoint that parses the same body
@@ -26,6 +29,8 @@ import { admissionReview, provisioning, type Cr } from "../test/builders/reviews
 import { jsonLogger } from "../webhook/log.ts";
 import { startWebhook } from "../webhook/main.ts";
 import { SiteReviewer } from "../webhook/site-review.ts";
+import { hubProvisioning, type HubSite } from "./hub-site.ts";
+import { loadHub } from "./hub.ts";
 import { milliseconds, percentile, timeRuns } from "./stats.ts";
 import { WebhookState } from "../webhook/state.ts";
 
@@ -35,6 +40,7 @@ const STEADY_RATE = 500;
 const STEADY_SECONDS = 10;
 const PEAK_SECONDS = 5;
 const PEAK_IN_FLIGHT = 32;
+const SEQUENTIAL_REQUESTS = 2000;
 
 /** The generated inventory (the same seed everywhere, so every run measures the same hosts). */
 function inventory(): Inventory {
@@ -92,9 +98,21 @@ interface Ports {
 }
 
 /** In the worker: the webhook with the generated inventory, and the bare echo endpoint beside it. */
-async function serve(files: { certFile: string; keyFile: string }): Promise<void> {
-  const state = new WebhookState();
-  state.update({ inventory: inventory() });
+/** What the worker serves: the TLS files, and the hub site to load (only the generated hosts without). */
+interface ServeData {
+  readonly certFile: string;
+  readonly keyFile: string;
+  readonly hub?: HubSite;
+}
+
+async function serve(data: ServeData): Promise<void> {
+  const files = { certFile: data.certFile, keyFile: data.keyFile };
+  let state: WebhookState;
+  if (data.hub) state = await loadHub(data.hub);
+  else {
+    state = new WebhookState();
+    state.update({ inventory: inventory() });
+  }
   const webhook = await startWebhook({
     host: "127.0.0.1",
     port: 0,
@@ -157,6 +175,21 @@ function post(port: number, ca: string, agent: Agent, body: string): Promise<num
   });
 }
 
+/** Latencies of requests sent one after another over one keep-alive connection. */
+async function sequential(port: number, ca: string, body: string): Promise<string> {
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const latencies: number[] = [];
+  for (let index = 0; index < SEQUENTIAL_REQUESTS; index++) {
+    const started = performance.now();
+    const status = await post(port, ca, agent, body);
+    if (status !== 200) throw new Error(`webhook answered ${status}`);
+    latencies.push(performance.now() - started);
+  }
+  agent.destroy();
+  latencies.sort((a, b) => a - b);
+  return `webhook over TLS, one request at a time (${SEQUENTIAL_REQUESTS}): p50 ${milliseconds(percentile(latencies, 0.5))}, p99 ${milliseconds(percentile(latencies, 0.99))}`;
+}
+
 /** Latencies at a fixed rate, each measured from its scheduled start (no coordinated omission). */
 async function steady(port: number, ca: string, body: string): Promise<string> {
   const agent = new Agent({ keepAlive: true, maxSockets: 64 });
@@ -179,7 +212,7 @@ async function steady(port: number, ca: string, body: string): Promise<string> {
   await Promise.all(pending);
   agent.destroy();
   latencies.sort((a, b) => a - b);
-  return `webhook over TLS at ${STEADY_RATE} req/s for ${STEADY_SECONDS} s (${HOSTS} hosts): p50 ${milliseconds(percentile(latencies, 0.5))}, p99 ${milliseconds(percentile(latencies, 0.99))}, max ${milliseconds(latencies.at(-1) ?? Number.NaN)}`;
+  return `webhook over TLS at ${STEADY_RATE} req/s for ${STEADY_SECONDS} s: p50 ${milliseconds(percentile(latencies, 0.5))}, p99 ${milliseconds(percentile(latencies, 0.99))}, max ${milliseconds(latencies.at(-1) ?? Number.NaN)}`;
 }
 
 /** Requests per second with `PEAK_IN_FLIGHT` requests always in flight. */
@@ -200,10 +233,19 @@ async function peak(port: number, ca: string, body: string): Promise<number> {
 }
 
 /** Runs every measurement and returns one printable line per figure. */
-export async function benchWebhook(): Promise<string[]> {
-  const hosts = inventory();
-  const lines = benchRules(hosts);
-  const body = JSON.stringify(admissionReview(acceptedCr(freeMac(hosts))));
+export async function benchWebhook(hub?: HubSite): Promise<string[]> {
+  let lines: string[];
+  let cr: Cr;
+  if (hub) {
+    // The rules alone with a hub loaded are bench/hub.ts's figures.
+    lines = [];
+    cr = hubProvisioning("bench-new", hub.freeMacs[0]) as Cr;
+  } else {
+    const hosts = inventory();
+    lines = benchRules(hosts);
+    cr = acceptedCr(freeMac(hosts));
+  }
+  const body = JSON.stringify(admissionReview(cr));
 
   const ca = await createTestCa();
   const certificate = await issueServerCertificate(ca, "bench");
@@ -213,13 +255,14 @@ export async function benchWebhook(): Promise<string[]> {
     .then(({ register }) => { register(); return import(${JSON.stringify(import.meta.url)}); })`;
   const worker = new Worker(bootstrap, {
     eval: true,
-    workerData: { certFile: certificate.certFile, keyFile: certificate.keyFile },
+    workerData: { certFile: certificate.certFile, keyFile: certificate.keyFile, ...(hub && { hub }) },
   });
   const [ports] = (await once(worker, "message")) as [Ports];
   try {
     // Warm both servers up (JIT, TLS sessions) before measuring.
     await peak(ports.webhook, ca.cert, body);
     await peak(ports.echo, ca.cert, body);
+    if (hub) lines.push(await sequential(ports.webhook, ca.cert, body));
     lines.push(await steady(ports.webhook, ca.cert, body));
     const webhookRate = await peak(ports.webhook, ca.cert, body);
     const echoRate = await peak(ports.echo, ca.cert, body);
@@ -234,7 +277,7 @@ export async function benchWebhook(): Promise<string[]> {
 }
 
 if (!isMainThread) {
-  await serve(workerData as { certFile: string; keyFile: string });
+  await serve(workerData as ServeData);
 } else if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
   for (const line of await benchWebhook()) console.log(line);
 }
