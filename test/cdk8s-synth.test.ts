@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { parseAllDocuments } from "yaml";
+import { parse, parseAllDocuments } from "yaml";
 import { describe, expect, it } from "vitest";
 import { asKubeObject, type KubeObject } from "./support/charts.ts";
 import { readTree } from "../gitops/tree-writer.ts";
@@ -19,6 +19,11 @@ function objectsOf(text: string): [string, KubeObject][] {
 }
 
 describe("npx cdk8s synth (cdk8s.yaml)", () => {
+  it("writes somewhere other than dist/, which holds the compiled CLI and which cdk8s empties first", async () => {
+    const config = parse(await readFile(path.join(REPO, "cdk8s.yaml"), "utf8")) as { output?: string };
+    expect(config.output).toBe("cdk8s.out");
+  });
+
   it(
     "writes the same objects as metalsynth synth, into cdk8s's own output directory",
     { timeout: 60_000 },
