@@ -10,6 +10,7 @@ import { once } from "node:events";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { buildCli } from "../test/support/build-cli.ts";
+import { percentile } from "./stats.ts";
 
 const REPO = fileURLToPath(new URL("..", import.meta.url));
 const RUNS = 20;
@@ -29,10 +30,6 @@ async function timeRun(argv: readonly string[]): Promise<number> {
   const elapsed = performance.now() - started;
   if (code !== 0) throw new Error(`metalsynth ${argv.join(" ")} exited ${code}`);
   return elapsed;
-}
-
-function percentile(sorted: readonly number[], fraction: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * fraction))] ?? Number.NaN;
 }
 
 /** One line per command: `start-up, metalsynth --help: median 71 ms, p90 80 ms (20 runs; target ≤ 150 ms)`. */
