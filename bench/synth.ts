@@ -95,7 +95,7 @@ async function run(hosts: number, clusters: number): Promise<SynthBenchResult> {
     const ready = renderPlan(evaluation.plan, problems);
     if (!ready)
       throw new Error(`the generated site has errors: ${JSON.stringify(problems.slice(0, 3), null, 2)}`);
-    const rendered = renderSite(ready, input.settings);
+    const rendered = await renderSite(ready, input.settings);
     const renderedAt = clock();
     await writeTree(input.out, rendered.files);
     const written = clock();

@@ -80,5 +80,5 @@ export async function renderFromSite(location: SiteLocation): Promise<SiteRender
   const { input, plan, issues } = await evaluateFromSite(location);
   const ready = renderPlan(plan, issues);
   if (!ready) return { input, issues };
-  return { input, issues, rendered: renderSite(ready, input.settings) };
+  return { input, issues, rendered: await renderSite(ready, input.settings) };
 }

@@ -1,3 +1,7 @@
+import { availableParallelism } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { Worker } from "node:worker_threads";
 import { App } from "cdk8s";
 import { parseAllDocuments } from "yaml";
 import { objectsOf } from "../charts/index.ts";
@@ -25,27 +29,61 @@ export interface RenderedSite {
   readonly clusters: RenderedCluster[];
 }
 
+/** Options of {@link renderSite}. */
+export interface RenderOptions {
+  /**
+   * How many worker threads render cluster directories besides this one; with 0 this thread renders
+   * them all. The output is the same either way.
+   * @default one per core but one on a machine with more than one, for a plan of at least
+   *   {@link PARALLEL_FROM} directories; otherwise 0
+   */
+  readonly workers?: number;
+  /**
+   * How many cluster directories a worker renders per message: enough that messages cost little, few
+   * enough that the workers finish together and a worker's heap holds only that many directories.
+   * @default 100
+   */
+  readonly shareSize?: number;
+}
+
+/**
+ * Cluster directories below which worker threads are not worth starting: each takes most of a second
+ * to load cdk8s-plus before it renders anything, and this thread renders about a thousand
+ * directories a second.
+ */
+export const PARALLEL_FROM = 2000;
+
 /**
  * The complete `rendered/` tree of a plan (SPEC §4) as relative path → file content: the lock; per
  * cluster its component files plus a `kustomization.yaml` listing them in sorted order; and the Argo
- * CD and Flux wiring the site's settings ask for.
+ * CD and Flux wiring the site's settings ask for. A large plan is rendered by worker threads, in
+ * shares of whole cluster directories, and put together in plan order (decision 0019).
  */
-export function renderSite(plan: RenderPlan, settings: SiteSettings): RenderedSite {
-  const rendered = renderShare(plan, settings);
+export async function renderSite(
+  plan: RenderPlan,
+  settings: SiteSettings,
+  options: RenderOptions = {},
+): Promise<RenderedSite> {
+  const directories = planDirectories(plan);
+  const workers = options.workers ?? defaultWorkers(directories.length);
+  const rendered =
+    workers > 0
+      ? await renderInWorkers(planShares(directories, options.shareSize ?? 100), settings, workers)
+      : [renderShare(plan, settings)];
   const lock = `# Written by metalsynth: host allocations, read back so clusters are never reshuffled.\n${toYaml(lockDocument(plan.lock))}`;
   const files = new Map([[LOCK_FILE, lock]]);
   const app = new App({ recordConstructMetadata: false });
   for (const [file, chart] of addSiteWiringCharts(app, settings))
     files.set(file, toYamlStream(objectsOf(chart)));
-  for (const [file, content] of rendered.wiring) files.set(file, content);
-  for (const [file, content] of rendered.files) files.set(file, content);
-  return { files, clusters: [...rendered.clusters] };
+  for (const share of rendered) for (const [file, content] of share.wiring) files.set(file, content);
+  for (const share of rendered) for (const [file, content] of share.files) files.set(file, content);
+  return { files, clusters: rendered.flatMap((share) => share.clusters) };
 }
 
 /** Whole cluster directories of a plan: rendered on their own, they give what the whole plan gives. */
 export type PlanShare = Pick<RenderPlan, "clusters" | "retired">;
 
-/** What a {@link PlanShare} renders to, each list in plan order. */
+/** What a {@link PlanShare} renders to, each list in plan order; plain data, so it can cross threads. */
 export interface RenderedShare {
   /** The directories' Flux Kustomizations: path in `rendered/` and content. */
   readonly wiring: readonly (readonly [string, string])[];
@@ -90,6 +128,141 @@ export function renderShare(share: PlanShare, settings: SiteSettings): RenderedS
     });
   }
   return { wiring, files, clusters };
+}
+
+/**
+ * The plan's cluster directories in plan order: the plans of each (a BPA cluster and a SIPCluster of
+ * one name share one), then each retired SIPCluster's.
+ */
+function planDirectories(plan: RenderPlan): PlanShare[] {
+  const directories = new Map<string, ClusterRender[]>();
+  for (const cluster of plan.clusters) {
+    const plans = directories.get(cluster.key);
+    if (plans) plans.push(cluster);
+    else directories.set(cluster.key, [cluster]);
+  }
+  return [
+    ...[...directories.values()].map((clusters) => ({ clusters, retired: [] })),
+    ...plan.retired.map((retired) => ({ clusters: [], retired: [retired] })),
+  ];
+}
+
+/** Directories joined into shares of `size`, in order. */
+function planShares(directories: readonly PlanShare[], size: number): PlanShare[] {
+  const shares: PlanShare[] = [];
+  for (let start = 0; start < directories.length; start += size) {
+    const slice = directories.slice(start, start + size);
+    shares.push({
+      clusters: slice.flatMap((directory) => directory.clusters),
+      retired: slice.flatMap((directory) => directory.retired),
+    });
+  }
+  return shares;
+}
+
+/** One worker per core but this thread's, which renders too. */
+function defaultWorkers(directories: number): number {
+  const cores = availableParallelism();
+  return cores > 1 && directories >= PARALLEL_FROM ? cores - 1 : 0;
+}
+
+/**
+ * Renders the shares on `count` worker threads and this one, each taking the next share when it is
+ * done with one; the results keep the shares' order, whoever finishes first. This thread renders a
+ * share at a time between taking the workers' answers, so each worker is sent two shares ahead and is
+ * never left waiting for it. (This thread rendering beats a worker more: a worker takes most of a
+ * second to start and its own compiler warm-up, decision 0019.)
+ */
+async function renderInWorkers(
+  shares: readonly PlanShare[],
+  settings: SiteSettings,
+  count: number,
+): Promise<RenderedShare[]> {
+  const results: RenderedShare[] = [];
+  let next = 0;
+  const take = (): number | undefined => (next < shares.length ? next++ : undefined);
+  const feed = async (worker: RenderWorker): Promise<void> => {
+    const sent: Promise<void>[] = [];
+    const send = (): void => {
+      const index = take();
+      if (index !== undefined)
+        sent.push(worker.render(shares[index]!).then((share) => void (results[index] = share)));
+    };
+    send();
+    send();
+    try {
+      for (let answer = sent.shift(); answer; answer = sent.shift()) {
+        await answer;
+        send();
+      }
+    } finally {
+      // After a failure the share still out fails the same way; settled here, it is not left unhandled.
+      await Promise.allSettled(sent);
+    }
+  };
+  const workers = Array.from({ length: Math.min(count, shares.length) }, () => new RenderWorker(settings));
+  let failure: { error: unknown } | undefined;
+  try {
+    const fed = Promise.all(workers.map(feed)).catch((error: unknown) => void (failure ??= { error }));
+    for (let index = take(); index !== undefined && !failure; index = take()) {
+      results[index] = renderShare(shares[index]!, settings);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    await fed;
+  } finally {
+    await Promise.all(workers.map((worker) => worker.terminate()));
+  }
+  if (failure) throw failure.error;
+  return results;
+}
+
+/** The module a render worker runs: `render-worker.js` beside the compiled code, `.ts` beside the sources. */
+const WORKER_MODULE = new URL(
+  `./render-worker${path.extname(fileURLToPath(import.meta.url))}`,
+  import.meta.url,
+);
+
+/** One worker thread running {@link renderShare}: it answers the shares it is sent in order. */
+class RenderWorker {
+  readonly #worker: Worker;
+  readonly #pending: { resolve: (share: RenderedShare) => void; reject: (error: unknown) => void }[] = [];
+  /** Why the worker is gone, once it is: a share sent after that would never be answered. */
+  #failure?: unknown;
+
+  constructor(settings: SiteSettings) {
+    this.#worker = new Worker(workerEntry(), { workerData: settings });
+    this.#worker.on("message", (share: RenderedShare) => this.#pending.shift()?.resolve(share));
+    this.#worker.on("error", (error) => this.#fail(error));
+    this.#worker.on("exit", (code) => this.#fail(new Error(`a render worker exited (code ${code})`)));
+  }
+
+  render(share: PlanShare): Promise<RenderedShare> {
+    return new Promise((resolve, reject) => {
+      if (this.#failure !== undefined) return reject(this.#failure);
+      this.#pending.push({ resolve, reject });
+      this.#worker.postMessage(share);
+    });
+  }
+
+  async terminate(): Promise<void> {
+    await this.#worker.terminate();
+  }
+
+  #fail(error: unknown): void {
+    this.#failure ??= error;
+    for (const pending of this.#pending.splice(0)) pending.reject(this.#failure);
+  }
+}
+
+/**
+ * Where a worker starts. Compiled JavaScript runs as it is. From the TypeScript sources (tsx, tests) a
+ * worker thread inherits no loader hooks on Node 20, so it imports the module through tsx's API.
+ */
+function workerEntry(): URL {
+  if (!WORKER_MODULE.pathname.endsWith(".ts")) return WORKER_MODULE;
+  const tsx = JSON.stringify(import.meta.resolve("tsx/esm/api"));
+  const code = `const { tsImport } = await import(${tsx}); await tsImport(${JSON.stringify(WORKER_MODULE.href)}, import.meta.url);`;
+  return new URL(`data:text/javascript,${encodeURIComponent(code)}`);
 }
 
 /**
