@@ -10,6 +10,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { InventoryBenchResult, InventoryFormat } from "./inventory.ts";
 import type { SynthBenchResult } from "./synth.ts";
+import { benchClosestMac } from "./closest-mac.ts";
 import { benchHub } from "./hub.ts";
 import { generateHubSite } from "./hub-site.ts";
 import { benchStartup } from "./startup.ts";
@@ -106,6 +107,9 @@ for (const [hosts, format] of INVENTORY_RUNS) {
 
 console.log("\nwebhook (10,000 hosts loaded, no CRs):");
 for (const line of await benchWebhook()) console.log(line);
+
+console.log("\nclosest MAC for a mac-unknown denial:");
+for (const line of benchClosestMac()) console.log(line);
 
 console.log("\nhub scale (the webhook with a hub's CRs loaded; requests name a cluster sorting first):");
 for (const [hosts, clusters, overTls] of HUBS) {
