@@ -1,4 +1,4 @@
-import { Chart } from "cdk8s";
+import { ApiObject, Chart } from "cdk8s";
 import { k8s } from "cdk8s-plus-27";
 import type { Construct } from "constructs";
 import { hostsIni } from "../synth/hosts-ini.ts";
@@ -11,7 +11,7 @@ import {
   SYNC_WAVES,
   clusterChartProps,
   clusterLabels,
-  jobName,
+  hashedJob,
   kubeconfigSecretName,
   unprivilegedContainerSecurityContext,
   waveAnnotations,
@@ -189,10 +189,11 @@ export class KudInstallerChart extends Chart {
       },
     };
 
-    this.jobName = jobName("kud", cluster, jobSpec, {
+    const hashed = hashedJob("kud", cluster, jobSpec, {
       [hostsConfigMap]: hostsConfigMapData,
       [kustomizationConfigMap]: kustomizationData,
     });
+    this.jobName = hashed.name;
 
     new k8s.KubeConfigMap(this, "hosts-ini", {
       metadata: { name: hostsConfigMap, annotations },
@@ -223,7 +224,7 @@ export class KudInstallerChart extends Chart {
       roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: identity },
       subjects: [{ kind: "ServiceAccount", name: identity, namespace: cluster.namespace }],
     });
-    new k8s.KubeJob(this, "job", { metadata: { name: this.jobName, annotations }, spec: jobSpec });
+    new ApiObject(this, "job", { ...hashed.manifest, metadata: { name: hashed.name, annotations } });
   }
 }
 

@@ -54,21 +54,33 @@ export function clusterChartProps(cluster: {
 /** Longest name usable as a label value, which the Job controller copies a Job's name into. */
 const MAX_JOB_NAME = 63;
 
+/** A Job's name and manifest from {@link hashedJob}. */
+export interface HashedJob {
+  /** `<prefix>-<cluster>-<hash8>`. */
+  readonly name: string;
+  /** `apiVersion`, `kind` and `spec` as Kubernetes JSON (`KubeJob.manifest`): what the hash covers. */
+  readonly manifest: { readonly apiVersion: string; readonly kind: string; readonly spec: unknown };
+}
+
 /**
- * `<prefix>-<cluster>-<hash8>` for a Job (SPEC §4.1). Jobs are immutable, so the hash covers everything
- * the Job runs with: its namespace, its spec, and the data of the ConfigMaps it mounts, which are
- * updated in place under fixed names. The Job controller puts the name into pod labels, which hold at
- * most 63 characters, so a long cluster name is shortened; the content hash keeps it unique.
+ * A Job named `<prefix>-<cluster>-<hash8>` (SPEC §4.1). Jobs are immutable, so the hash covers
+ * everything the Job runs with: its namespace, its spec, and the data of the ConfigMaps it mounts,
+ * which are updated in place under fixed names. The Job controller puts the name into pod labels,
+ * which hold at most 63 characters, so a long cluster name is shortened; the content hash keeps it
+ * unique. A chart renders the manifest as it is (`new ApiObject(this, id, { ...manifest, metadata })`):
+ * a `KubeJob` would convert the spec to Kubernetes JSON a second time, a tenth of a large site's
+ * render (decision 0019), for the same object.
  */
-export function jobName(
+export function hashedJob(
   prefix: string,
   cluster: { readonly namespace: string; readonly name: string },
   spec: k8s.JobSpec,
   configMaps: Readonly<Record<string, Readonly<Record<string, string>>>>,
-): string {
-  const hash = hash8({ namespace: cluster.namespace, job: k8s.KubeJob.manifest({ spec }), configMaps });
+): HashedJob {
+  const manifest: HashedJob["manifest"] = k8s.KubeJob.manifest({ spec });
+  const hash = hash8({ namespace: cluster.namespace, job: manifest, configMaps });
   const room = MAX_JOB_NAME - prefix.length - hash.length - 2;
-  return `${prefix}-${cluster.name.slice(0, room).replace(/-+$/, "")}-${hash}`;
+  return { name: `${prefix}-${cluster.name.slice(0, room).replace(/-+$/, "")}-${hash}`, manifest };
 }
 
 /**

@@ -1,4 +1,4 @@
-import { Chart } from "cdk8s";
+import { ApiObject, Chart } from "cdk8s";
 import { k8s } from "cdk8s-plus-27";
 import type { Construct } from "constructs";
 import { kudRoles, type InventoryNode } from "../synth/hosts-ini.ts";
@@ -12,7 +12,7 @@ import {
   SYNC_WAVES,
   clusterChartProps,
   clusterLabels,
-  jobName,
+  hashedJob,
   kubeconfigSecretName,
   nobodyPodSecurityContext,
   unprivilegedContainerSecurityContext,
@@ -202,9 +202,10 @@ export class SoftwareChart extends Chart {
       },
     };
 
-    this.jobName = jobName("software", cluster, jobSpec, { [configMapName]: data });
+    const hashed = hashedJob("software", cluster, jobSpec, { [configMapName]: data });
+    this.jobName = hashed.name;
     new k8s.KubeConfigMap(this, "configmap", { metadata: { name: configMapName, annotations }, data });
-    new k8s.KubeJob(this, "job", { metadata: { name: this.jobName, annotations }, spec: jobSpec });
+    new ApiObject(this, "job", { ...hashed.manifest, metadata: { name: hashed.name, annotations } });
   }
 }
 
