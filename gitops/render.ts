@@ -39,8 +39,8 @@ export interface RenderOptions {
    */
   readonly workers?: number;
   /**
-   * How many cluster directories a worker renders per message: enough that messages cost little, few
-   * enough that the workers finish together and a worker's heap holds only that many directories.
+   * How many cluster directories a thread takes at a time: enough that messages cost little, few
+   * enough that the threads finish together and a worker's heap holds only that many directories.
    * @default 100
    */
   readonly shareSize?: number;
@@ -56,8 +56,9 @@ export const PARALLEL_FROM = 2000;
 /**
  * The complete `rendered/` tree of a plan (SPEC §4) as relative path → file content: the lock; per
  * cluster its component files plus a `kustomization.yaml` listing them in sorted order; and the Argo
- * CD and Flux wiring the site's settings ask for. A large plan is rendered by worker threads, in
- * shares of whole cluster directories, and put together in plan order (decision 0019).
+ * CD and Flux wiring the site's settings ask for. A large plan is rendered by this thread and worker
+ * threads together, in shares of whole cluster directories, put together in plan order (decision
+ * 0019).
  */
 export async function renderSite(
   plan: RenderPlan,
@@ -170,8 +171,8 @@ function defaultWorkers(directories: number): number {
  * Renders the shares on `count` worker threads and this one, each taking the next share when it is
  * done with one; the results keep the shares' order, whoever finishes first. This thread renders a
  * share at a time between taking the workers' answers, so each worker is sent two shares ahead and is
- * never left waiting for it. (This thread rendering beats a worker more: a worker takes most of a
- * second to start and its own compiler warm-up, decision 0019.)
+ * never left waiting for it. Rendering here rather than on one more worker saves that worker's start
+ * (most of a second) and its compiler's warm-up (decision 0019).
  */
 async function renderInWorkers(
   shares: readonly PlanShare[],
