@@ -70,18 +70,24 @@ export function tracePlan({ model, inventory, lock }: PlanInput): PlanTrace {
     fixed,
     claimedEarlier: (host, turn) => {
       const claim = turnClaims.get(host.id);
-      return claim && compareTurns(claim.turn, turn) < 0 ? claim : undefined;
+      // While a turn is placed, every claim recorded so far is an earlier turn's; an explanation
+      // asked for later must not see the turns after its own.
+      const now = placing !== undefined && turn.pass === placing.pass && turn.key === placing.key;
+      return claim && (now || compareTurns(claim.turn, turn) < 0) ? claim : undefined;
     },
     bestFit: inventory.bestFit(),
     stillPlanning: (cluster) => (turnsLeft.get(cluster) ?? 0) > 0,
   };
   const turns: TurnOutcome[] = [];
+  let placing: TurnWork | undefined;
   for (const turn of work) {
+    placing = turn;
     const outcome = placeTurn(turn, setting);
     turns.push(outcome);
     for (const [host, claim] of outcome.claims) turnClaims.set(host, { ...claim, turn: outcome.turn });
     turnsLeft.set(turn.key, (turnsLeft.get(turn.key) ?? 1) - 1);
   }
+  placing = undefined;
   return {
     ...assemble(clusters, fixed, turns),
     clusters,

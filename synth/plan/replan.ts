@@ -135,7 +135,11 @@ export class TraceIndex {
    * `maybeFree` (the turn's own fixed hosts, hosts whose claims the change moved). A superset of
    * what a full run's candidates would be; the turn's claim filter rejects the rest.
    */
-  candidatesFor(turn: Turn, maybeFree: Iterable<Host>): Pick<BestFit, "take" | "fitting"> {
+  candidatesFor(
+    turn: Turn,
+    maybeFree: Iterable<Host>,
+    claimedEarlier: (host: Host) => boolean,
+  ): Pick<BestFit, "take" | "fitting"> {
     const extra = new Map<string, Host>();
     for (const { host, turn: claimedBy } of this.#sizedClaimedByTurnOnly) {
       if (compareTurns(claimedBy, turn) >= 0) extra.set(host.id, host);
@@ -143,7 +147,7 @@ export class TraceIndex {
     for (const host of maybeFree)
       if (this.inventory.bestFitRank(host) !== undefined) extra.set(host.id, host);
     const sorted = [...extra.values()].sort((a, b) => this.#rank(a) - this.#rank(b));
-    return new MergedCandidates(this.#unclaimed, sorted, (host) => this.#rank(host));
+    return new MergedCandidates(this.#unclaimed, sorted, (host) => this.#rank(host), claimedEarlier);
   }
 
   /**
@@ -221,7 +225,7 @@ export function replan(index: TraceIndex, changes: ReadonlyMap<ClusterKey, Clust
         inventory,
         fixed: fixed.claims,
         claimedEarlier: claimBefore,
-        bestFit: index.candidatesFor(current, maybeFree),
+        bestFit: index.candidatesFor(current, maybeFree, (host) => claimBefore(host, current) !== undefined),
         mayBeFree: index.mayBeFreeFor(current, maybeFree),
         // Alone in its run, the turn may drop from its candidates every host another cluster holds.
         stillPlanning: (cluster) => cluster === current.key,
@@ -502,10 +506,16 @@ class MergedCandidates implements Pick<BestFit, "take" | "fitting"> {
     private readonly base: BestFit,
     private readonly extra: readonly Host[],
     private readonly rank: (host: Host) => number,
+    /** Claimed by an earlier turn: no candidate (see `TurnSetting.bestFit`). */
+    private readonly claimedEarlier: (host: Host) => boolean,
   ) {}
 
   take(host: Host): void {
     this.#taken.add(host.id);
+  }
+
+  #offered(host: Host): boolean {
+    return !this.#taken.has(host.id) && !this.claimedEarlier(host);
   }
 
   *fitting(minCpus = 0, minMemoryBytes = 0, scanned?: (from: number, to: number) => void): Generator<Host> {
@@ -514,11 +524,11 @@ class MergedCandidates implements Pick<BestFit, "take" | "fitting"> {
     let next = 0;
     for (const host of this.base.fitting(minCpus, minMemoryBytes, scanned)) {
       for (; next < extra.length && this.rank(extra[next]!) < this.rank(host); next++) {
-        if (!this.#taken.has(extra[next]!.id)) yield extra[next]!;
+        if (this.#offered(extra[next]!)) yield extra[next]!;
       }
-      if (!this.#taken.has(host.id)) yield host;
+      if (this.#offered(host)) yield host;
     }
-    for (; next < extra.length; next++) if (!this.#taken.has(extra[next]!.id)) yield extra[next]!;
+    for (; next < extra.length; next++) if (this.#offered(extra[next]!)) yield extra[next]!;
   }
 }
 

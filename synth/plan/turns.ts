@@ -26,7 +26,8 @@ export interface Turn {
 
 /** Planning order of turns (decision 0004: SIP roles ask for hosts by label, so they go first). */
 export function compareTurns(a: Turn, b: Turn): number {
-  return compareText(a.pass === "sip" ? "0" : "1", b.pass === "sip" ? "0" : "1") || compareText(a.key, b.key);
+  if (a.pass !== b.pass) return a.pass === "sip" ? -1 : 1;
+  return compareText(a.key, b.key);
 }
 
 /** A claim a turn made, and which turn made it. */
@@ -69,8 +70,10 @@ export interface TurnSetting {
    */
   claimedEarlier(host: Host, turn: Turn): StandingClaim | undefined;
   /**
-   * Best-fit candidates. A whole site's run shares one, from which each turn takes what it claims;
-   * a turn re-placed on its own gets a fresh one, and the claims of earlier turns filter it.
+   * Best-fit candidates without the hosts earlier turns claimed. A host an earlier turn of the same
+   * key claimed (a SIPCluster's, for the BPA cluster of the same name) passes the claim filter as
+   * the cluster's own; it is no candidate all the same. A whole site's run shares one, from which
+   * each turn takes what it claims; a turn placed again gets its own.
    */
   readonly bestFit: Pick<BestFit, "take" | "fitting">;
   /** Whether `cluster` has a turn at or after this one, so it may still take hosts it holds. */
@@ -98,18 +101,12 @@ export function placeTurn(work: TurnWork, setting: TurnSetting): TurnOutcome {
     if (recording) hosts.add(host.id);
     return setting.claimedEarlier(host, turn) ?? setting.fixed.claimOf(host);
   });
-  const claimedByEarlierTurn = (host: Host) => setting.claimedEarlier(host, turn) !== undefined;
   const context: PlanningContext = {
     inventory: setting.inventory,
     bestFit: {
       take: (host) => setting.bestFit.take(host),
-      // A host an earlier turn of the same key claimed (a SIPCluster's, for the BPA cluster of the
-      // same name) passes the claim filter as the cluster's own; it is no candidate all the same.
       fitting: (minCpus, minMemoryBytes) =>
-        withoutHosts(
-          setting.bestFit.fitting(minCpus, minMemoryBytes, (from, to) => ranges.push([from, to])),
-          claimedByEarlierTurn,
-        ),
+        setting.bestFit.fitting(minCpus, minMemoryBytes, (from, to) => ranges.push([from, to])),
     },
     ledger,
     lockEntries: setting.fixed.heldByLock(turn.key),
@@ -135,9 +132,4 @@ export function placeTurn(work: TurnWork, setting: TurnSetting): TurnOutcome {
     claims: ledger.recorded,
     reads: { hosts: all ? new Set() : hosts, ranges, all },
   };
-}
-
-/** The hosts of `hosts` that `excluded` does not reject, lazily. */
-function* withoutHosts(hosts: Iterable<Host>, excluded: (host: Host) => boolean): Generator<Host> {
-  for (const host of hosts) if (!excluded(host)) yield host;
 }
