@@ -4,17 +4,13 @@
  * two fifths by resources, one fifth SIPClusters — then `metalsynth synth` once, so the site has the
  * rendered lock every site in Git has after its first commit.
  */
-import { createWriteStream } from "node:fs";
 import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { Readable } from "node:stream";
-import { pipeline } from "node:stream/promises";
 import { stringify } from "yaml";
 import { main } from "../bin/cli.ts";
-import { SIP_LABELS } from "../synth/inventory/bmh.ts";
-import { field, stringField } from "../synth/inventory/raw.ts";
-import { FLAVOR_LABEL, generateBmhs, kubectlYaml, type RawObject } from "../test/builders/inventory.ts";
+import { FLAVOR_LABEL, type RawObject } from "../test/builders/inventory.ts";
+import { writeGeneratedInventory } from "./generated-inventory.ts";
 
 /** A generated hub site: its directory, its inventory file, and MACs of hosts no cluster names. */
 export interface HubSite {
@@ -22,15 +18,6 @@ export interface HubSite {
   readonly inventory: string;
   /** Boot MACs of installed, unlabelled hosts no Provisioning names (for CRs the site accepts). */
   readonly freeMacs: readonly string[];
-}
-
-/** The boot MAC of an installed host without SIP labels: one a MAC entry can name. */
-function macCandidate(bmh: RawObject): string | undefined {
-  const status = field(bmh, "status");
-  if (bmh["kind"] !== "BareMetalHost" || field(status, "hardware") === undefined) return undefined;
-  if (stringField(field(status, "provisioning"), "state") !== "provisioned") return undefined;
-  if (field(field(field(bmh, "metadata"), "labels"), SIP_LABELS.name) !== undefined) return undefined;
-  return stringField(field(bmh, "spec"), "bootMACAddress");
 }
 
 const BY_RESOURCES = { master: { cpu: 8, memory: "32Gi" }, worker: { cpu: 16, memory: "64Gi" } };
@@ -68,16 +55,7 @@ export function hubSipCluster(name: string): RawObject {
 export async function generateHubSite(hosts: number, clusters: number): Promise<HubSite> {
   const site = await mkdtemp(path.join(tmpdir(), "metalsynth-hub-"));
   const inventory = path.join(site, "inventory", "bmh.yaml");
-  await mkdir(path.dirname(inventory), { recursive: true });
-  const macs: string[] = [];
-  const objects = function* () {
-    for (const object of generateBmhs(hosts, { seed: 35, namespace: "metal3" })) {
-      const mac = macCandidate(object);
-      if (mac !== undefined) macs.push(mac);
-      yield object;
-    }
-  };
-  await pipeline(Readable.from(kubectlYaml(objects())), createWriteStream(inventory));
+  const macs = await writeGeneratedInventory(inventory, hosts, { seed: 35, format: "yaml" });
   const specs: RawObject[] = [];
   let used = 0;
   for (let index = 0; index < clusters; index++) {

@@ -5,19 +5,14 @@
  * times each phase of `metalsynth synth` on it and prints one JSON line.
  */
 import { mkdir, mkdtemp, rm, stat, writeFile } from "node:fs/promises";
-import { createWriteStream } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { pipeline } from "node:stream/promises";
-import { Readable } from "node:stream";
 import { renderSite } from "../gitops/render.ts";
 import { readSite } from "../gitops/site-reader.ts";
 import { writeTree } from "../gitops/tree-writer.ts";
 import { evaluateSite } from "../synth/evaluate.ts";
-import { field, stringField } from "../synth/inventory/raw.ts";
-import { SIP_LABELS } from "../synth/inventory/bmh.ts";
 import { renderPlan } from "../synth/plan/render-plan.ts";
-import { generateBmhs, kubectlJson, type RawObject } from "../test/builders/inventory.ts";
+import { writeGeneratedInventory } from "./generated-inventory.ts";
 
 /** The result line of one run. */
 export interface SynthBenchResult {
@@ -30,18 +25,6 @@ export interface SynthBenchResult {
 }
 
 const MAC_NODES = 2;
-
-/**
- * Boot MACs of hosts a MAC entry can name: inspected, provisioned, no SIP owner (every generated NIC
- * has an IPv4, so the boot NIC gives the node its address).
- */
-function macCandidate(bmh: RawObject): string | undefined {
-  const status = field(bmh, "status");
-  if (bmh["kind"] !== "BareMetalHost" || field(status, "hardware") === undefined) return undefined;
-  if (stringField(field(status, "provisioning"), "state") !== "provisioned") return undefined;
-  if (field(field(field(bmh, "metadata"), "labels"), SIP_LABELS.name) !== undefined) return undefined;
-  return stringField(field(bmh, "spec"), "bootMACAddress");
-}
 
 function provisioning(index: number, macs: readonly string[]): string {
   const name = `c${String(index).padStart(5, "0")}`;
@@ -58,16 +41,7 @@ function provisioning(index: number, macs: readonly string[]): string {
 
 async function generateSite(site: string, hosts: number, clusters: number): Promise<number> {
   const inventoryFile = path.join(site, "inventory", "bmh.json");
-  await mkdir(path.dirname(inventoryFile), { recursive: true });
-  const macs: string[] = [];
-  const objects = function* () {
-    for (const object of generateBmhs(hosts, { seed: 2026, namespace: "metal3" })) {
-      const mac = macCandidate(object);
-      if (mac !== undefined) macs.push(mac);
-      yield object;
-    }
-  };
-  await pipeline(Readable.from(kubectlJson(objects())), createWriteStream(inventoryFile));
+  const macs = await writeGeneratedInventory(inventoryFile, hosts, { seed: 2026, format: "json" });
   const specs: string[] = [];
   let macsUsed = 0;
   for (let index = 0; index < clusters; index++) {
