@@ -122,13 +122,14 @@ export class SiteSnapshot {
     const replaced = this.#scoped.get(keyScope(resource.key)) ?? [];
     const touched = new Set(scopesOf(siteModel([resource]).model).get(resource) ?? [keyScope(resource.key)]);
     for (const known of replaced) for (const value of this.#scopes.get(known) ?? []) touched.add(value);
+    const sameKey = (known: InvalidResource) =>
+      resourceKey(known.kind, known.namespace, known.name) === resource.key;
     // A known CR of the key that fails its schema leaves its cluster too (a fix may relabel it).
-    const invalid = (this.#input.invalid ?? []).filter((known) => {
-      const same = resourceKey(known.kind, known.namespace, known.name) === resource.key;
-      if (same && known.cluster !== undefined)
+    for (const known of this.invalid.filter(sameKey)) {
+      if (known.cluster !== undefined)
         touched.add(`${CLUSTER_SCOPE}${clusterKey(known.namespace, known.cluster)}`);
-      return !same;
-    });
+    }
+    const invalid = this.invalid.filter((known) => !sameKey(known));
     // A glue's "no Provisioning … (found: …)" lists the namespace's CRs of that kind.
     if (resource.kind === "Cluster") touched.add(namespaceScope(resource.namespace));
     const related = new Set<AnyResource>();
