@@ -209,7 +209,8 @@ export function replan(index: TraceIndex, changes: ReadonlyMap<ClusterKey, Clust
   for (const host of fixed.moved) for (const turn of index.readersOf(host)) queue.add(turn);
 
   const placed: TurnOutcome[] = [];
-  const replaced = new Map<string, TurnOutcome | undefined>();
+  // Turns of the trace placed again (or gone): their outcomes in the trace no longer stand.
+  const replaced = new Set<string>();
   for (let turn = queue.next(); turn !== undefined; turn = queue.next()) {
     const current = turn;
     const work = workOf(clusters, current);
@@ -232,7 +233,7 @@ export function replan(index: TraceIndex, changes: ReadonlyMap<ClusterKey, Clust
       });
     const before = index.outcome(current);
     if (outcome) placed.push(outcome);
-    if (before || outcome) replaced.set(turnId(current), outcome);
+    if (before || outcome) replaced.add(turnId(current));
     for (const id of changedClaims(before, outcome)) {
       const claim = outcome?.claims.get(id);
       if (claim) turnClaims.set(id, { ...claim, turn: current });
