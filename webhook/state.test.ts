@@ -23,7 +23,7 @@ const byMac = (name: string, mac: string) =>
 describe("WebhookState", () => {
   afterEach(() => vi.restoreAllMocks());
 
-  it("carries the evaluated site over a change of CRs, and evaluates anew for a new inventory", () => {
+  it("carries the evaluated site over a change of CRs, and evaluates anew for a new inventory or lock", () => {
     const evaluations = vi.spyOn(SiteSnapshot, "of");
     const state = new WebhookState();
     state.update({ inventory, clusterResources: clusterResources(byMac("east", "00:00:00:00:00:01")) });
@@ -46,8 +46,23 @@ describe("WebhookState", () => {
     ).toEqual(["host-claimed"]);
     expect(evaluations).toHaveBeenCalledTimes(1);
 
+    // The site's lock read again unchanged (a file feed reads everything again) keeps it too.
+    state.update({ lock: { entries: [] } });
+    state.reviewer()?.review(asking);
+    expect(evaluations).toHaveBeenCalledTimes(1);
+
     state.update({ inventory: makeInventory([...inventory.hosts]) });
     state.reviewer()?.review(asking);
     expect(evaluations).toHaveBeenCalledTimes(2);
+
+    state.update({
+      lock: {
+        entries: [
+          { host: "metal3/node-02", cluster: "edge-a/north", kind: "bpa", role: "master", node: "master-1" },
+        ],
+      },
+    });
+    state.reviewer()?.review(asking);
+    expect(evaluations).toHaveBeenCalledTimes(3);
   });
 });

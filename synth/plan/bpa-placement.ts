@@ -148,6 +148,12 @@ export function claimMacHosts(
   return { contested, issues, issuesByHost };
 }
 
+/** The hosts a BPA cluster's MAC entries name, of those the inventory has, in CR order. */
+export function macNamedHosts(group: BpaGroup, inventory: Inventory): Host[] {
+  const requests = group.provisioning ? [...group.provisioning.masters, ...group.provisioning.workers] : [];
+  return requests.flatMap((request) => (request.kind === "mac" ? (inventory.byMac(request.mac) ?? []) : []));
+}
+
 /** The plan of a cluster with Software or Cluster CRs but no Provisioning: no hosts, nothing to place. */
 export function unprovisionedPlan(key: ClusterKey, group: BpaGroup): BpaClusterPlan {
   return { kind: "bpa", key, ...group, masters: [], workers: [], decisions: [] };

@@ -18,7 +18,7 @@ import { sipOwnerKey, type Host } from "../inventory/host.ts";
 import type { BestFit, Inventory } from "../inventory/inventory.ts";
 import { matchesSelector, type LabelSelector } from "../inventory/selector.ts";
 import type { SipCluster } from "../site/sip.ts";
-import type { BpaGroup, ProvisionedGroup } from "./bpa-placement.ts";
+import { macNamedHosts, type BpaGroup, type ProvisionedGroup } from "./bpa-placement.ts";
 import type { StandingClaim } from "./claim-ledger.ts";
 import { fixClaims, type FixedClaims } from "./fixed-claims.ts";
 import type { Lock, LockEntry } from "./lock.ts";
@@ -99,7 +99,7 @@ export class TraceIndex {
       .filter(({ host }) => inventory.bestFitRank(host) !== undefined)
       .sort((a, b) => this.#rank(a.host) - this.#rank(b.host));
     for (const [key, group] of trace.clusters.bpaByKey) {
-      for (const host of macHosts(group, inventory)) {
+      for (const { id: host } of macNamedHosts(group, inventory)) {
         let users = this.#macUsers.get(host);
         if (!users) this.#macUsers.set(host, (users = new Set()));
         users.add(key);
@@ -373,7 +373,7 @@ function fixAgain(
   };
   for (const [key, change] of changes) {
     for (const group of [trace.clusters.bpaByKey.get(key), change.bpa])
-      if (group) for (const id of macHosts(group, inventory)) addHost(id);
+      if (group) for (const host of macNamedHosts(group, inventory)) refixed.add(host);
     if (isLive(key) !== wasLive(key)) {
       for (const entry of index.lockEntriesAbout([], [key])) addHost(entry.host);
       for (const host of inventory.ownedBySip(key)) refixed.add(host);
@@ -446,19 +446,10 @@ function ownFixedHosts(
   const group = clusters.bpaByKey.get(key);
   return [
     ...fixed.heldByLock(key).flatMap((entry) => inventory.byId(entry.host) ?? []),
-    ...(group ? macHosts(group, inventory) : []).flatMap((id) => inventory.byId(id) ?? []),
+    ...(group ? macNamedHosts(group, inventory) : []),
     ...inventory.ownedBySip(key),
     ...fixed.releasing(key).map((release) => release.host),
   ];
-}
-
-/** Host ids a group's MAC entries name. */
-function macHosts(group: BpaGroup, inventory: Inventory): string[] {
-  const requests = group.provisioning ? [...group.provisioning.masters, ...group.provisioning.workers] : [];
-  return requests.flatMap((request) => {
-    const host = request.kind === "mac" ? inventory.byMac(request.mac) : undefined;
-    return host ? [host.id] : [];
-  });
 }
 
 /** What `turn` places in `clusters`, if anything. */

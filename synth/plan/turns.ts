@@ -11,7 +11,7 @@ import type { Host } from "../inventory/host.ts";
 import type { LabelSelector } from "../inventory/selector.ts";
 import type { BestFit, Inventory } from "../inventory/inventory.ts";
 import type { SipCluster } from "../site/sip.ts";
-import { placeBpaCluster, type ProvisionedGroup } from "./bpa-placement.ts";
+import { macNamedHosts, placeBpaCluster, type ProvisionedGroup } from "./bpa-placement.ts";
 import { ClaimLedger, type StandingClaim } from "./claim-ledger.ts";
 import type { Placed, PlanningContext } from "./context.ts";
 import type { FixedClaims } from "./fixed-claims.ts";
@@ -118,10 +118,7 @@ export function placeTurn(work: TurnWork, setting: TurnSetting): TurnOutcome {
     placed = placeSipCluster(work.sip, { ...context, releasing: setting.fixed.releasing(work.key) });
   } else {
     // Whether a MAC entry's host is contested depends on that host's fixed claim.
-    for (const request of [...work.group.provisioning.masters, ...work.group.provisioning.workers]) {
-      const host = request.kind === "mac" ? setting.inventory.byMac(request.mac) : undefined;
-      if (host) hosts.add(host.id);
-    }
+    for (const host of macNamedHosts(work.group, setting.inventory)) hosts.add(host.id);
     placed = placeBpaCluster(work.key, work.group, { ...context, contested: setting.fixed.contested });
   }
   recording = false;
