@@ -9,6 +9,7 @@ import { readSite, SETTINGS_FILE } from "../../gitops/site-reader.ts";
 import { LOCK_FILE } from "../../synth/plan/lock.ts";
 import { EMPTY_LOCK } from "../../synth/plan/lock.ts";
 import { FileFeed, type SiteFiles } from "../../webhook/file-feed.ts";
+import { tuneHeapForReviews } from "../../webhook/heap.ts";
 import { jsonLogger } from "../../webhook/log.ts";
 import { startWebhook } from "../../webhook/main.ts";
 import { WebhookState } from "../../webhook/state.ts";
@@ -62,6 +63,7 @@ export async function webhook(argv: readonly string[], io: Console): Promise<num
   await checkTls(certFile, keyFile);
   const host = values.host ?? "0.0.0.0";
 
+  tuneHeapForReviews();
   const log = jsonLogger((line) => io.out(`${line}\n`));
   const state = new WebhookState();
   // Listen first: /healthz answers while the first read or list runs, and /readyz says why not yet.
