@@ -31,7 +31,7 @@ import {
   type KubernetesObject,
   type ObjectCache,
 } from "@kubernetes/client-node";
-import type { Host } from "../synth/inventory/host.ts";
+import { sameHost, type Host } from "../synth/inventory/host.ts";
 import { Inventory } from "../synth/inventory/inventory.ts";
 import { buildInventory, type InventoryObject } from "../synth/inventory/load.ts";
 import { field, isRecord, stringField } from "../synth/inventory/raw.ts";
@@ -359,8 +359,9 @@ export class ClusterFeed implements Feed {
   #publish(): void {
     // A resource still listing would look empty: keep serving what was published before.
     if (!this.#watches.every((watch) => watch.listed)) return;
-    const inventoryChanged = this.#dirtyHosts.size > 0 || !this.#published;
-    for (const id of this.#dirtyHosts) this.#recompute(id);
+    let inventoryChanged = !this.#published;
+    // Most BMH events are status refreshes (power state, timestamps) that change no fact of a host.
+    for (const id of this.#dirtyHosts) if (this.#recompute(id)) inventoryChanged = true;
     this.#dirtyHosts.clear();
     let clusterResources;
     let clusterInvalid;
@@ -383,8 +384,12 @@ export class ClusterFeed implements Feed {
     this.#published = true;
   }
 
-  /** Computes the host of BMH `id` from its BMH, HardwareData and networkData Secret. */
-  #recompute(id: string): void {
+  /**
+   * Computes the host of BMH `id` from its BMH, HardwareData and networkData Secret; whether it
+   * differs from the host known before.
+   */
+  #recompute(id: string): boolean {
+    const before = this.#hosts.get(id);
     const slash = id.indexOf("/");
     const [namespace, name] = [id.slice(0, slash), id.slice(slash + 1)];
     const cache = (use: Use) => this.#watches.find((watch) => watch.resource.use === use);
@@ -393,7 +398,7 @@ export class ClusterFeed implements Feed {
     this.#forgetSecret(id);
     if (hosts === undefined || bmh === undefined) {
       this.#hosts.delete(id);
-      return;
+      return before !== undefined;
     }
     const objects: InventoryObject[] = [clusterObject(bmh, hosts.resource)];
     const hardware = cache("hardware");
@@ -413,8 +418,9 @@ export class ClusterFeed implements Feed {
       this.#options.log.warn("inventory finding", { host: id, path: found.path, message: found.message });
     }
     const host = inventory.byId(id);
-    if (host) this.#hosts.set(id, host);
-    else this.#hosts.delete(id);
+    if (host === undefined) this.#hosts.delete(id);
+    else if (before === undefined || !sameHost(host, before)) this.#hosts.set(id, host);
+    return host === undefined ? before !== undefined : this.#hosts.get(id) !== before;
   }
 
   #forgetSecret(id: string): void {

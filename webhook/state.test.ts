@@ -51,7 +51,15 @@ describe("WebhookState", () => {
     state.reviewer()?.review(asking);
     expect(evaluations).toHaveBeenCalledTimes(1);
 
-    state.update({ inventory: makeInventory([...inventory.hosts]) });
+    // Every BMH read again, with the same facts (a file feed reads everything again).
+    state.update({ inventory: makeInventory(inventory.hosts.map((host) => ({ ...host }))) });
+    state.reviewer()?.review(asking);
+    expect(evaluations).toHaveBeenCalledTimes(1);
+
+    // A host's facts changed: the site is evaluated anew.
+    const [first, ...others] = inventory.hosts;
+    if (first === undefined) throw new Error("no hosts");
+    state.update({ inventory: makeInventory([{ ...first, cpus: (first.cpus ?? 0) + 1 }, ...others]) });
     state.reviewer()?.review(asking);
     expect(evaluations).toHaveBeenCalledTimes(2);
 

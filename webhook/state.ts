@@ -77,13 +77,15 @@ export class WebhookState implements Knowledge {
   /**
    * Replaces parts of the knowledge; the next request reviews against the result. A change of CRs
    * alone carries the evaluated site over (`SiteSnapshot.withResources`: only the clusters whose
-   * CRs changed are planned again); a new inventory or lock is evaluated anew, on the next request,
-   * so a burst of updates costs one evaluation.
+   * CRs changed are planned again), and so does an inventory whose hosts say what they said before;
+   * a changed inventory or lock is evaluated anew, on the next request, so a burst of updates costs
+   * one evaluation.
    */
   update(parts: KnowledgeUpdate): void {
     const lockChanged = parts.lock !== undefined && !sameLock(parts.lock, this.#lock);
+    const inventoryChanged = parts.inventory !== undefined && !this.#inventory?.sameHosts(parts.inventory);
     if (parts.inventory) {
-      this.#inventory = parts.inventory;
+      if (inventoryChanged) this.#inventory = parts.inventory;
       this.#currentAt = this.clock();
     }
     if (parts.siteResources) {
@@ -95,7 +97,7 @@ export class WebhookState implements Knowledge {
       this.#clusterInvalid = parts.clusterInvalid ?? [];
     }
     this.#lock = parts.lock ?? this.#lock;
-    if (parts.inventory || lockChanged) this.#snapshot = undefined;
+    if (inventoryChanged || lockChanged) this.#snapshot = undefined;
     else if (this.#snapshot && (parts.siteResources || parts.clusterResources)) {
       this.#snapshot = this.#snapshot.withResources(this.#knownResources(), this.#knownInvalid());
     }

@@ -55,6 +55,22 @@ describe("Inventory", () => {
     expect(inventory.byId("metal3/missing")).toBeUndefined();
   });
 
+  it("tells an inventory of the same hosts and facts from one where a host or a fact differs", () => {
+    const copies = () => hosts.map((host) => structuredClone(host));
+    expect(inventory.sameHosts(new Inventory(copies().reverse()))).toBe(true);
+    expect(inventory.sameHosts(new Inventory(copies().slice(1)))).toBe(false);
+    const relabelled = copies().map((host) =>
+      host.name === "node-c" ? { ...host, labels: { ...host.labels, tier: "silver" } } : host,
+    );
+    expect(inventory.sameHosts(new Inventory(relabelled))).toBe(false);
+    const renumbered = copies().map((host) =>
+      host.name === "node-a"
+        ? { ...host, nics: host.nics.map((nic) => ({ ...nic, ipv4: "10.9.9.9" })) }
+        : host,
+    );
+    expect(inventory.sameHosts(new Inventory(renumbered))).toBe(false);
+  });
+
   it("refuses a host given twice (the loader deduplicates; this is a bug)", () => {
     expect(() => new Inventory([makeHost(), makeHost()])).toThrow(/metal3\/node-0 given twice/);
   });

@@ -6,7 +6,7 @@
 import { pushTo } from "../group.ts";
 import { compareText } from "../issue.ts";
 import { ClosestMac, type KnownMac } from "./closest-mac.ts";
-import { sipOwnerKey, type Host } from "./host.ts";
+import { sameHost, sipOwnerKey, type Host } from "./host.ts";
 import type { LabelSelector } from "./selector.ts";
 import { matchesSelector } from "./selector.ts";
 
@@ -67,6 +67,21 @@ export class Inventory {
   /** Number of hosts. */
   get size(): number {
     return this.hosts.length;
+  }
+
+  /**
+   * Whether `other` holds the same hosts with the same facts: a feed that reads every BMH again, or
+   * an informer relaying a status refresh that changed nothing metalsynth reads, makes one.
+   */
+  sameHosts(other: Inventory): boolean {
+    return (
+      other === this ||
+      (other.size === this.size &&
+        this.hosts.every((host, index) => {
+          const otherHost = other.hosts[index];
+          return otherHost !== undefined && sameHost(host, otherHost);
+        }))
+    );
   }
 
   /** The host with id `namespace/name`. */

@@ -201,6 +201,25 @@ describe("the webhook fed by informers (--from-cluster)", () => {
     );
   });
 
+  it("keeps what it knows of a host over a BMH event that changes none of its facts", async () => {
+    const [bmh] = await exampleObjects("inventory/rack-r01.yaml");
+    if (bmh === undefined) throw new Error("no BMH in rack-r01.yaml");
+    const before = host("metal3/r01-node-01");
+    expect(before).toBeDefined();
+    // A status refresh: only fields metalsynth does not read.
+    const status = {
+      ...(bmh.status as Record<string, unknown>),
+      poweredOn: false,
+      lastUpdated: "2026-11-24T05:00:00Z",
+    };
+    apiServer.put(BMHS, { ...bmh, status });
+    // Events of one resource arrive in order: once the host added after it is in, the refresh was seen.
+    apiServer.put(BMHS, makeBmh({ name: "r05-node-01", cpus: 8 }));
+    await eventually(() => host("metal3/r05-node-01") !== undefined, "the host added after the refresh");
+    expect(host("metal3/r01-node-01")).toBe(before);
+    apiServer.remove(BMHS, "r05-node-01", "metal3");
+  });
+
   it("watches again after a watch connection drops", async () => {
     apiServer.dropWatches();
     apiServer.put(BMHS, makeBmh({ name: "r04-node-02" }));
