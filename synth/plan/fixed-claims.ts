@@ -27,6 +27,8 @@ export interface FixedClaimsInput {
 export interface FixedClaims {
   /** Who holds `host` before any turn: the lock, a MAC entry, or its SIP labels. */
   claimOf(host: Host): StandingClaim | undefined;
+  /** Every host with a fixed claim (see {@link claimOf}). */
+  claimedHosts(): Host[];
   /** The hosts `cluster` is releasing (its SIP labels are removed first), in lock order. */
   releasing(cluster: ClusterKey): readonly Release[];
   /** Every cluster releasing hosts. */
@@ -82,10 +84,20 @@ export function fixClaims(input: FixedClaimsInput): FixedClaims {
   const { contested, issuesByHost } = claimMacHosts(input.groups, inventory, ledger);
   // Fixed now: every turn asks again about the hosts it looks at, so each answer is kept.
   const answers = new Map<string, StandingClaim | undefined>();
+  const claimOf = (host: Host) => {
+    if (!answers.has(host.id)) answers.set(host.id, ledger.claimOf(host));
+    return answers.get(host.id);
+  };
   return {
-    claimOf: (host) => {
-      if (!answers.has(host.id)) answers.set(host.id, ledger.claimOf(host));
-      return answers.get(host.id);
+    claimOf,
+    claimedHosts: () => {
+      // Recorded claims, and SIP labels the lock does not overrule.
+      const ids = new Set(ledger.recorded.keys());
+      for (const host of inventory.hosts) if (host.sipOwner !== undefined) ids.add(host.id);
+      return [...ids].flatMap((id) => {
+        const host = inventory.byId(id);
+        return host !== undefined && claimOf(host) !== undefined ? [host] : [];
+      });
     },
     releasing: (cluster) => ledger.releasing(cluster),
     releasingClusters: () => ledger.releasingClusters(),

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { makeInventory } from "../../test/builders/inventory.ts";
 import { makeProvisioning } from "../../test/builders/specs.ts";
 import { EMPTY_LOCK } from "./lock.ts";
-import { planSite } from "./plan-site.ts";
+import { planSite, tracePlan } from "./plan-site.ts";
 
 describe("planSite", () => {
   it("explains a decision with the claims made before it, never a later cluster's", () => {
@@ -26,5 +26,46 @@ describe("planSite", () => {
     expect(second?.rejected()).toEqual([
       { host: "metal3/small", rejection: { filter: "Unclaimed", reason: "claimed" } },
     ]);
+  });
+
+  it("walks a host a MAC entry fixes only in its own cluster's turn, and the lock's hosts in their cluster's", () => {
+    const inventory = makeInventory([
+      { name: "named", cpus: 8, nics: [{ name: "eno1", mac: "00:00:00:00:00:01" }] },
+      { name: "locked", cpus: 8 },
+      { name: "free", cpus: 16 },
+      // Too small for anyone: never walked, and enough hosts that a few reads are not "all".
+      ...Array.from({ length: 12 }, (_, index) => ({ name: `small-${index}`, cpus: 2 })),
+    ]);
+    const model = {
+      provisionings: [
+        makeProvisioning({ cluster: "a", masters: { "master-1": { cpu: 8 } } }),
+        makeProvisioning({ cluster: "b", masters: { "master-1": { cpu: 8 } } }),
+        makeProvisioning({
+          cluster: "c",
+          masters: { "master-1": { "mac-address": "00:00:00:00:00:01" } },
+          workers: { "worker-1": { cpu: 4 } },
+        }),
+      ],
+      softwares: [],
+      glues: [],
+      sips: [],
+    };
+    // The lock gave `locked` to b's worker, which b no longer asks for: its master may have it.
+    const lock = {
+      entries: [
+        { host: "metal3/locked", cluster: "ns/b", kind: "bpa" as const, role: "worker", node: "worker-1" },
+      ],
+    };
+    const trace = tracePlan({ model, inventory, lock });
+    const chosen = (cluster: string) =>
+      trace.plan.clusters
+        .filter((plan) => plan.key === `ns/${cluster}`)
+        .flatMap((plan) => plan.decisions.flatMap((decision) => decision.chosen.map((host) => host.host)));
+    expect(chosen("a")).toEqual(["metal3/free"]);
+    expect(chosen("b")).toEqual(["metal3/locked"]);
+    expect(chosen("c")).toEqual(["metal3/named"]);
+    // a's walk never looked up who holds the hosts fixed for b and c: no change of theirs reaches a.
+    const reads = trace.turns.find((turn) => turn.turn.key === "ns/a")?.reads;
+    expect([...(reads?.hosts ?? [])]).toEqual(["metal3/free"]);
   });
 });

@@ -1,10 +1,13 @@
 import { sipKey, type ClusterKey } from "../cluster-key.ts";
+import { pushTo } from "../group.ts";
+import type { Host } from "../inventory/host.ts";
 import { compareText, type Issue } from "../issue.ts";
-import type { Inventory } from "../inventory/inventory.ts";
+import type { BestFit, Inventory } from "../inventory/inventory.ts";
 import type { SipCluster } from "../site/sip.ts";
 import { groupBpa, unprovisionedPlan, type BpaGroup } from "./bpa-placement.ts";
 import { fixClaims, type FixedClaims } from "./fixed-claims.ts";
 import { compareLockEntries, type Lock, type LockEntry } from "./lock.ts";
+import { MergedCandidates, type Candidates } from "./merged-candidates.ts";
 import type { ClusterPlan, SiteModel, SitePlan } from "./model.ts";
 import { retireSipCluster } from "./sip-placement.ts";
 import {
@@ -65,6 +68,7 @@ export function tracePlan({ model, inventory, lock }: PlanInput): PlanTrace {
   const turnsLeft = new Map<ClusterKey, number>();
   for (const turn of work) turnsLeft.set(turn.key, (turnsLeft.get(turn.key) ?? 0) + 1);
   const turnClaims = new Map<string, TurnClaim>();
+  const candidates = ownFixedCandidates(inventory, fixed);
   const setting: TurnSetting = {
     inventory,
     fixed,
@@ -75,14 +79,15 @@ export function tracePlan({ model, inventory, lock }: PlanInput): PlanTrace {
       const now = placing !== undefined && turn.pass === placing.pass && turn.key === placing.key;
       return claim && (now || compareTurns(claim.turn, turn) < 0) ? claim : undefined;
     },
-    bestFit: inventory.bestFit(),
+    bestFit: candidates.shared,
     stillPlanning: (cluster) => (turnsLeft.get(cluster) ?? 0) > 0,
   };
   const turns: TurnOutcome[] = [];
   let placing: TurnWork | undefined;
   for (const turn of work) {
     placing = turn;
-    const outcome = placeTurn(turn, setting);
+    const bestFit = candidates.forTurn(turn.key, (host) => setting.claimedEarlier(host, turn) !== undefined);
+    const outcome = placeTurn(turn, { ...setting, bestFit });
     turns.push(outcome);
     for (const [host, claim] of outcome.claims) turnClaims.set(host, { ...claim, turn: outcome.turn });
     turnsLeft.set(turn.key, (turnsLeft.get(turn.key) ?? 1) - 1);
@@ -94,6 +99,40 @@ export function tracePlan({ model, inventory, lock }: PlanInput): PlanTrace {
     fixed,
     turns,
     turnClaims,
+  };
+}
+
+/**
+ * The best-fit candidates of a whole site's run. A host with a fixed claim is a candidate for its
+ * own cluster only (the claim filter turns every other cluster away), so it leaves the shared walk
+ * and joins its cluster's turns: otherwise every resource-only turn walked past the MAC-named hosts
+ * of every cluster planned after it, and a site of 10,000 clusters spent most of its planning there.
+ */
+function ownFixedCandidates(
+  inventory: Inventory,
+  fixed: FixedClaims,
+): {
+  readonly shared: BestFit;
+  forTurn(key: ClusterKey, claimedEarlier: (host: Host) => boolean): Candidates;
+} {
+  const shared = inventory.bestFit();
+  const own = new Map<ClusterKey, Host[]>();
+  for (const host of fixed.claimedHosts()) {
+    const owner = fixed.claimOf(host)?.cluster;
+    if (owner === undefined || inventory.bestFitRank(host) === undefined) continue;
+    shared.take(host);
+    pushTo(own, owner, host);
+  }
+  const rank = (host: Host) => inventory.bestFitRank(host) ?? Number.MAX_SAFE_INTEGER;
+  for (const hosts of own.values()) hosts.sort((a, b) => rank(a) - rank(b));
+  return {
+    shared,
+    forTurn: (key, claimedEarlier) => {
+      const hosts = own.get(key);
+      return hosts === undefined
+        ? shared
+        : new MergedCandidates(shared, hosts, rank, claimedEarlier, { takesFromBase: true });
+    },
   };
 }
 

@@ -22,6 +22,7 @@ import { macNamedHosts, type BpaGroup, type ProvisionedGroup } from "./bpa-place
 import type { StandingClaim } from "./claim-ledger.ts";
 import { fixClaims, type FixedClaims } from "./fixed-claims.ts";
 import type { Lock, LockEntry } from "./lock.ts";
+import { MergedCandidates, type Candidates } from "./merged-candidates.ts";
 import { assemble, type PlanClusters, type PlanTrace } from "./plan-site.ts";
 import { compareTurns, placeTurn, type Turn, type TurnOutcome, type TurnWork } from "./turns.ts";
 
@@ -135,11 +136,7 @@ export class TraceIndex {
    * `maybeFree` (the turn's own fixed hosts, hosts whose claims the change moved). A superset of
    * what a full run's candidates would be; the turn's claim filter rejects the rest.
    */
-  candidatesFor(
-    turn: Turn,
-    maybeFree: Iterable<Host>,
-    claimedEarlier: (host: Host) => boolean,
-  ): Pick<BestFit, "take" | "fitting"> {
+  candidatesFor(turn: Turn, maybeFree: Iterable<Host>, claimedEarlier: (host: Host) => boolean): Candidates {
     const extra = new Map<string, Host>();
     for (const { host, turn: claimedBy } of this.#sizedClaimedByTurnOnly) {
       if (compareTurns(claimedBy, turn) >= 0) extra.set(host.id, host);
@@ -147,7 +144,9 @@ export class TraceIndex {
     for (const host of maybeFree)
       if (this.inventory.bestFitRank(host) !== undefined) extra.set(host.id, host);
     const sorted = [...extra.values()].sort((a, b) => this.#rank(a) - this.#rank(b));
-    return new MergedCandidates(this.#unclaimed, sorted, (host) => this.#rank(host), claimedEarlier);
+    return new MergedCandidates(this.#unclaimed, sorted, (host) => this.#rank(host), claimedEarlier, {
+      takesFromBase: false,
+    });
   }
 
   /**
@@ -407,6 +406,10 @@ function fixAgain(
   const changed = (key: ClusterKey) => changes.has(key);
   const claims: FixedClaims = {
     claimOf: (host) => (ids.has(host.id) ? again : before).claimOf(host),
+    claimedHosts: () => [
+      ...before.claimedHosts().filter((host) => !ids.has(host.id)),
+      ...again.claimedHosts().filter((host) => ids.has(host.id)),
+    ],
     releasing: (key) => (changed(key) ? again : before).releasing(key),
     releasingClusters: () => [
       ...before.releasingClusters().filter((key) => !changed(key)),
@@ -485,43 +488,6 @@ function sameTurn(a: Turn | undefined, b: Turn): boolean {
 
 function turnId(turn: Turn): string {
   return `${turn.pass}\u0000${turn.key}`;
-}
-
-/**
- * The candidates of {@link TraceIndex.candidatesFor}: `base`'s walk with `extra` (sorted by rank)
- * merged in. What the turn takes is kept here: `base` is the trace's and serves every review.
- */
-class MergedCandidates implements Pick<BestFit, "take" | "fitting"> {
-  readonly #taken = new Set<string>();
-
-  constructor(
-    private readonly base: BestFit,
-    private readonly extra: readonly Host[],
-    private readonly rank: (host: Host) => number,
-    /** Claimed by an earlier turn: no candidate (see `TurnSetting.bestFit`). */
-    private readonly claimedEarlier: (host: Host) => boolean,
-  ) {}
-
-  take(host: Host): void {
-    this.#taken.add(host.id);
-  }
-
-  #offered(host: Host): boolean {
-    return !this.#taken.has(host.id) && !this.claimedEarlier(host);
-  }
-
-  *fitting(minCpus = 0, minMemoryBytes = 0, scanned?: (from: number, to: number) => void): Generator<Host> {
-    const fits = (host: Host) => (host.cpus ?? 0) >= minCpus && (host.memoryBytes ?? 0) >= minMemoryBytes;
-    const extra = this.extra.filter(fits);
-    let next = 0;
-    for (const host of this.base.fitting(minCpus, minMemoryBytes, scanned)) {
-      for (; next < extra.length && this.rank(extra[next]!) < this.rank(host); next++) {
-        if (this.#offered(extra[next]!)) yield extra[next]!;
-      }
-      if (this.#offered(host)) yield host;
-    }
-    for (; next < extra.length; next++) if (this.#offered(extra[next]!)) yield extra[next]!;
-  }
 }
 
 /** `a` and `b` (each sorted by id, `b` short) merged in id order, each host once. */

@@ -9,12 +9,13 @@ import type { ClusterKey } from "../cluster-key.ts";
 import { compareText } from "../issue.ts";
 import type { Host } from "../inventory/host.ts";
 import type { LabelSelector } from "../inventory/selector.ts";
-import type { BestFit, Inventory } from "../inventory/inventory.ts";
+import type { Inventory } from "../inventory/inventory.ts";
 import type { SipCluster } from "../site/sip.ts";
 import { macNamedHosts, placeBpaCluster, type ProvisionedGroup } from "./bpa-placement.ts";
 import { ClaimLedger, type StandingClaim } from "./claim-ledger.ts";
 import type { Placed, PlanningContext } from "./context.ts";
 import type { FixedClaims } from "./fixed-claims.ts";
+import type { Candidates } from "./merged-candidates.ts";
 import type { ClusterPlan } from "./model.ts";
 import { placeSipCluster } from "./sip-placement.ts";
 
@@ -75,7 +76,7 @@ export interface TurnSetting {
    * the cluster's own; it is no candidate all the same. A whole site's run shares one, from which
    * each turn takes what it claims; a turn placed again gets its own.
    */
-  readonly bestFit: Pick<BestFit, "take" | "fitting">;
+  readonly bestFit: Candidates;
   /** Whether `cluster` has a turn at or after this one, so it may still take hosts it holds. */
   stillPlanning(cluster: ClusterKey): boolean;
   /** See {@link PlanningContext.mayBeFree}; a whole site's run offers every host. */
