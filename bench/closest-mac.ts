@@ -7,8 +7,7 @@
  * Run standalone with `npx tsx bench/closest-mac.ts`; `benchClosestMac()` returns the printable lines.
  */
 import { pathToFileURL } from "node:url";
-import type { Inventory } from "../synth/inventory/inventory.ts";
-import { buildInventory } from "../synth/inventory/load.ts";
+import { buildInventory, type Inventory } from "./product.ts";
 import { generateBmhs, mulberry32 } from "../test/builders/inventory.ts";
 import { milliseconds, percentile, timeRuns } from "./stats.ts";
 

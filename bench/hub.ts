@@ -6,10 +6,7 @@
 import { spawnSync } from "node:child_process";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { readSite } from "../gitops/site-reader.ts";
-import { readResources } from "../synth/site/resources.ts";
-import { tuneHeapForReviews } from "../webhook/heap.ts";
-import { WebhookState } from "../webhook/state.ts";
+import { readResources, readSite, tuneHeapForReviews, WebhookState } from "./product.ts";
 import { generateHubSite, hubProvisioning, hubSipCluster, type HubSite } from "./hub-site.ts";
 import { buildCli } from "../test/support/build-cli.ts";
 import { milliseconds, percentile, timeRuns } from "./stats.ts";

@@ -7,11 +7,7 @@
 import { mkdir, mkdtemp, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { renderSite } from "../gitops/render.ts";
-import { readSite } from "../gitops/site-reader.ts";
-import { writeTree } from "../gitops/tree-writer.ts";
-import { evaluateSite } from "../synth/evaluate.ts";
-import { renderPlan } from "../synth/plan/render-plan.ts";
+import { evaluateSite, readSite, renderPlan, renderSite, writeTree } from "./product.ts";
 import { writeGeneratedInventory } from "./generated-inventory.ts";
 
 /** The result line of one run. */

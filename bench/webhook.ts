@@ -20,19 +20,21 @@ import type { AddressInfo } from "node:net";
 import { pathToFileURL } from "node:url";
 import { Worker, isMainThread, parentPort, workerData } from "node:worker_threads";
 import express from "express";
-import { buildInventory } from "../synth/inventory/load.ts";
-import type { Inventory } from "../synth/inventory/inventory.ts";
-import { EMPTY_LOCK } from "../synth/plan/lock.ts";
 import { generateBmhs } from "../test/builders/inventory.ts";
 import { createTestCa, issueServerCertificate, SERVICE_NAME } from "../test/webhook/tls-fixture.ts";
 import { admissionReview, provisioning, type Cr } from "../test/builders/reviews.ts";
-import { jsonLogger } from "../webhook/log.ts";
-import { startWebhook } from "../webhook/main.ts";
-import { SiteReviewer } from "../webhook/site-review.ts";
 import { hubProvisioning, type HubSite } from "./hub-site.ts";
 import { loadHub } from "./hub.ts";
+import {
+  buildInventory,
+  EMPTY_LOCK,
+  jsonLogger,
+  SiteReviewer,
+  startWebhook,
+  WebhookState,
+  type Inventory,
+} from "./product.ts";
 import { milliseconds, percentile, timeRuns } from "./stats.ts";
-import { WebhookState } from "../webhook/state.ts";
 
 const HOSTS = 10_000;
 const RULE_RUNS = 2000;
