@@ -166,8 +166,30 @@ export class JsonSplitter {
       this.#atStart = false;
       if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) index = 3; // UTF-8 byte order mark
     }
-    for (; index < bytes.length; index++) {
-      const byte = bytes[index] ?? 0;
+    const length = bytes.length;
+    for (; index < length; index++) {
+      let byte = bytes[index] ?? 0;
+      // Fast paths for most of a kubectl dump: inside a string only a quote, a backslash, a newline or
+      // a NUL matters, and outside one a run of indentation only moves the column.
+      if (this.#inString && !this.#escaped) {
+        let column = this.#column;
+        while (byte !== QUOTE && byte !== BACKSLASH && byte !== NEWLINE && byte !== 0) {
+          if ((byte & 0xc0) !== 0x80) column++;
+          if (++index === length) break;
+          byte = bytes[index] ?? 0;
+        }
+        this.#column = column;
+        if (index === length) break;
+      } else if (byte === SPACE && !this.#inString) {
+        let column = this.#column;
+        while (byte === SPACE) {
+          column++;
+          if (++index === length) break;
+          byte = bytes[index] ?? 0;
+        }
+        this.#column = column;
+        if (index === length) break;
+      }
       if (byte === 0) {
         this.#fail("file is binary, not YAML or JSON text");
         return;
