@@ -1,6 +1,6 @@
 import { formatPath } from "./field-path.ts";
 import { compareText } from "./issue.ts";
-import type { ClusterPlan, SitePlan } from "./plan/model.ts";
+import type { ClusterPlan, Decision, SitePlan } from "./plan/model.ts";
 import { fitHistogram, rejectionText } from "./plan/filters.ts";
 
 /** One decision, explained: the chosen hosts and every rejected host with its reason. */
@@ -36,21 +36,24 @@ function explain(cluster: ClusterPlan, hostCount: number): Explanation {
   return {
     cluster: cluster.key,
     kind: cluster.kind === "bpa" ? "Provisioning" : "SIPCluster",
-    decisions: cluster.decisions.map((decision) => {
-      const rejected = [...decision.rejected()].sort((a, b) => compareText(a.host, b.host));
-      return {
-        subject: decision.subject,
-        path: formatPath(decision.path),
-        chosen: decision.chosen,
-        rejected: rejected.map(({ host, rejection }) => ({ host, reason: rejectionText(rejection) })),
-        summary: fitHistogram(
-          hostCount,
-          decision.chosen.length,
-          rejected.map((found) => found.rejection),
-        ),
-        ...(decision.problem === undefined ? {} : { problem: decision.problem }),
-      };
-    }),
+    decisions: cluster.decisions.map((decision) => explainDecision(decision, hostCount)),
+  };
+}
+
+/** One decision of a site of `hostCount` hosts, explained (`explain`, and the map's unplaced nodes). */
+export function explainDecision(decision: Decision, hostCount: number): ExplainedDecision {
+  const rejected = [...decision.rejected()].sort((a, b) => compareText(a.host, b.host));
+  return {
+    subject: decision.subject,
+    path: formatPath(decision.path),
+    chosen: decision.chosen,
+    rejected: rejected.map(({ host, rejection }) => ({ host, reason: rejectionText(rejection) })),
+    summary: fitHistogram(
+      hostCount,
+      decision.chosen.length,
+      rejected.map((found) => found.rejection),
+    ),
+    ...(decision.problem === undefined ? {} : { problem: decision.problem }),
   };
 }
 

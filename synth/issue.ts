@@ -29,6 +29,8 @@ export interface Issue {
   readonly cluster?: string;
   /** `Kind/namespace/name` of the object the finding is about (the webhook reports only its own). */
   readonly object?: string;
+  /** `namespace/name` of the BareMetalHost the finding is about, when one is: `metalsynth map` marks it. */
+  readonly host?: string;
   readonly source?: SourcePosition;
 }
 

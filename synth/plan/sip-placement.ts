@@ -147,7 +147,7 @@ export function placeSipCluster(
 }
 
 /** Every `nodeInterfaceId` the cluster's services target: member hosts need an IP on each. */
-function serviceInterfaces(sip: SipCluster): string[] {
+export function serviceInterfaces(sip: SipCluster): string[] {
   const services = [
     ...(sip.services.loadBalancerControlPlane ?? []),
     ...(sip.services.loadBalancerWorker ?? []),

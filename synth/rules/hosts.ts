@@ -35,10 +35,11 @@ export function macUnknown(inventory: Inventory, mac: string, path: FieldPath, r
 /** `ip-missing` for a MAC entry: the NIC with that MAC has no usable address. */
 export function macWithoutIp(host: Host, mac: string, path: FieldPath, report: Reporter): Issue[] {
   if (ipForMac(host, mac) !== undefined) return [];
+  const onHost = aboutHost(report, host);
   const macPath = [...path, "mac-address"];
   if (!inspected(host)) {
     return [
-      report(
+      onHost(
         "ip-missing",
         macPath,
         `NIC ${mac} of host ${host.id} has no usable IP address: host ${host.id} has not been inspected yet (no hardware details, no NIC IPs): take a new snapshot once inspection is done`,
@@ -50,7 +51,7 @@ export function macWithoutIp(host: Host, mac: string, path: FieldPath, report: R
     .map((nic) => `${nic.mac} (${nic.name || "unnamed"}, ${nic.ipv4})`);
   const hint =
     withIp.length > 0 ? `; NICs with an IPv4: ${withIp.join(", ")}` : "; the host reports no IPv4 on any NIC";
-  return [report("ip-missing", macPath, `NIC ${mac} of host ${host.id} has no usable IP address${hint}`)];
+  return [onHost("ip-missing", macPath, `NIC ${mac} of host ${host.id} has no usable IP address${hint}`)];
 }
 
 /** `ip-missing` for a host chosen by resources: it has no address hosts.ini could use. */
@@ -62,8 +63,9 @@ export function chosenHostWithoutIp(
   report: Reporter,
 ): Issue[] {
   if (ip !== undefined) return [];
+  const onHost = aboutHost(report, host);
   return [
-    report("ip-missing", path, `host ${host.id}, chosen for ${subject}, reports no IP address on any NIC`),
+    onHost("ip-missing", path, `host ${host.id}, chosen for ${subject}, reports no IP address on any NIC`),
   ];
 }
 
@@ -82,6 +84,7 @@ const RESOURCE_RULES: Partial<
  * the host a MAC entry names, through the same filters best fit uses, each rejection in words.
  */
 export function missingResources(request: MacRequest, host: Host, report: Reporter): Issue[] {
+  const onHost = aboutHost(report, host);
   return rejections(resourceFilters(request), host).flatMap((found) => {
     const target = RESOURCE_RULES[found.filter];
     if (target === undefined) return [];
@@ -90,7 +93,7 @@ export function missingResources(request: MacRequest, host: Host, report: Report
     switch (found.reason) {
       case REASONS.unknown:
         return [
-          report(
+          onHost(
             "resources-unknown",
             path,
             `host ${host.id} has no hardware details; can't check ${target.field}: ${requested}`,
@@ -99,11 +102,11 @@ export function missingResources(request: MacRequest, host: Host, report: Report
       case REASONS.insufficient: {
         const has = quantityText(found.filter, found.available);
         const what = found.filter === FILTERS.cpus ? `${has} CPUs` : `${has} memory`;
-        return [report(target.rule, path, `host ${host.id} has ${what}, ${requested} requested`)];
+        return [onHost(target.rule, path, `host ${host.id} has ${what}, ${requested} requested`)];
       }
       default: {
         const label = target.label === undefined ? "" : `: it is not labelled ${target.label}: "true"`;
-        return [report(target.rule, path, `host ${host.id} is ${rejectionText(found)}${label}`)];
+        return [onHost(target.rule, path, `host ${host.id} is ${rejectionText(found)}${label}`)];
       }
     }
   });
@@ -127,12 +130,13 @@ export function roleNoFit(role: SipRole, found: number, histogram: string, repor
 /** `host-not-ready`: KUD installs on an OS that is already there. */
 export function hostNotReady(host: Host, path: FieldPath, report: Reporter): Issue[] {
   if (host.osInstalled) return [];
+  const onHost = aboutHost(report, host);
   const state =
     host.provisioningState === undefined
       ? "has no provisioning state yet (no status: not inspected or provisioned)"
       : `is in provisioning state "${host.provisioningState}"`;
   return [
-    report(
+    onHost(
       "host-not-ready",
       path,
       `host ${host.id} ${state}; KUD needs an installed OS (provisioned or externally provisioned)`,
@@ -152,11 +156,17 @@ export function macHostClaimed(
   path: FieldPath,
   report: Reporter,
 ): Issue {
+  const onHost = aboutHost(report, host);
   const taken =
     "why" in holder
       ? `already belongs to ${holder.cluster}: ${holder.why}`
       : `is already requested by mac-address for cluster ${holder.cluster} in ${holder.requestedIn}; a host belongs to at most one cluster`;
-  return report("host-claimed", [...path, "mac-address"], `host ${host.id} (${mac}) ${taken}`);
+  return onHost("host-claimed", [...path, "mac-address"], `host ${host.id} (${mac}) ${taken}`);
+}
+
+/** `report`, tagging each finding with the host it is about, so the site map can mark that host. */
+function aboutHost(report: Reporter, host: Host): Reporter {
+  return (rule, path, message) => ({ ...report(rule, path, message), host: host.id });
 }
 
 /**
