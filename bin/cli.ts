@@ -89,12 +89,12 @@ function hint(command?: CommandName): string {
 }
 
 /**
- * The package version from package.json: one directory up from bin/ in the sources, and from
- * dist/bin/ in the build either tsc's copy in dist/ or the package's own, two up. Read, not imported:
- * Node 20 before 20.18.3 warns on stderr that JSON modules are experimental.
+ * The package version from package.json: one directory up from bin/ in the sources, two up from
+ * dist/bin/ in the build and the installed package (never a copy in dist/, which would go stale).
+ * Read, not imported: Node 20 before 20.18.3 warns on stderr that JSON modules are experimental.
  */
 function version(): string {
-  const file = ["../package.json", "../../package.json"]
+  const file = [import.meta.url.endsWith(".ts") ? "../package.json" : "../../package.json"]
     .map((relative) => new URL(relative, import.meta.url))
     .find((url) => existsSync(url));
   const parsed: unknown = file === undefined ? undefined : JSON.parse(readFileSync(file, "utf8"));

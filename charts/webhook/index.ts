@@ -1,5 +1,5 @@
 import { App } from "cdk8s";
-import packageJson from "../../package.json" with { type: "json" };
+import { readFileSync } from "node:fs";
 import { toYamlStream } from "../../synth/yaml-output.ts";
 import { objectsOf } from "../index.ts";
 import { WEBHOOK_NAME, WebhookChart } from "./webhook-chart.ts";
@@ -9,7 +9,27 @@ export { TIMEOUT_SECONDS, WEBHOOK_NAME, WebhookChart, type WebhookChartProps } f
 /** Where the webhook is installed unless `--namespace` says otherwise. */
 export const DEFAULT_NAMESPACE = "metalsynth-system";
 /** The image `docker build -t metalsynth:<version> .` produces from the repository's Dockerfile. */
-export const DEFAULT_IMAGE = `metalsynth:${packageJson.version}`;
+export const DEFAULT_IMAGE = `metalsynth:${packageVersion()}`;
+
+/**
+ * The version in package.json: two directories up from charts/webhook/ in the sources, three up from
+ * dist/charts/webhook/ in the build and the installed package. Read, not imported as JSON: Node 20
+ * before 20.18.3 warns on stderr that JSON modules are experimental, and tsc would copy package.json
+ * into dist/, where a copy goes stale.
+ */
+function packageVersion(): string {
+  const relative = import.meta.url.endsWith(".ts") ? "../../package.json" : "../../../package.json";
+  const parsed: unknown = JSON.parse(readFileSync(new URL(relative, import.meta.url), "utf8"));
+  if (
+    typeof parsed === "object" &&
+    parsed !== null &&
+    "version" in parsed &&
+    typeof parsed.version === "string"
+  ) {
+    return parsed.version;
+  }
+  throw new Error(`package.json (${relative}) has no version`);
+}
 
 /** Options of {@link webhookManifests}; each defaults as its constant says. */
 export interface WebhookManifestOptions {

@@ -13,7 +13,8 @@ import { REPO } from "../harness.ts";
 import { readReply, send, type Reply, type Target } from "./client.ts";
 import { copyExampleSite } from "../support/example-site.ts";
 import { eventually } from "./harness.ts";
-import { admissionReview, provisioning } from "../builders/reviews.ts";
+import { admissionReview } from "../builders/reviews.ts";
+import { GOOD_AND_BAD, expectGoodAndBadAnswers } from "./example-reviews.ts";
 import { SERVICE_NAME, createTestCa, issueServerCertificate } from "./tls-fixture.ts";
 
 /** A POST whose headers and first half of the body are sent; `finish` sends the rest. */
@@ -87,16 +88,8 @@ describe("metalsynth webhook on SIGTERM", () => {
         30_000,
       );
 
-      const good = provisioning({
-        name: "good",
-        masters: [["master-1", { "mac-address": "3c:fd:fe:ca:f9:a0" }]],
-      });
-      const bad = provisioning({
-        name: "bad",
-        masters: [["master-1", { "mac-address": "b8:ce:f6:79:e4:c0" }]],
-      });
       const inFlight = await Promise.all(
-        [good, bad].map((cr) => startSlowPost(target, JSON.stringify(admissionReview(cr)))),
+        GOOD_AND_BAD.map((cr) => startSlowPost(target, JSON.stringify(admissionReview(cr)))),
       );
       // Let the server take the requests in before the signal.
       await new Promise((resolve) => setTimeout(resolve, 200));
@@ -110,20 +103,7 @@ describe("metalsynth webhook on SIGTERM", () => {
 
       const [goodReply, badReply] = await Promise.all(inFlight.map((post) => post.finish()));
       expect(goodReply?.status).toBe(200);
-      expect(JSON.parse(goodReply?.text ?? "")).toMatchObject({
-        response: { uid: "uid-good", allowed: true },
-      });
-      expect(JSON.parse(badReply?.text ?? "")).toMatchObject({
-        response: {
-          uid: "uid-bad",
-          allowed: false,
-          status: {
-            code: 403,
-            message:
-              "spec.masters[0].master-1.mac-address: b8:ce:f6:79:e4:c0 matches no BareMetalHost (closest: b8:ce:f6:79:ea:c0 on metal3/r03-node-04)",
-          },
-        },
-      });
+      expectGoodAndBadAnswers(goodReply?.text, badReply?.text);
 
       const [code] = await exited;
       expect(code).toBe(0);
