@@ -120,3 +120,10 @@ for (const [hosts, clusters, overTls] of HUBS) {
 
 console.log("\nstart-up (the built CLI, spawned as npx runs it):");
 for (const line of await benchStartup()) console.log(line);
+
+console.log("\nsite map (metalsynth map of the 10,000-host / 1,000-cluster hub):");
+{
+  const { benchMap } = await import("./map.ts");
+  const hub = await generateHubSite(10_000, 1_000);
+  for (const line of await benchMap(hub, 10_000, 1_000)) console.log(line);
+}

@@ -16,6 +16,7 @@ const COMMANDS: Readonly<Record<CommandName, () => Promise<Command>>> = {
   synth: async () => (await import("./commands/synth.ts")).synth,
   diff: async () => (await import("./commands/diff.ts")).diff,
   explain: async () => (await import("./commands/explain.ts")).explain,
+  map: async () => (await import("./commands/map.ts")).map,
   commit: async () => (await import("./commands/commit.ts")).commit,
   webhook: async () => (await import("./commands/webhook.ts")).webhook,
   manifests: async () => (await import("./commands/manifests.ts")).manifests,

@@ -49,6 +49,21 @@ export const COMMAND_HELP = {
       FORMAT,
     ].join("\n"),
   },
+  map: {
+    synopsis: "map [--site DIR] [--out FILE.html] [--group-by LABEL] [--diff [LOCKFILE]]",
+    summary: "draw the site as one HTML page: racks, hosts, clusters, free capacity, findings",
+    options: [
+      SITE,
+      PATHS,
+      `  --out FILE.html   where to write the page (default map.html; - for stdout)`,
+      `  --group-by LABEL  label whose value groups hosts (default: the coarsest topologyKey the
+                    site's SIPClusters use, else the namespace)`,
+      `  --diff [LOCKFILE] mark hosts changing hands against LOCKFILE, or without one against
+                    <site>/rendered/metalsynth.lock.yaml as HEAD has it`,
+      ``,
+      `The page is written even when the site has errors (it marks them); the exit code is then 1.`,
+    ].join("\n"),
+  },
   commit: {
     synopsis:
       "commit [--site DIR] [--message MSG] [--push] [--remote NAME] [--branch NAME] [--retries N]\n" +

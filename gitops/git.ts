@@ -129,6 +129,21 @@ export async function committedFiles(
 }
 
 /**
+ * The content of `file` (relative to the root) in `commit`, or undefined when the commit has no such
+ * file (or no such commit exists: an unborn branch).
+ */
+export async function committedFile(
+  repo: Repository,
+  commit: string,
+  file: string,
+): Promise<string | undefined> {
+  const blob = await resolve(repo, `${commit}:${file}`);
+  if (blob === undefined) return undefined;
+  const [content] = await readBlobs(repo.root, [blob]);
+  return content?.toString("utf8");
+}
+
+/**
  * Blob contents in one `git cat-file --batch` process: a rendered tree has thousands of files, and a
  * process per file would cost seconds. simple-git has no way to feed a command's standard input,
  * hence the direct spawn.

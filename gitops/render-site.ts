@@ -21,6 +21,8 @@ export interface SiteEvaluation {
 /** A site read, judged by every rule and, when no rule found an error, rendered in memory. */
 export interface SiteRender {
   readonly input: SiteInput;
+  /** The planner's decisions, also when `issues` has errors (`diff --map` draws them). */
+  readonly plan: SitePlan;
   /** Reading and evaluation findings, errors and warnings. */
   readonly issues: readonly Issue[];
   /** The tree synth would write; undefined when `issues` has errors (nothing may be written then). */
@@ -79,6 +81,6 @@ async function clusterDirectories(out: string): Promise<ClusterKey[]> {
 export async function renderFromSite(location: SiteLocation): Promise<SiteRender> {
   const { input, plan, issues } = await evaluateFromSite(location);
   const ready = renderPlan(plan, issues);
-  if (!ready) return { input, issues };
-  return { input, issues, rendered: await renderSite(ready, input.settings) };
+  if (!ready) return { input, plan, issues };
+  return { input, plan, issues, rendered: await renderSite(ready, input.settings) };
 }

@@ -122,21 +122,28 @@ async function readLock(out: string, relativeTo: string, issues: Issue[]): Promi
       issues.push(unreadIssue({ display: shown, reason: systemReason(error) }));
     return EMPTY_LOCK;
   }
+  const read = lockFromText(shown, text);
+  issues.push(...read.issues);
+  return read.lock;
+}
+
+/**
+ * A lock file's text (`shown` names it in findings): the lock, or the empty lock and why not. Also
+ * reads the lock a map compares with (a file, or HEAD's).
+ */
+export function lockFromText(shown: string, text: string): { lock: Lock; issues: Issue[] } {
   const parsed = parseDocuments(shown, text);
-  issues.push(...parsed.issues);
   const [document] = parsed.documents;
-  if (!document) return EMPTY_LOCK;
+  if (!document) return { lock: EMPTY_LOCK, issues: [...parsed.issues] };
   const lock = parseLock(document.value);
   if ("problem" in lock) {
-    issues.push(
-      issue(
-        "schema",
-        "",
-        `damaged lock file (${lock.problem}); restore it from Git rather than deleting it, or every cluster may be re-planned`,
-        { source: document.position([]) },
-      ),
+    const damaged = issue(
+      "schema",
+      "",
+      `damaged lock file (${lock.problem}); restore it from Git rather than deleting it, or every cluster may be re-planned`,
+      { source: document.position([]) },
     );
-    return EMPTY_LOCK;
+    return { lock: EMPTY_LOCK, issues: [...parsed.issues, damaged] };
   }
-  return lock.lock;
+  return { lock: lock.lock, issues: [...parsed.issues] };
 }

@@ -6,21 +6,12 @@ import { describe, expect, it } from "vitest";
 import { readTree } from "../gitops/tree-writer.ts";
 import { edit } from "./git/repos.ts";
 import { run } from "./run-cli.ts";
-import { copyExampleSite } from "./support/example-site.ts";
+import { addEastWorker, copyExampleSite } from "./support/example-site.ts";
 
 async function siteCopy(): Promise<string> {
   const dir = await mkdtemp(path.join(tmpdir(), "metalsynth-diff-"));
   await copyExampleSite(dir);
   return dir;
-}
-
-/** cluster-east gets a third worker, pinned by the MAC of a free host. */
-async function addWorker(site: string): Promise<void> {
-  await edit(
-    path.join(site, "specs/cluster-east/provisioning.yaml"),
-    "  KUDPlugins:",
-    "    - worker-3:\n        mac-address: 3c:fd:fe:87:80:3c\n  KUDPlugins:",
-  );
 }
 
 describe("metalsynth diff", () => {
@@ -47,7 +38,7 @@ describe("metalsynth diff", () => {
   it("reports a host added to a cluster, the objects it touches, and exits 0 without --exit-code", async () => {
     const site = await siteCopy();
     await run("synth", "--site", site);
-    await addWorker(site);
+    await addEastWorker(site);
     const result = await run("diff", "--site", site);
     expect(result.code).toBe(0);
     const lines = result.out.split("\n");
@@ -61,7 +52,7 @@ describe("metalsynth diff", () => {
   it("reports the same change as JSON", async () => {
     const site = await siteCopy();
     await run("synth", "--site", site);
-    await addWorker(site);
+    await addEastWorker(site);
     const result = await run("diff", "--site", site, "--format", "json", "--exit-code");
     expect(result.code).toBe(1);
     const report = JSON.parse(result.out);
@@ -87,7 +78,7 @@ describe("metalsynth diff", () => {
   it("prints unified diffs with --patch that turn the old tree into the new one", async () => {
     const site = await siteCopy();
     await run("synth", "--site", site);
-    await addWorker(site);
+    await addEastWorker(site);
     await writeFile(
       path.join(site, "rendered", "clusters", "edge-a", "cluster-west", "stale.yaml"),
       "old: true\n",
@@ -114,7 +105,7 @@ describe("metalsynth diff", () => {
     const site = await siteCopy();
     const out = path.join(await mkdtemp(path.join(tmpdir(), "metalsynth-diff-out-")), "tree");
     expect((await run("synth", "--site", site, "--out", out)).code).toBe(0);
-    await addWorker(site);
+    await addEastWorker(site);
     const result = await run("diff", "--site", site, "--out", out, "--patch", "--format", "json");
     expect(result.code).toBe(0);
     const report = JSON.parse(result.out);

@@ -1,9 +1,13 @@
 import path from "node:path";
+import { UsageError } from "../../gitops/errors.ts";
 import { diffTrees, hasChanges, type FileChange } from "../../gitops/report/diff.ts";
 import { diffText, filePatch } from "../../gitops/report/diff-format.ts";
+import { displayPath } from "../../gitops/files.ts";
+import { MAP_TO_STDOUT, writeSiteMap } from "../../gitops/map-file.ts";
 import { renderFromSite } from "../../gitops/render-site.ts";
 import { formatIssues, jsonReport } from "../../gitops/report/report.ts";
 import { checkOutput, readTree } from "../../gitops/tree-writer.ts";
+import { LOCK_FILE } from "../../synth/plan/lock.ts";
 import { EXIT, outputFormat, parseSiteArgs, siteLocation, summary, type Console } from "../common.ts";
 
 /**
@@ -14,12 +18,26 @@ export async function diff(argv: readonly string[], io: Console): Promise<number
   const { values } = parseSiteArgs(argv, {
     "exit-code": { type: "boolean" },
     patch: { type: "boolean" },
+    map: { type: "string" },
   });
   const format = outputFormat(values.format);
+  if (values.map === MAP_TO_STDOUT || values.map === "")
+    throw new UsageError("--map needs a file name: the diff itself goes to standard output");
   const location = siteLocation(values);
   // Comparing with a directory metalsynth did not write would read all of it, and mean nothing.
   await checkOutput(location.out ?? path.join(location.site ?? ".", "rendered"), "compare with");
-  const { input, issues, rendered } = await renderFromSite(location);
+  const { input, plan, issues, rendered } = await renderFromSite(location);
+  if (values.map !== undefined) {
+    // The map of the same comparison: hosts changing hands against the lock in rendered/.
+    const source = displayPath(path.resolve(input.out, LOCK_FILE), process.cwd());
+    const previous = { lock: input.lock, source };
+    const facts = await writeSiteMap(
+      values.map,
+      { inventory: input.inventory, plan, issues, previous },
+      io.out,
+    );
+    io.err(`wrote ${values.map}: ${facts}\n`);
+  }
   if (!rendered) {
     if (format === "json") {
       const nothing = { clusters: [], wiring: { added: [], changed: [], removed: [] }, files: [] };
