@@ -30,7 +30,8 @@ export default defineConfig({
           // Some of these spawn bin/metalsynth.js, which runs dist/: build it from these sources first.
           globalSetup: ["test/support/build-cli.ts"],
           include: ["test/**/*.test.ts", ...SLOW_UNIT_FILES],
-          exclude: ["test/e2e/**", "**/node_modules/**"],
+          // The e2e and image suites have configurations of their own (a control plane, podman).
+          exclude: ["test/e2e/**", "test/image/**", "**/node_modules/**"],
           testTimeout: 30_000,
         },
       },
