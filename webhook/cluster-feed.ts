@@ -34,6 +34,7 @@ import {
 import { sameHost, type Host } from "../synth/inventory/host.ts";
 import { Inventory } from "../synth/inventory/inventory.ts";
 import { buildInventory, type InventoryObject } from "../synth/inventory/load.ts";
+import { NETWORK_DATA_LABEL } from "../synth/inventory/network-data.ts";
 import { field, isRecord, stringField } from "../synth/inventory/raw.ts";
 import { KINDS } from "../synth/schema/kinds.ts";
 import { readResources } from "../synth/site/resources.ts";
@@ -41,8 +42,7 @@ import type { Logger } from "./log.ts";
 import { objectDocument } from "./site-review.ts";
 import type { Feed, Readiness, WebhookState } from "./state.ts";
 
-/** The label that marks a Secret as holding SIP networkData the webhook may read. */
-export const NETWORK_DATA_LABEL = "metalsynth.io/network-data";
+export { NETWORK_DATA_LABEL };
 
 /** Options of {@link ClusterFeed.start}. */
 export interface ClusterFeedOptions {

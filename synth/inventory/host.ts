@@ -14,6 +14,19 @@ export interface Nic {
   readonly ipv6?: string;
 }
 
+/** The networkData Secret a BareMetalHost names in `spec.networkData`. */
+export interface NetworkDataRef {
+  /** The reference's namespace, or the host's own when the reference has none. */
+  readonly namespace: string;
+  readonly name: string;
+  /**
+   * Whether the snapshot held that Secret ({@link Host.networks} then has its addresses). Kept so an
+   * inventory can be written back without losing the difference between a Secret with no addresses
+   * and a missing one (`metalsynth inventory pull`).
+   */
+  readonly found: boolean;
+}
+
 /** The SIP labels that say which SIPCluster a host serves today. */
 export interface SipOwnership {
   readonly namespace: string;
@@ -51,6 +64,8 @@ export interface Host {
   readonly osInstalled: boolean;
   /** networkData `networks[].id` → `ip_address`, from the Secret named by `spec.networkData`. */
   readonly networks: Readonly<Record<string, string>>;
+  /** `spec.networkData`, when the host names a Secret. */
+  readonly networkData?: NetworkDataRef;
   /** `spec.bmc.address` and the credentials Secret's name (referenced, never read). */
   readonly bmc?: { readonly address: string; readonly credentialsName?: string };
   /** Current SIP owner from the host's labels, if all three labels are present. */

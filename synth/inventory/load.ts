@@ -5,6 +5,7 @@
  * The result is independent of the order objects arrive in: everything is sorted by source position
  * before duplicates are resolved ("the first definition wins" means first in file/line order).
  */
+import type { SourceDocument } from "../documents.ts";
 import type { FieldPath } from "../field-path.ts";
 import { formatPath } from "../field-path.ts";
 import { compareIssues, compareText, issue } from "../issue.ts";
@@ -353,6 +354,15 @@ export class InventoryBuilder {
   }
 }
 
+/** Parsed documents as snapshot objects: each with where it starts and where its fields are. */
+export function documentObjects(documents: readonly SourceDocument[]): InventoryObject[] {
+  return documents.map((document) => ({
+    value: document.value,
+    source: document.position([]),
+    position: document.position,
+  }));
+}
+
 /**
  * Builds an inventory from snapshot objects. Convenience for callers that already hold every object;
  * streaming readers use {@link InventoryBuilder} directly.
@@ -436,5 +446,7 @@ function toHost(
   if (draft.provisioningState !== undefined) host.provisioningState = draft.provisioningState;
   if (draft.bmc !== undefined) host.bmc = draft.bmc;
   if (sipOwner !== undefined) host.sipOwner = sipOwner;
+  if (draft.networkData !== undefined)
+    host.networkData = { ...draft.networkData, found: secret !== undefined };
   return host;
 }

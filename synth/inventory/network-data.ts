@@ -13,6 +13,12 @@ import { StringPool, detach, field, isRecord, stringField } from "./raw.ts";
 /** The key SIP stores network_data under. */
 export const NETWORK_DATA_KEY = "networkData";
 
+/**
+ * The label that marks a Secret as holding SIP networkData metalsynth may read: the webhook reads only
+ * Secrets labelled `<label>=true`, and so does `inventory pull` when a site asks it to.
+ */
+export const NETWORK_DATA_LABEL = "metalsynth.io/network-data";
+
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
 /** Whether a Secret carries networkData at all; other Secrets are ignored without a trace. */

@@ -172,6 +172,8 @@ export function makeHost(options: HostOptions = {}): Host {
     osInstalled: options.osInstalled ?? isOsInstalled(provisioningState),
     networks: { ...options.networks },
     ...(options.bmc && { bmc: { ...options.bmc } }),
+    ...(options.bootMac !== undefined && { bootMac: options.bootMac }),
+    ...(options.networkData && { networkData: { ...options.networkData } }),
     ...(sipOwner && { sipOwner }),
     ...(options.source && { source: { ...options.source } }),
   };
