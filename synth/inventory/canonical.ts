@@ -1,0 +1,208 @@
+/**
+ * The canonical inventory snapshot that `metalsynth inventory pull` writes (decision 0023): for each
+ * host, a trimmed BareMetalHost holding only the facts metalsynth reads (SPEC §1.3), and a trimmed
+ * networkData Secret holding only `networks[].id → ip_address`. Every map's keys are sorted, every
+ * list is sorted, and nothing volatile (resourceVersion, timestamps, power state, operation history)
+ * is kept, so refreshing an unchanged cluster gives the same bytes and a changed NIC one changed line.
+ *
+ * It is an ordinary snapshot: the loader reads it like any dump, and reading it gives the same hosts,
+ * so the same plan, as reading the objects it was made from.
+ */
+import { compareText } from "../issue.ts";
+import { toYaml } from "../yaml-output.ts";
+import { ipForInterface, ipForMac, type Host, type Nic } from "./host.ts";
+import { NETWORK_DATA_KEY } from "./network-data.ts";
+
+/** How a snapshot file written by `metalsynth inventory pull` begins; files that do are its own. */
+export const SNAPSHOT_MARKER = "# metalsynth inventory pull:";
+
+/** How {@link canonicalFiles} spreads hosts over files. */
+export interface CanonicalLayout {
+  /**
+   * A label whose value names the file of a host within its namespace (`<namespace>/<value>.yaml`),
+   * such as a rack label. Hosts without it go to `<namespace>.yaml`.
+   * @default undefined (one file per namespace)
+   */
+  readonly fileLabel?: string;
+}
+
+const MEBIBYTE = 2 ** 20;
+
+/**
+ * The snapshot files for `hosts`, as paths relative to `inventory/` (POSIX separators) → content.
+ * Hosts are sorted by name within a file; each found networkData Secret follows the hosts, in the
+ * file of the first host (by id) that names it.
+ */
+export function canonicalFiles(hosts: readonly Host[], layout: CanonicalLayout = {}): Map<string, string> {
+  const files = new Map<string, SnapshotFile>();
+  const placed = new Set<string>();
+  for (const host of [...hosts].sort((a, b) => compareText(a.id, b.id))) {
+    const value = layout.fileLabel === undefined ? undefined : host.labels[layout.fileLabel];
+    const group = value === undefined || value === "" ? undefined : value;
+    // Label values are [A-Za-z0-9._-] and start and end alphanumeric: always a plain file name.
+    const file = group === undefined ? `${host.namespace}.yaml` : `${host.namespace}/${group}.yaml`;
+    let entry = files.get(file);
+    if (!entry) {
+      entry = {
+        namespace: host.namespace,
+        ...(group !== undefined && { group }),
+        hosts: [],
+        secrets: new Map(),
+      };
+      files.set(file, entry);
+    }
+    entry.hosts.push(host);
+    const reference = host.networkData;
+    if (reference?.found !== true) continue;
+    const key = `${reference.namespace}/${reference.name}`;
+    if (placed.has(key)) continue;
+    placed.add(key);
+    entry.secrets.set(key, canonicalSecret(reference.namespace, reference.name, host.networks));
+  }
+  const texts = new Map<string, string>();
+  for (const [file, entry] of [...files].sort(([a], [b]) => compareText(a, b))) {
+    const documents = [
+      ...entry.hosts.sort((a, b) => compareText(a.name, b.name)).map(canonicalHost),
+      ...[...entry.secrets].sort(([a], [b]) => compareText(a, b)).map(([, secret]) => secret),
+    ];
+    texts.set(
+      file,
+      `${fileHeader(entry, layout)}${documents.map((document) => toYaml(document)).join("---\n")}`,
+    );
+  }
+  return texts;
+}
+
+/** One file of the snapshot, while it is put together. */
+interface SnapshotFile {
+  readonly namespace: string;
+  /** The value of the layout's file label its hosts have; none for the namespace's own file. */
+  readonly group?: string;
+  readonly hosts: Host[];
+  /** `namespace/name` → the trimmed Secret. */
+  readonly secrets: Map<string, Record<string, unknown>>;
+}
+
+/** What the file is, that it is written by the pull, and that it must never be applied. */
+function fileHeader(file: SnapshotFile, layout: CanonicalLayout): string {
+  const which =
+    layout.fileLabel === undefined
+      ? ""
+      : file.group === undefined
+        ? ` without a ${layout.fileLabel} label`
+        : ` labelled ${layout.fileLabel}=${file.group}`;
+  return (
+    `${SNAPSHOT_MARKER} the BareMetalHosts of namespace ${file.namespace}${which},\n` +
+    `# only the fields metalsynth reads. Refresh with \`metalsynth inventory pull\`; never apply it to a\n` +
+    `# cluster (its Secrets hold only the networkData addresses).\n`
+  );
+}
+
+/**
+ * The trimmed BareMetalHost of a host: labels, BMC address and credentials Secret *name*, boot MAC,
+ * networkData reference, hardware summary (CPUs, RAM, NICs) and provisioning state. Keys sorted.
+ */
+export function canonicalHost(host: Host): Record<string, unknown> {
+  const metadata: Record<string, unknown> = {};
+  const labels = Object.keys(host.labels).sort(compareText);
+  if (labels.length > 0) {
+    // fromEntries, so a "__proto__" label stays a label.
+    metadata["labels"] = Object.fromEntries(labels.map((key) => [key, host.labels[key]]));
+  }
+  metadata["name"] = host.name;
+  metadata["namespace"] = host.namespace;
+
+  const spec: Record<string, unknown> = {};
+  if (host.bmc !== undefined) {
+    spec["bmc"] = {
+      address: host.bmc.address,
+      ...(host.bmc.credentialsName !== undefined && { credentialsName: host.bmc.credentialsName }),
+    };
+  }
+  if (host.bootMac !== undefined) spec["bootMACAddress"] = host.bootMac;
+  if (host.networkData !== undefined) {
+    spec["networkData"] = { name: host.networkData.name, namespace: host.networkData.namespace };
+  }
+
+  const status: Record<string, unknown> = {};
+  const hardware: Record<string, unknown> = {};
+  if (host.cpus !== undefined) hardware["cpu"] = { count: host.cpus };
+  hardware["nics"] = orderedNics(host).flatMap(nicEntries);
+  if (host.memoryBytes !== undefined) hardware["ramMebibytes"] = host.memoryBytes / MEBIBYTE;
+  // A hardware block with nothing in it reads as no hardware details, which is what it says.
+  if (host.cpus !== undefined || host.memoryBytes !== undefined || host.nics.length > 0) {
+    status["hardware"] = hardware;
+  }
+  if (host.provisioningState !== undefined) status["provisioning"] = { state: host.provisioningState };
+
+  return {
+    apiVersion: "metal3.io/v1alpha1",
+    kind: "BareMetalHost",
+    metadata,
+    ...(Object.keys(spec).length > 0 && { spec }),
+    ...(Object.keys(status).length > 0 && { status }),
+  };
+}
+
+/**
+ * A networkData Secret holding only what the loader keeps of one: `networks[].id → ip_address`, as
+ * plain `stringData` so a reviewer reads the addresses. No other key of the Secret, and no other part
+ * of network_data (links, routes, DNS servers), is ever written.
+ */
+export function canonicalSecret(
+  namespace: string,
+  name: string,
+  networks: Readonly<Record<string, string>>,
+): Record<string, unknown> {
+  const entries = Object.keys(networks)
+    .sort(compareText)
+    .map((id) => ({ id, ip_address: networks[id] }));
+  return {
+    apiVersion: "v1",
+    kind: "Secret",
+    metadata: { name, namespace },
+    stringData: { [NETWORK_DATA_KEY]: toYaml({ networks: entries }) },
+  };
+}
+
+/**
+ * One raw NIC entry per address, as BMH status lists dual-stack NICs (the loader merges entries of
+ * the same MAC and name back into one NIC, IPv4 first). Keys sorted; an unknown name is left out.
+ */
+function nicEntries(nic: Nic): Record<string, unknown>[] {
+  const entry = (ip: string | undefined) => ({
+    ...(ip !== undefined && { ip }),
+    mac: nic.mac,
+    ...(nic.name !== "" && { name: nic.name }),
+  });
+  if (nic.ipv4 === undefined && nic.ipv6 === undefined) return [entry(undefined)];
+  return [nic.ipv4, nic.ipv6].filter((ip) => ip !== undefined).map(entry);
+}
+
+/**
+ * The host's NICs sorted by name, MAC and addresses, unless the order carries meaning: when several
+ * NICs share a MAC (a bond and its first member) or a name, the first one with an address answers
+ * "which IP has this MAC / this interface" (SPEC §1.3). If sorting would change any such answer, the
+ * inspection's order is kept, so the snapshot never changes a plan.
+ */
+export function orderedNics(host: Host): readonly Nic[] {
+  const sorted = [...host.nics].sort(
+    (a, b) =>
+      compareText(a.name, b.name) ||
+      compareText(a.mac, b.mac) ||
+      compareText(a.ipv4 ?? "", b.ipv4 ?? "") ||
+      compareText(a.ipv6 ?? "", b.ipv6 ?? ""),
+  );
+  const resorted: Host = { ...host, nics: sorted };
+  const sameAnswers =
+    host.nics.every((nic) => ipForMac(host, nic.mac) === ipForMac(resorted, nic.mac)) &&
+    host.nics.every((nic) => nicAddress(host, nic.name) === nicAddress(resorted, nic.name));
+  return sameAnswers ? sorted : host.nics;
+}
+
+/** The address a SIP interface of this name gets from the NICs alone (networkData left aside). */
+function nicAddress(host: Host, name: string): string | undefined {
+  // No prototype: an interface named like an Object method must not find one.
+  const networks: Record<string, string> = Object.create(null) as Record<string, string>;
+  return ipForInterface({ ...host, networks }, name);
+}
