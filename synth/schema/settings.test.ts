@@ -34,8 +34,15 @@ describe("site settings: values that go verbatim into Jobs, the ApplicationSet a
           flux: { interval: "1h30m", dependsOn: [{ name: "site-inventory", namespace: "flux-system" }] },
         },
         git: { authorName: "Site Bot", authorEmail: "bot@example.com" },
+        inventory: {
+          namespaces: ["metal3"],
+          selector: "site=edge-a,tier in (gold)",
+          fileLabel: "vino.airshipit.org/rack",
+          labelledNetworkData: true,
+        },
       }),
     ).toBe(true);
+    expect(DEFAULT_SETTINGS.inventory).toEqual({ labelledNetworkData: false });
   });
 
   it.each<[string, Record<string, unknown>, string]>([
@@ -72,6 +79,12 @@ describe("site settings: values that go verbatim into Jobs, the ApplicationSet a
       "gitops.flux.dependsOn[0].name",
     ],
     ["an author e-mail with <", { git: { authorEmail: "a <b@c>" } }, "git.authorEmail"],
+    [
+      "an inventory namespace with a dot",
+      { inventory: { namespaces: ["metal.3"] } },
+      "inventory.namespaces[0]",
+    ],
+    ["a file label that is no label key", { inventory: { fileLabel: "rack label" } }, "inventory.fileLabel"],
   ])("refuses %s, at its line", (_name, settings, path) => {
     const text = JSON.stringify({ ...HEADER, ...settings }, null, 2);
     const { issues } = readSettings(parseDocuments("metalsynth.yaml", text).documents);

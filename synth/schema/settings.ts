@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { labelKeyProblem } from "../inventory/selector.ts";
 
 /**
  * A string setting in a format Kubernetes, Argo CD or Flux accept. Settings go verbatim into Jobs,
@@ -127,6 +128,40 @@ export const SiteSettingsSchema = z.strictObject({
         .prefault({}),
     })
     .prefault({}),
+  inventory: z
+    .strictObject({
+      namespaces: z
+        .array(namespaceName())
+        .min(1)
+        .optional()
+        .describe("Namespaces `metalsynth inventory pull` reads (default: all); --namespace overrides."),
+      selector: z
+        .string()
+        .min(1)
+        .max(1024)
+        .optional()
+        .describe(
+          "Label selector of the BareMetalHosts the site uses (kubectl syntax); --selector overrides.",
+        ),
+      fileLabel: z
+        .string()
+        .refine((key) => labelKeyProblem(key) === undefined, {
+          error: (found) =>
+            `${JSON.stringify(found.input)} is not a label key: ${labelKeyProblem(String(found.input))}`,
+        })
+        .optional()
+        .describe(
+          "Label (e.g. a rack label) whose value names a host's snapshot file: inventory/<namespace>/<value>.yaml.",
+        ),
+      labelledNetworkData: z
+        .boolean()
+        .default(false)
+        .describe(
+          "Read only networkData Secrets labelled metalsynth.io/network-data=true, as the webhook does.",
+        ),
+    })
+    .prefault({})
+    .describe("How `metalsynth inventory pull` takes the snapshot (decision 0023)."),
   git: z
     .strictObject({
       // Both end up between Git's own "Name <email>" brackets.
