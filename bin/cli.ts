@@ -18,6 +18,7 @@ const COMMANDS: Readonly<Record<CommandName, () => Promise<Command>>> = {
   explain: async () => (await import("./commands/explain.ts")).explain,
   map: async () => (await import("./commands/map.ts")).map,
   commit: async () => (await import("./commands/commit.ts")).commit,
+  inventory: async () => (await import("./commands/inventory.ts")).inventory,
   webhook: async () => (await import("./commands/webhook.ts")).webhook,
   manifests: async () => (await import("./commands/manifests.ts")).manifests,
 };

@@ -81,6 +81,25 @@ export const COMMAND_HELP = {
       `hand edits in rendered/, uncommitted inputs with --push), 4 Git refused the commit or the push`,
     ].join("\n"),
   },
+  inventory: {
+    synopsis: "inventory pull [--site DIR] [--namespace NS…] [--selector SEL] [--check] [--format text|json]",
+    summary: "write the cluster's BareMetalHosts into inventory/ as a reviewable snapshot; show what changed",
+    options: [
+      SITE,
+      `  --namespace NS…   namespaces to read (default inventory.namespaces of metalsynth.yaml, else all);
+                    every word up to the next option, and repeatable`,
+      `  --selector SEL    label selector of the hosts (default inventory.selector of metalsynth.yaml)`,
+      `  --check           write nothing; exit 1 when the cluster differs from the snapshot in a fact
+                    metalsynth reads`,
+      FORMAT,
+      ``,
+      `Reads KUBECONFIG (or ~/.kube/config), else the pod's service account. Prints, per host, what`,
+      `changed, and per cluster what synth would change with the new inventory. Files in inventory/`,
+      `whose every inventory object the pull replaces are removed; it refuses (exit 2, nothing written)`,
+      `when a file holds both pulled and other objects. Exit codes: 0, 1 with --check on drift, 2 refused`,
+      `or the API server could not be read.`,
+    ].join("\n"),
+  },
   webhook: {
     synopsis:
       "webhook (--inventory PATH… | --from-cluster) [--site DIR] --tls-cert F --tls-key F\n" +

@@ -36,6 +36,12 @@ export interface ReadInventoryOptions {
    * @default 1 MiB
    */
   readonly streamFromBytes?: number;
+  /**
+   * The builder the files' objects go into, which may already hold objects from elsewhere (the
+   * snapshot `metalsynth inventory pull` is about to write), or watch what each file holds.
+   * @default a new {@link InventoryBuilder}
+   */
+  readonly builder?: InventoryBuilder;
 }
 
 /**
@@ -70,7 +76,7 @@ export async function readInventory(
 ): Promise<{ inventory: Inventory; issues: Issue[] }> {
   const relativeTo = path.resolve(options.relativeTo ?? process.cwd());
   const streamFrom = options.streamFromBytes ?? STREAM_FROM_BYTES;
-  const builder = new InventoryBuilder();
+  const builder = options.builder ?? new InventoryBuilder();
   const listing = await listInputFiles(paths, {
     relativeTo,
     ...(options.site !== undefined && { site: options.site }),

@@ -13,6 +13,20 @@ import { unifiedDiff } from "./diff-lines.ts";
  * count of files. `out` names the tree in the last line.
  */
 export function diffText(diff: RenderedDiff, out: string): string {
+  let text = clusterLines(diff);
+  const count = (status: FileChange["status"]) => diff.files.filter((file) => file.status === status).length;
+  text +=
+    diff.files.length === 0
+      ? `${out}: up to date\n`
+      : `${out}: ${count("added")} file(s) added, ${count("changed")} changed, ${count("removed")} removed\n`;
+  return text;
+}
+
+/**
+ * Per cluster its status, host and object changes, then the GitOps wiring's objects: the body of
+ * `metalsynth diff`'s report, which `inventory pull` prints for the clusters a new inventory affects.
+ */
+export function clusterLines(diff: RenderedDiff): string {
   let text = "";
   for (const cluster of diff.clusters) {
     text += `${cluster.cluster} (${cluster.status})\n`;
@@ -21,13 +35,7 @@ export function diffText(diff: RenderedDiff, out: string): string {
     text += objectLines(cluster.objects);
   }
   const wiring = objectLines(diff.wiring);
-  if (wiring !== "") text += `gitops wiring\n${wiring}`;
-  const count = (status: FileChange["status"]) => diff.files.filter((file) => file.status === status).length;
-  text +=
-    diff.files.length === 0
-      ? `${out}: up to date\n`
-      : `${out}: ${count("added")} file(s) added, ${count("changed")} changed, ${count("removed")} removed\n`;
-  return text;
+  return wiring === "" ? text : `${text}gitops wiring\n${wiring}`;
 }
 
 function objectLines(objects: ObjectChanges): string {

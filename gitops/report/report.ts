@@ -26,8 +26,8 @@ export function jsonReport(
   return `${JSON.stringify({ ...report, diagnostics: issueRows(report.diagnostics) }, null, 2)}\n`;
 }
 
-/** Diagnostics as the JSON rows of SPEC §7, sorted. */
-function issueRows(issues: readonly Issue[]) {
+/** Diagnostics as the JSON rows of SPEC §7, sorted (for reports that hold more than one list of them). */
+export function issueRows(issues: readonly Issue[]) {
   return [...issues].sort(compareIssues).map((found) => ({
     severity: found.severity,
     rule: found.rule,
