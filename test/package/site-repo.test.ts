@@ -1,0 +1,256 @@
+/**
+ * The package as a site repository gets it (README "Use it in your site repository"): packed from
+ * this clone, installed into a scratch site repository, and driven by the README's blocks as written:
+ * the install, the CI steps (the plain shell ones, and the `run` steps of the GitHub Actions jobs),
+ * and the pre-commit hook. The package runs its own build (dist/, compiled by the slow tier's
+ * globalSetup and again by `npm pack`'s prepare); npm installs the runtime dependencies with this
+ * machine's npm configuration, from its cache where it can.
+ */
+import { spawn } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { chmod, rm, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { parse } from "yaml";
+import { z } from "zod";
+import { beforeAll, describe, expect, it } from "vitest";
+import { REPO } from "../harness.ts";
+import { EAST_IP, changeInventory, configure, edit, git, temporary } from "../git/repos.ts";
+import { copyExampleSite } from "../support/example-site.ts";
+
+const README = readFileSync(path.join(REPO, "README.md"), "utf8");
+const PACKAGE = z
+  .object({ version: z.string(), devDependencies: z.record(z.string(), z.string()) })
+  .parse(JSON.parse(readFileSync(path.join(REPO, "package.json"), "utf8")));
+
+/** The fenced block after `<!-- site-repo: name … -->` in README.md: its language and text. */
+function readmeBlock(name: string): { language: string; text: string } {
+  const marker = README.indexOf(`<!-- site-repo: ${name} `);
+  if (marker < 0) throw new Error(`README.md has no block marked site-repo: ${name}`);
+  const block = /```(\w*)\n([\s\S]*?)```/.exec(README.slice(marker));
+  return { language: block?.[1] ?? "", text: block?.[2] ?? "" };
+}
+
+/**
+ * The environment of every command: this one's, with `$metalsynth` (the clone the README's install
+ * block packs) and npm told to use its cache before the registry and to keep quiet about audits.
+ */
+const ENV: NodeJS.ProcessEnv = {
+  ...process.env,
+  metalsynth: REPO,
+  npm_config_prefer_offline: "true",
+  npm_config_audit: "false",
+  npm_config_fund: "false",
+  npm_config_update_notifier: "false",
+};
+
+interface Outcome {
+  readonly code: number;
+  readonly stdout: string;
+  /** stdout and stderr, interleaved as they came. */
+  readonly output: string;
+}
+
+/** Runs `command args…` in `cwd`, and never throws for an exit code. */
+function exec(cwd: string, command: string, ...args: string[]): Promise<Outcome> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd, env: ENV, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let output = "";
+    child.stdout.on("data", (chunk: Buffer) => {
+      stdout += chunk.toString();
+      output += chunk.toString();
+    });
+    child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code: code ?? -1, stdout, output }));
+  });
+}
+
+/** A README shell block run as a CI's shell step does: stopping at the first failing command. */
+function shellBlock(name: string, cwd: string): Promise<Outcome> {
+  const { language, text } = readmeBlock(name);
+  expect(language).toBe("sh");
+  return exec(cwd, "sh", "-e", "-c", text);
+}
+
+const WORKFLOW = z.object({
+  jobs: z.record(
+    z.string(),
+    z.object({
+      steps: z.array(
+        z.object({
+          uses: z.string().optional(),
+          run: z.string().optional(),
+          with: z.record(z.string(), z.unknown()).optional(),
+          "continue-on-error": z.boolean().optional(),
+        }),
+      ),
+    }),
+  ),
+});
+
+/**
+ * One job of the README's GitHub Actions workflow, in a clone at the commit the event names: its
+ * `run` steps in order, in the shell GitHub gives them (`bash -eo pipefail`), a failing step ending
+ * the job unless it may fail. The actions it uses stand for what this test already did: the clone
+ * is the checkout, this machine's Node.js the one setup-node installs.
+ */
+async function githubJob(name: string, cwd: string): Promise<{ success: boolean; steps: Outcome[] }> {
+  const { language, text } = readmeBlock("github-actions");
+  expect(language).toBe("yaml");
+  const job = WORKFLOW.parse(parse(text)).jobs[name];
+  if (job === undefined) throw new Error(`the README's workflow has no job ${name}`);
+  const steps: Outcome[] = [];
+  for (const step of job.steps) {
+    if (step.uses !== undefined) {
+      const [action] = step.uses.split("@");
+      expect(["actions/checkout", "actions/setup-node"]).toContain(action);
+      if (action === "actions/setup-node") {
+        expect(Number(process.versions.node.split(".")[0])).toBeGreaterThanOrEqual(
+          Number(step.with?.["node-version"]),
+        );
+      }
+      continue;
+    }
+    const outcome = await exec(cwd, "bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step.run ?? "");
+    steps.push(outcome);
+    if (outcome.code !== 0 && step["continue-on-error"] !== true) return { success: false, steps };
+  }
+  return { success: true, steps };
+}
+
+/** Whether a path in the tarball is something the package must ship. */
+function shipped(entry: string): boolean {
+  return /^package\/(package\.json|README\.md|bin\/metalsynth\.js|dist\/.+\.(js|d\.ts))$/.test(entry);
+}
+
+const TARBALL = `vendor/metalsynth-${PACKAGE.version}.tgz`;
+
+describe("metalsynth in a site repository, installed and run as the README says", () => {
+  let work: string;
+  /** A person's clone of the site repository. */
+  let site: string;
+  let origin: string;
+
+  beforeAll(async () => {
+    work = await temporary("site-repo");
+    origin = path.join(work, "origin.git");
+    site = path.join(work, "site-a");
+    git(work, "init", "--quiet", "--bare", "--initial-branch=main", origin);
+    git(work, "init", "--quiet", "--initial-branch=main", site);
+    configure(site, "alice");
+    git(site, "remote", "add", "origin", origin);
+    await copyExampleSite(site);
+  });
+
+  it("installs from the packed tarball: compiled JavaScript and declarations, no dev dependencies", async () => {
+    const install = await shellBlock("install", site);
+    expect(install.output).toContain(`metalsynth-${PACKAGE.version}.tgz`);
+    expect(install.code, install.output).toBe(0);
+
+    const entries = (await exec(site, "tar", "-tzf", TARBALL)).stdout.trim().split("\n");
+    expect(entries.filter((entry) => !shipped(entry))).toEqual([]);
+    expect(entries).toContain("package/dist/bin/cli.js");
+    const javascript = entries.filter((entry) => entry.endsWith(".js") && entry.startsWith("package/dist/"));
+    for (const file of javascript) {
+      expect(entries, "a declaration beside each module").toContain(file.replace(/\.js$/, ".d.ts"));
+      // Built from a source the build compiles today: no stale output, no test, no cdk8s app.
+      const source = file.replace(/^package\/dist\//, "").replace(/\.js$/, ".ts");
+      expect(existsSync(path.join(REPO, source)), `${file} has no source ${source}: remove dist/`).toBe(true);
+      expect(source).not.toMatch(/\.test\.ts$|cdk8s-app/);
+    }
+
+    const version = await exec(site, "npx", "metalsynth", "--version");
+    expect(version.stdout).toBe(`metalsynth ${PACKAGE.version}\n`);
+    expect(version.code).toBe(0);
+    // The declarations resolve for a TypeScript consumer (an ES module, as the package is one).
+    const consumer = path.join(site, "consumer.mts");
+    await writeFile(
+      consumer,
+      'import { main } from "metalsynth/dist/bin/cli.js";\nexport const code: Promise<number> = main(["--version"]);\n',
+    );
+    const tsc = await exec(
+      site,
+      process.execPath,
+      path.join(REPO, "node_modules", "typescript", "bin", "tsc"),
+      ...["--noEmit", "--strict", "--module", "nodenext", "--types", "node"],
+      ...["--typeRoots", path.join(REPO, "node_modules", "@types"), "consumer.mts"],
+    );
+    expect(tsc, tsc.output).toMatchObject({ code: 0, output: "" });
+    await rm(consumer);
+
+    // The build and test tools the clone needs, and the package must not.
+    for (const name of ["tsx", "typescript", "vitest", "cdk8s-cli"]) {
+      expect(PACKAGE.devDependencies).toHaveProperty([name]);
+      expect(existsSync(path.join(site, "node_modules", name)), name).toBe(false);
+    }
+  }, 180_000);
+
+  it("installs the pre-commit hook, renders the site and pushes it", async () => {
+    const hook = path.join(site, ".git", "hooks", "pre-commit");
+    await writeFile(hook, readmeBlock("pre-commit").text);
+    await chmod(hook, 0o755);
+    const synth = await exec(site, "npx", "metalsynth", "synth");
+    expect(synth.output).toMatch(/^wrote rendered: \d+ added, 0 changed, 0 removed, 0 unchanged$/m);
+    expect(synth.code).toBe(0);
+    git(site, "add", ".");
+    git(site, "commit", "--quiet", "-m", "site-a: specs, inventory, rendered/ and metalsynth");
+    git(site, "push", "--quiet", "origin", "main");
+    expect(git(site, "status", "--porcelain")).toBe("");
+    expect(git(site, "ls-files", "vendor", "node_modules")).toBe(TARBALL);
+  });
+
+  it("the pre-commit hook refuses what is staged with an error, whatever the working tree holds", async () => {
+    const spec = path.join(site, "specs", "cluster-east", "provisioning.yaml");
+    const good = readFileSync(spec, "utf8");
+    await edit(spec, "3c:fd:fe:13:f8:b8", "3c:fd:fe:13:00:00");
+    git(site, "add", spec);
+    await writeFile(spec, good); // fixed in the working tree, not staged
+    const commit = await exec(site, "git", "commit", "-m", "cluster-east: a mistyped MAC");
+    expect(commit.code).not.toBe(0);
+    expect(commit.output).toContain(
+      "specs/cluster-east/provisioning.yaml:13:9: error[mac-unknown] spec.masters[0].master-1.mac-address: 3c:fd:fe:13:00:00 matches no BareMetalHost",
+    );
+    expect(git(site, "log", "--format=%s", "-1")).toBe("site-a: specs, inventory, rendered/ and metalsynth");
+    git(site, "reset", "--quiet", "--", spec);
+  });
+
+  it("checks a proposed change: the shell steps fail on the diff, the GitHub job shows it and passes", async () => {
+    git(site, "checkout", "--quiet", "-b", "renumber");
+    await changeInventory(site, EAST_IP);
+    git(site, "commit", "--quiet", "-am", "r02-node-05: new data address"); // the hook passes it
+    git(site, "push", "--quiet", "origin", "renumber");
+    const ci = path.join(work, "ci-check");
+    git(work, "clone", "--quiet", "--branch", "renumber", origin, ci);
+
+    const shell = await shellBlock("ci-check", ci);
+    expect(shell.output).toContain("metalsynth: no problems found");
+    expect(shell.output).toContain("edge-a/cluster-east (changed)");
+    expect(shell.code).toBe(1);
+
+    const job = await githubJob("check", ci);
+    expect(job.steps.map((step) => step.code)).toEqual([0, 0, 1]);
+    expect(job.success).toBe(true);
+    expect(job.steps[2]?.output).toContain("+++ b/clusters/edge-a/cluster-east/cluster-configmap.yaml");
+  }, 180_000);
+
+  it("renders the merge once, whichever of the GitHub job and the shell steps pushes first", async () => {
+    git(site, "checkout", "--quiet", "main");
+    git(site, "merge", "--quiet", "--ff-only", "renumber");
+    git(site, "push", "--quiet", "origin", "main");
+    const merged = git(site, "rev-parse", "HEAD");
+    // Two CI runs of the same push, checked out before either renders.
+    const github = path.join(work, "ci-github");
+    const shell = path.join(work, "ci-shell");
+    git(work, "clone", "--quiet", origin, github);
+    git(work, "clone", "--quiet", origin, shell);
+
+    const job = await githubJob("render", github);
+    expect(job.success, job.steps.map((step) => step.output).join("\n")).toBe(true);
+    const render = await shellBlock("ci-render", shell);
+    expect(render.code, render.output).toBe(0);
+
+    expect(git(origin, "log", "--format=%s", `${merged}..main`)).toBe("metalsynth: edge-a/cluster-east");
+    expect(git(shell, "rev-parse", "HEAD")).toBe(git(origin, "rev-parse", "main"));
+  }, 180_000);
+});
