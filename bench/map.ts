@@ -13,12 +13,9 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { readSite } from "../gitops/site-reader.ts";
-import { evaluateSite } from "../synth/evaluate.ts";
-import { mapHtml } from "../synth/map/map-html.ts";
-import { siteMap } from "../synth/map/site-map.ts";
 import { buildCli } from "../test/support/build-cli.ts";
 import { generateHubSite, type HubSite } from "./hub-site.ts";
+import { evaluateSite, mapHtml, readSite, siteMap } from "./product.ts";
 import { percentile } from "./stats.ts";
 
 const REPO = fileURLToPath(new URL("..", import.meta.url));
