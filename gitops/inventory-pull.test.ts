@@ -9,7 +9,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { REPO } from "../test/harness.ts";
-import { RecordedApiServer, type RecordedObject } from "../test/support/recorded-apiserver.ts";
+import { replayRecorded } from "../test/support/recorded-apiserver.ts";
+import type { FakeApiServer } from "../test/support/fake-apiserver.ts";
 import { canonicalFiles } from "../synth/inventory/canonical.ts";
 import { ClusterReadError, readClusterInventory, type ClusterScope } from "./cluster-inventory.ts";
 import { UsageError } from "./errors.ts";
@@ -29,7 +30,10 @@ const RAW_FILES = [
   "rack-r03.json",
 ];
 
-let server: RecordedApiServer;
+const BMHS = "/apis/metal3.io/v1alpha1/baremetalhosts";
+const SECRETS = "/api/v1/secrets";
+
+let server: FakeApiServer;
 let site: string;
 
 /** A pull of the recorded cluster into `site`, paths shown relative to it; lists in pages of 5. */
@@ -42,9 +46,18 @@ function pull(options: Partial<PullOptions> = {}) {
 function host(name: string): RecordedObject & {
   status: { hardware: { cpu: { count: number }; nics: { name: string; ip?: string }[] } };
 } {
-  const found = server.objects("baremetalhosts").find((object) => object.metadata.name === name);
+  const found = recorded(BMHS).find((object) => object.metadata.name === name);
   if (!found) throw new Error(`no recorded host ${name}`);
   return found as never;
+}
+
+type RecordedObject = Record<string, unknown> & {
+  metadata: { name: string; namespace: string; labels?: Record<string, string> };
+};
+
+/** The objects the server holds at `path` (live: changing one changes what it answers). */
+function recorded(path: string): RecordedObject[] {
+  return server.objects(path) as RecordedObject[];
 }
 
 async function inventoryFiles(): Promise<string[]> {
@@ -56,7 +69,7 @@ async function inventoryFiles(): Promise<string[]> {
 }
 
 beforeEach(async () => {
-  server = new RecordedApiServer(RECORDED);
+  server = replayRecorded(RECORDED);
   await server.start();
   site = await mkdtemp(path.join(tmpdir(), "metalsynth-pull-"));
   await cp(EXAMPLE, site, { recursive: true });
@@ -110,14 +123,12 @@ describe("inventory pull: the first pull of a site with a raw dump", () => {
       path.join(site, "metalsynth.yaml"),
       `${await readFile(path.join(site, "metalsynth.yaml"), "utf8")}inventory:\n  labelledNetworkData: true\n`,
     );
-    const before = server.objects("secrets").length;
+    const before = recorded(SECRETS).length;
     // An unlabelled Secret a host names is not read: the host loses its SIP addresses.
-    const unlabelled = server
-      .objects("secrets")
-      .find((secret) => secret.metadata.name === "r03-node-02-networkdata");
+    const unlabelled = recorded(SECRETS).find((secret) => secret.metadata.name === "r03-node-02-networkdata");
     delete unlabelled?.metadata.labels?.["metalsynth.io/network-data"];
     const report = await pull();
-    expect(server.objects("secrets")).toHaveLength(before);
+    expect(recorded(SECRETS)).toHaveLength(before);
     const secrets = server.requests.filter((request) => request.includes("/secrets"));
     expect(secrets).toEqual([
       "GET /api/v1/namespaces/metal3/secrets?labelSelector=metalsynth.io%2Fnetwork-data%3Dtrue&limit=5",
@@ -215,8 +226,7 @@ describe("inventory pull: refreshing a pulled snapshot", () => {
   });
 
   it("a host gone that a cluster names: the errors synth would newly report, and no render", async () => {
-    const hosts = server.objects("baremetalhosts");
-    hosts.splice(hosts.indexOf(host("r01-node-04")), 1);
+    server.remove(BMHS, "r01-node-04", "metal3");
     const report = await pull({ check: true });
     expect(report.hosts).toEqual([{ host: "metal3/r01-node-04", status: "removed", changes: [] }]);
     expect(report.clusters).toBeUndefined();
@@ -285,7 +295,7 @@ describe("inventory pull: the API server", () => {
   });
 
   it("an API server that does not answer is named", async () => {
-    const silent = new RecordedApiServer(RECORDED);
+    const silent = replayRecorded(RECORDED);
     await silent.start();
     const kubeConfig = silent.kubeConfig();
     await silent.stop();

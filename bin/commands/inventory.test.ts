@@ -9,14 +9,15 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { REPO } from "../../test/harness.ts";
-import { RecordedApiServer } from "../../test/support/recorded-apiserver.ts";
+import { replayRecorded } from "../../test/support/recorded-apiserver.ts";
+import type { FakeApiServer } from "../../test/support/fake-apiserver.ts";
 import { main } from "../cli.ts";
 
 const RECORDED: Record<string, unknown> = JSON.parse(
   readFileSync(path.join(REPO, "test", "fixtures", "inventory-pull", "api-responses.json"), "utf8"),
 );
 
-let server: RecordedApiServer;
+let server: FakeApiServer;
 let dir: string;
 let site: string;
 const kubeconfigBefore = process.env["KUBECONFIG"];
@@ -29,7 +30,7 @@ async function run(...argv: string[]): Promise<{ code: number; out: string; err:
 }
 
 beforeEach(async () => {
-  server = new RecordedApiServer(RECORDED);
+  server = replayRecorded(RECORDED);
   await server.start();
   dir = await mkdtemp(path.join(tmpdir(), "metalsynth-inventory-cli-"));
   site = path.join(dir, "site");
@@ -48,7 +49,9 @@ describe("metalsynth inventory pull", () => {
   it("exits 0 after a pull, 1 with --check when a host differs, 0 when none does", async () => {
     expect((await run("inventory", "pull", "--site", site)).code).toBe(0);
     expect(await run("inventory", "pull", "--site", site, "--check")).toMatchObject({ code: 0, err: "" });
-    const host = server.objects("baremetalhosts").find((object) => object.metadata.name === "r03-node-08");
+    const host = server
+      .objects("/apis/metal3.io/v1alpha1/baremetalhosts")
+      .find((object) => (object["metadata"] as { name: string }).name === "r03-node-08");
     (host?.["status"] as { hardware: { cpu: { count: number } } }).hardware.cpu.count = 128;
     const check = await run("inventory", "pull", "--site", site, "--check");
     expect(check.code).toBe(1);

@@ -14,7 +14,7 @@ import { WebhookState } from "../../webhook/state.ts";
 import { makeBmh } from "../builders/inventory.ts";
 import { REPO } from "../harness.ts";
 import { postJson, send, type Target } from "./client.ts";
-import { FakeApiServer, type KubeObject } from "./fake-apiserver.ts";
+import { FakeApiServer, type KubeObject } from "../support/fake-apiserver.ts";
 import { FAST_WATCH, eventually } from "./harness.ts";
 import { admissionReview, provisioning, software, type Cr } from "../builders/reviews.ts";
 import { createTestCa, issueServerCertificate } from "./tls-fixture.ts";

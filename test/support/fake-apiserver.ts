@@ -7,9 +7,12 @@
  *   server sends them;
  * - `GET <collection>?watch=true&resourceVersion=N` streams newline-delimited watch events after N,
  *   ends the stream after `timeoutSeconds`, and answers a resourceVersion older than the compacted
- *   history with an `ERROR` event carrying a 410 Status, as etcd compaction makes the real one do.
+ *   history with an `ERROR` event carrying a 410 Status, as etcd compaction makes the real one do;
+ * - a collection's namespaced form (`/apis/<group>/<version>/namespaces/<ns>/<plural>`), lists in
+ *   pages (`limit`/`continue`), and `GET …/namespaces/<ns>/<plural>/<name>` (404 when absent).
  *
- * Tests script failures: dropped connections, hanging watches, expired history, failing lists.
+ * Tests script failures: dropped connections, hanging watches, expired history, failing lists,
+ * paths refused with a status code.
  */
 import { once } from "node:events";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
@@ -70,6 +73,8 @@ export class FakeApiServer {
   hangWatches = false;
   /** Paths whose next list requests fail with HTTP 500, as many times as the count says. */
   readonly failLists = new Map<string, number>();
+  /** Paths (without query) answered with this status code and a Status body, every time. */
+  readonly refuse = new Map<string, number>();
   /** Every request, as `METHOD path?query`. */
   readonly requests: string[] = [];
 
@@ -147,6 +152,14 @@ export class FakeApiServer {
     this.#watchers.clear();
   }
 
+  /**
+   * The stored objects of the collection at `path`, in the order they were put. The objects are the
+   * server's own: changing one changes what it answers, without an event.
+   */
+  objects(path: string): KubeObject[] {
+    return [...this.#collection(path).objects.values()];
+  }
+
   /** Number of list (not watch) requests made for `path`. */
   lists(path: string): number {
     return this.requests.filter((line) => line.startsWith(`GET ${path}`) && !line.includes("watch=true"))
@@ -186,15 +199,21 @@ export class FakeApiServer {
   #handle(request: IncomingMessage, response: ServerResponse): void {
     const url = new URL(request.url ?? "/", "http://fake");
     this.requests.push(`${request.method} ${url.pathname}${url.search}`);
-    const collection = this.#collections.get(url.pathname);
-    if (request.method !== "GET" || !collection) {
-      sendJson(response, 404, {
-        kind: "Status",
-        apiVersion: "v1",
-        status: "Failure",
-        reason: "NotFound",
-        code: 404,
-      });
+    const refused = this.refuse.get(url.pathname);
+    if (refused !== undefined) {
+      sendStatus(response, refused, `refused by the test (${refused})`);
+      return;
+    }
+    const route = this.#route(url.pathname);
+    if (request.method !== "GET" || !route) {
+      sendStatus(response, 404, "the server could not find the requested resource");
+      return;
+    }
+    const { collection, namespace, name } = route;
+    if (name !== undefined) {
+      const found = collection.objects.get(`${namespace ?? ""}/${name}`);
+      if (found) sendJson(response, 200, this.#wire(collection, found));
+      else sendStatus(response, 404, `${route.plural} "${name}" not found`);
       return;
     }
     const selector = parseSelector(url.searchParams.get("labelSelector"));
@@ -202,23 +221,26 @@ export class FakeApiServer {
       const failures = this.failLists.get(url.pathname) ?? 0;
       if (failures > 0) {
         this.failLists.set(url.pathname, failures - 1);
-        sendJson(response, 500, {
-          kind: "Status",
-          apiVersion: "v1",
-          status: "Failure",
-          message: "etcd is sad",
-          code: 500,
-        });
+        sendStatus(response, 500, "etcd is sad");
         return;
       }
-      const items = [...collection.objects.values()]
-        .filter((object) => matches(object, selector))
-        .map((object) => this.#wire(collection, object, true));
+      const items = [...collection.objects.values()].filter(
+        (object) =>
+          (namespace === undefined || metadataOf(object).namespace === namespace) &&
+          matches(object, selector),
+      );
+      // The continue token is the offset of the next page.
+      const from = Number(url.searchParams.get("continue") || "0");
+      const limit = Number(url.searchParams.get("limit") || String(items.length));
+      const next = from + limit < items.length ? String(from + limit) : undefined;
       sendJson(response, 200, {
         apiVersion: collection.apiVersion,
         kind: `${collection.kind}List`,
-        metadata: { resourceVersion: String(this.#resourceVersion) },
-        items,
+        metadata: {
+          resourceVersion: String(this.#resourceVersion),
+          ...(next !== undefined && { continue: next }),
+        },
+        items: items.slice(from, from + limit).map((object) => this.#wire(collection, object, true)),
       });
       return;
     }
@@ -250,6 +272,24 @@ export class FakeApiServer {
       clearTimeout(timer);
       this.#watchers.delete(watcher);
     });
+  }
+
+  /**
+   * The collection a request path names: `<base>/<plural>` as served, or its namespaced form
+   * `<base>/namespaces/<ns>/<plural>[/<name>]`.
+   */
+  #route(
+    pathname: string,
+  ): { collection: Collection; plural: string; namespace?: string; name?: string } | undefined {
+    const served = this.#collections.get(pathname);
+    if (served) return { collection: served, plural: pathname.slice(pathname.lastIndexOf("/") + 1) };
+    const match = /^(\/apis\/[^/]+\/[^/]+|\/api\/v1)\/namespaces\/([^/]+)\/([^/]+)(?:\/([^/]+))?$/.exec(
+      pathname,
+    );
+    const [, base, namespace, plural, name] = match ?? [];
+    const collection = base === undefined ? undefined : this.#collections.get(`${base}/${plural}`);
+    if (!collection || plural === undefined) return undefined;
+    return { collection, plural, namespace, ...(name !== undefined && { name }) };
   }
 
   /** An object as the server sends it: list items of core collections lack kind and apiVersion. */
@@ -287,6 +327,10 @@ function goneStatus(): Record<string, unknown> {
 
 function writeEvent(response: ServerResponse, event: Record<string, unknown>): void {
   response.write(`${JSON.stringify(event)}\n`);
+}
+
+function sendStatus(response: ServerResponse, code: number, message: string): void {
+  sendJson(response, code, { kind: "Status", apiVersion: "v1", status: "Failure", message, code });
 }
 
 function sendJson(response: ServerResponse, status: number, body: unknown): void {
