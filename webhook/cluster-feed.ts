@@ -31,7 +31,8 @@ import {
   type KubernetesObject,
   type ObjectCache,
 } from "@kubernetes/client-node";
-import { sameHost, type Host } from "../synth/inventory/host.ts";
+import { sameFacts } from "../synth/inventory/changes.ts";
+import type { Host } from "../synth/inventory/host.ts";
 import { Inventory } from "../synth/inventory/inventory.ts";
 import { buildInventory, type InventoryObject } from "../synth/inventory/load.ts";
 import { NETWORK_DATA_LABEL } from "../synth/inventory/network-data.ts";
@@ -419,7 +420,7 @@ export class ClusterFeed implements Feed {
     }
     const host = inventory.byId(id);
     if (host === undefined) this.#hosts.delete(id);
-    else if (before === undefined || !sameHost(host, before)) this.#hosts.set(id, host);
+    else if (before === undefined || !sameFacts(host, before)) this.#hosts.set(id, host);
     return host === undefined ? before !== undefined : this.#hosts.get(id) !== before;
   }
 
