@@ -31,8 +31,7 @@ import {
   type KubernetesObject,
   type ObjectCache,
 } from "@kubernetes/client-node";
-import { sameFacts } from "../synth/inventory/changes.ts";
-import type { Host } from "../synth/inventory/host.ts";
+import { sameHost, type Host } from "../synth/inventory/host.ts";
 import { Inventory } from "../synth/inventory/inventory.ts";
 import { buildInventory, type InventoryObject } from "../synth/inventory/load.ts";
 import { NETWORK_DATA_LABEL } from "../synth/inventory/network-data.ts";
@@ -420,7 +419,7 @@ export class ClusterFeed implements Feed {
     }
     const host = inventory.byId(id);
     if (host === undefined) this.#hosts.delete(id);
-    else if (before === undefined || !sameFacts(host, before)) this.#hosts.set(id, host);
+    else if (before === undefined || !sameHost(host, before)) this.#hosts.set(id, host);
     return host === undefined ? before !== undefined : this.#hosts.get(id) !== before;
   }
 

@@ -1,5 +1,6 @@
 import { clusterKey, type ClusterKey } from "../cluster-key.ts";
 import type { SourcePosition } from "../issue.ts";
+import { sameData } from "../same-data.ts";
 
 /** One network interface of a host, after de-duplicating dual-stack repeats (SPEC §1.3). */
 export interface Nic {
@@ -71,6 +72,11 @@ export interface Host {
   readonly sipOwner?: SipOwnership;
   /** Where the BMH was defined, for messages. */
   readonly source?: SourcePosition;
+}
+
+/** Whether two reads of a host found the same facts (and the same source position). */
+export function sameHost(a: Host, b: Host): boolean {
+  return sameData(a, b);
 }
 
 /** The SIPCluster the host's SIP labels assign it to, if they do. */

@@ -6,8 +6,7 @@
 import { pushTo } from "../group.ts";
 import { compareText } from "../issue.ts";
 import { ClosestMac, type KnownMac } from "./closest-mac.ts";
-import { sameFacts } from "./changes.ts";
-import { sipOwnerKey, type Host } from "./host.ts";
+import { sameHost, sipOwnerKey, type Host } from "./host.ts";
 import type { LabelSelector } from "./selector.ts";
 import { matchesSelector } from "./selector.ts";
 
@@ -80,7 +79,7 @@ export class Inventory {
       (other.size === this.size &&
         this.hosts.every((host, index) => {
           const otherHost = other.hosts[index];
-          return otherHost !== undefined && sameFacts(host, otherHost);
+          return otherHost !== undefined && sameHost(host, otherHost);
         }))
     );
   }

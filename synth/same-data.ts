@@ -1,0 +1,28 @@
+/**
+ * Structural equality of plain data (what the loaders build: strings, numbers, booleans, arrays
+ * and plain objects), for telling a re-read that found the same facts from a change.
+ */
+
+/** Whether `a` and `b` hold the same data. A key whose value is `undefined` counts as absent. */
+export function sameData(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    return (
+      Array.isArray(a) &&
+      Array.isArray(b) &&
+      a.length === b.length &&
+      a.every((item, index) => sameData(item, b[index]))
+    );
+  }
+  const entries = definedEntries(a);
+  const other = new Map(definedEntries(b));
+  return (
+    entries.length === other.size &&
+    entries.every(([key, value]) => other.has(key) && sameData(value, other.get(key)))
+  );
+}
+
+function definedEntries(value: object): [string, unknown][] {
+  return Object.entries(value).filter(([, item]) => item !== undefined);
+}
