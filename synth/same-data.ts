@@ -15,14 +15,12 @@ export function sameData(a: unknown, b: unknown): boolean {
       a.every((item, index) => sameData(item, b[index]))
     );
   }
-  const entries = definedEntries(a);
-  const other = new Map(definedEntries(b));
-  return (
-    entries.length === other.size &&
-    entries.every(([key, value]) => other.has(key) && sameData(value, other.get(key)))
-  );
+  const record = a as Record<string, unknown>;
+  const other = b as Record<string, unknown>;
+  const keys = definedKeys(record);
+  return keys.length === definedKeys(other).length && keys.every((key) => sameData(record[key], other[key]));
 }
 
-function definedEntries(value: object): [string, unknown][] {
-  return Object.entries(value).filter(([, item]) => item !== undefined);
+function definedKeys(value: Record<string, unknown>): string[] {
+  return Object.keys(value).filter((key) => value[key] !== undefined);
 }
