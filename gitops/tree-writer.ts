@@ -12,7 +12,7 @@ import {
   utimes,
   writeFile,
 } from "node:fs/promises";
-import { existsSync, renameSync, rmSync, type Dirent } from "node:fs";
+import { type Dirent } from "node:fs";
 import path from "node:path";
 import { UsageError } from "./errors.ts";
 import { LOCK_FILE } from "../synth/plan/lock.ts";
@@ -104,21 +104,19 @@ export async function writeTree(
   const aside = path.join(parent, `.${base}.old-${process.pid}-${sequence}`);
   sequence += 1;
   const failAfter = options.failAfter;
-  const failIfInjected = (placed: number): void => {
+  const interruption = deferEndingSignals();
+  // Every file operation ends at one of these points: a signal received meanwhile, or an injected
+  // failure, stops the write there, and the ordinary failure path below cleans up.
+  const checkpoint = (placed: number): void => {
     options.onPlaced?.(placed);
+    interruption.throwIfReceived();
     if (placed === failAfter) throw new Error(`writeTree: injected failure after ${placed} file(s)`);
   };
 
-  const signals = cleanUpOnSignal(() => {
-    // Synchronous: the process ends right after. The previous tree goes back where it was.
-    if (!existsSync(target) && existsSync(aside)) renameSync(aside, target);
-    rmSync(temporary, { recursive: true, force: true });
-    if (existsSync(target)) rmSync(aside, { recursive: true, force: true });
-  });
   try {
     await mkdir(temporary);
     let placed = 0;
-    if (wanted.length > 0) failIfInjected(placed);
+    if (wanted.length > 0) checkpoint(placed);
     // Only the deepest directories need creating: recursive mkdir makes their parents, and tolerates
     // a parent that a concurrent sibling made first.
     await forEachConcurrently(leafDirectories(wanted), (dir) =>
@@ -131,13 +129,13 @@ export async function writeTree(
         await keep(path.join(target, ...file.split("/")), destination);
       else await writeFile(destination, bytes);
       placed += 1;
-      if (placed < wanted.length) failIfInjected(placed);
+      if (placed < wanted.length) checkpoint(placed);
     });
 
     if (previous) {
       await rename(target, aside);
       try {
-        failIfInjected(wanted.length);
+        checkpoint(wanted.length);
         await rename(temporary, target);
       } catch (error) {
         await rename(aside, target).catch((restoreError: unknown) => {
@@ -150,19 +148,19 @@ export async function writeTree(
         throw error;
       }
     } else {
-      failIfInjected(wanted.length);
+      checkpoint(wanted.length);
       await rename(temporary, target);
     }
   } catch (error) {
     await rm(temporary, { recursive: true, force: true });
-    signals.dispose();
+    interruption.end();
     throw error;
   }
 
   // The new tree is in place; an old tree that cannot be removed now is only clutter, and the next
   // run's stale-directory cleanup removes it, so this must not turn a successful write into a failure.
   await rm(aside, { recursive: true, force: true }).catch(() => undefined);
-  signals.dispose();
+  interruption.end();
   return change;
 }
 
@@ -185,24 +183,36 @@ export async function checkOutput(out: string, action = "replace"): Promise<void
 /** The signals that end a CLI run; a write in progress cleans up before the process goes. */
 const ENDING_SIGNALS: readonly NodeJS.Signals[] = ["SIGINT", "SIGTERM", "SIGHUP"];
 
+/** Thrown at the next checkpoint of a write after an ending signal arrived. */
+class Interrupted extends Error {
+  constructor(readonly signal: NodeJS.Signals) {
+    super(`writeTree: interrupted by ${signal}; the previous tree is kept`);
+  }
+}
+
 /**
- * Runs `cleanUp` if the process gets SIGINT, SIGTERM or SIGHUP before `dispose`, then ends the
- * process the way the signal would have (unless someone else listens for it too).
+ * Holds back SIGINT, SIGTERM and SIGHUP while a write runs. The signal is only recorded:
+ * `throwIfReceived` turns it into an {@link Interrupted} failure at the write's next checkpoint, so
+ * cleanup runs on the ordinary failure path, after the file operations in flight have settled.
+ * (Deleting the temporary tree from the handler itself raced those operations: a file created
+ * while it was being removed left it behind.) `end` stops listening and, if a signal came, ends
+ * the process the way that signal would have, unless someone else listens for it too.
  */
-function cleanUpOnSignal(cleanUp: () => void): { dispose(): void } {
+function deferEndingSignals(): { throwIfReceived(): void; end(): void } {
+  let received: NodeJS.Signals | undefined;
   const onSignal = (signal: NodeJS.Signals): void => {
-    dispose();
-    try {
-      cleanUp();
-    } finally {
-      if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
-    }
-  };
-  const dispose = (): void => {
-    for (const signal of ENDING_SIGNALS) process.off(signal, onSignal);
+    received ??= signal;
   };
   for (const signal of ENDING_SIGNALS) process.on(signal, onSignal);
-  return { dispose };
+  return {
+    throwIfReceived() {
+      if (received) throw new Interrupted(received);
+    },
+    end() {
+      for (const signal of ENDING_SIGNALS) process.off(signal, onSignal);
+      if (received && process.listenerCount(received) === 0) process.kill(process.pid, received);
+    },
+  };
 }
 
 /**
