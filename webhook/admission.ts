@@ -137,7 +137,8 @@ export function admit(kind: CrKind, body: unknown, reviewer: Reviewer | undefine
     });
   }
   if (deeperThan(object, MAX_OBJECT_DEPTH)) {
-    return respond({ ...summary, errors: 1 }, "denied", {
+    // New keys before the spread: Node 20 builds `{ ...a, newKey }` ~25x slower (decision 0026).
+    return respond({ errors: 1, ...summary }, "denied", {
       uid: request.uid,
       allowed: false,
       status: {
@@ -175,7 +176,8 @@ export function admit(kind: CrKind, body: unknown, reviewer: Reviewer | undefine
     ...(warnings.length > 0 && { warnings }),
   };
   return respond(
-    { ...summary, errors: errors.length, warnings: warnings.length },
+    // New keys before the spread: Node 20 builds `{ ...a, newKey }` ~25x slower (decision 0026).
+    { errors: errors.length, warnings: warnings.length, ...summary },
     errors.length === 0 ? "allowed" : "denied",
     response,
   );

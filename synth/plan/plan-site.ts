@@ -89,7 +89,8 @@ export function tracePlan({ model, inventory, lock }: PlanInput): PlanTrace {
     const bestFit = candidates.forTurn(turn.key, (host) => setting.claimedEarlier(host, turn) !== undefined);
     const outcome = placeTurn(turn, { ...setting, bestFit });
     turns.push(outcome);
-    for (const [host, claim] of outcome.claims) turnClaims.set(host, { ...claim, turn: outcome.turn });
+    // New keys before the spread: Node 20 builds `{ ...a, newKey }` ~25x slower (decision 0026).
+    for (const [host, claim] of outcome.claims) turnClaims.set(host, { turn: outcome.turn, ...claim });
     turnsLeft.set(turn.key, (turnsLeft.get(turn.key) ?? 1) - 1);
   }
   placing = undefined;

@@ -235,7 +235,8 @@ export function replan(index: TraceIndex, changes: ReadonlyMap<ClusterKey, Clust
     if (before || outcome) replaced.add(turnId(current));
     for (const id of changedClaims(before, outcome)) {
       const claim = outcome?.claims.get(id);
-      if (claim) turnClaims.set(id, { ...claim, turn: current });
+      // New keys before the spread: Node 20 builds `{ ...a, newKey }` ~25x slower (decision 0026).
+      if (claim) turnClaims.set(id, { turn: current, ...claim });
       // A host this turn gave up may have gone to an earlier turn placed again; that claim stays.
       else if (sameTurn(claimNow(id)?.turn, current)) turnClaims.set(id, undefined);
       const host = inventory.byId(id);

@@ -166,7 +166,8 @@ export function macHostClaimed(
 
 /** `report`, tagging each finding with the host it is about, so the site map can mark that host. */
 function aboutHost(report: Reporter, host: Host): Reporter {
-  return (rule, path, message) => ({ ...report(rule, path, message), host: host.id });
+  // New keys before the spread: Node 20 builds `{ ...a, newKey }` ~25x slower (decision 0026).
+  return (rule, path, message) => ({ host: host.id, ...report(rule, path, message) });
 }
 
 /**

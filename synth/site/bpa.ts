@@ -143,11 +143,12 @@ export function normalizeProvisioning(resource: Resource<"Provisioning">): {
     issues.push(...(parsed?.issues ?? []));
     const memoryBytes = parsed?.bytes;
     if (malformed) return { kind: "invalid", role, label, path, macProblem: malformed.message };
+    // New keys before the spread: Node 20 builds `{ ...a, newKey }` ~25x slower (decision 0026).
     const needs: ResourceNeeds = {
-      ...(request.cpu === undefined ? {} : { cpus: request.cpu }),
-      ...(memoryBytes === undefined ? {} : { memoryBytes }),
       sriov: request.sriov === true,
       qat: request.qat === true,
+      ...(request.cpu === undefined ? {} : { cpus: request.cpu }),
+      ...(memoryBytes === undefined ? {} : { memoryBytes }),
     };
     return mac === undefined
       ? { kind: "resources", role, label, path, ...needs }
