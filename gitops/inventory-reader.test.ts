@@ -1,5 +1,5 @@
 import { createWriteStream } from "node:fs";
-import { cp, mkdir, mkdtemp, rm, stat, symlink, writeFile } from "node:fs/promises";
+import { cp, mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { Readable } from "node:stream";
@@ -9,11 +9,35 @@ import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { factsOf, generateBmhs, kubectlJson, kubectlYaml, makeBmh } from "../test/builders/inventory.ts";
+import { parseDocuments } from "../synth/documents.ts";
+import type { Issue } from "../synth/issue.ts";
+import type { Inventory } from "../synth/inventory/inventory.ts";
+import { InventoryBuilder } from "../synth/inventory/load.ts";
 import { UsageError } from "./errors.ts";
+import { listInputFiles } from "./files.ts";
 import { InventoryPathError, readInventory } from "./inventory-reader.ts";
-import { SYNTAX_ERRORS_PER_FILE } from "./report/report.ts";
+import { capSyntaxErrors, SYNTAX_ERRORS_PER_FILE } from "./report/report.ts";
 
 const FIXTURES = fileURLToPath(new URL("../test/fixtures/inventory/", import.meta.url));
+const EXAMPLE_INVENTORY = fileURLToPath(new URL("../examples/site/inventory/", import.meta.url));
+
+/**
+ * The reference read: each file under `root` parsed whole by the `yaml` package, positions and
+ * all, where `readInventory` streams every file through its fast reader (decision 0016).
+ */
+async function readWhole(root: string): Promise<{ inventory: Inventory; issues: Issue[] }> {
+  const builder = new InventoryBuilder();
+  for (const file of (await listInputFiles([root], { relativeTo: root })).files) {
+    builder.beginFile(file.display);
+    const parsed = parseDocuments(file.display, await readFile(file.absolute, "utf8"));
+    for (const found of parsed.issues) builder.report(found);
+    for (const document of parsed.documents) {
+      builder.add({ value: document.value, source: document.position([]), position: document.position });
+    }
+  }
+  const { inventory, issues } = builder.build();
+  return { inventory, issues: capSyntaxErrors(issues) };
+}
 let dir: string;
 
 beforeAll(async () => {
@@ -38,10 +62,21 @@ async function writeLines(relative: string, pieces: Iterable<string>): Promise<s
 }
 
 describe("readInventory", () => {
-  it("shows the first 20 syntax errors of a file and counts the rest (newline-delimited JSON)", async () => {
+  it("reads newline-delimited JSON (jq -c, kubectl get --watch) one object per line", async () => {
     const lines = Array.from({ length: 500 }, (_, index) => JSON.stringify(makeBmh({ name: `h${index}` })));
     await write("ndjson/hosts.json", `${lines.join("\n")}\n`);
-    const { issues } = await readInventory([path.join(dir, "ndjson")], { relativeTo: dir });
+    const { inventory, issues } = await readInventory([path.join(dir, "ndjson")], { relativeTo: dir });
+    expect(inventory.size).toBe(500);
+    expect(issues).toEqual([]);
+  });
+
+  it("shows the first 20 syntax errors of a file and counts the rest", async () => {
+    const broken = Array.from(
+      { length: 100 },
+      (_, index) => `kind: BareMetalHost\nmetadata:\n  name: [h${index}\n`,
+    );
+    await write("broken/hosts.yaml", broken.join("---\n"));
+    const { issues } = await readInventory([path.join(dir, "broken")], { relativeTo: dir });
     expect(issues.filter((found) => found.rule === "yaml-syntax")).toHaveLength(SYNTAX_ERRORS_PER_FILE + 1);
     expect(issues.at(-1)?.message).toMatch(
       /^… and \d+ more syntax errors in this file \(only the first 20 are shown\)/,
@@ -113,19 +148,20 @@ describe("readInventory", () => {
           ? '{"kind": "List", "items": [\n  {"kind": "BareMetalHost",\n   "metadata": {"name": "a" "b"}}\n]}'
           : "kind: BareMetalHost\nmetadata:\n  name: [a\nspec: {}\n";
       const file = await write(`syntax/${name}`, text);
-      for (const streamFromBytes of [Infinity, 0]) {
-        const { issues } = await readInventory([file], { relativeTo: dir, streamFromBytes });
-        expect(issues[0]).toMatchObject({
-          rule: "yaml-syntax",
-          source: { file: `syntax/${name}`, line, column },
-        });
-      }
+      const { issues } = await readInventory([file], { relativeTo: dir });
+      expect(issues[0]).toMatchObject({
+        rule: "yaml-syntax",
+        source: { file: `syntax/${name}`, line, column },
+      });
     },
   );
 
-  it("gives the same result for every fixture whether parsed whole or streamed", async () => {
-    const whole = await readInventory([FIXTURES], { relativeTo: FIXTURES, streamFromBytes: Infinity });
-    const streamed = await readInventory([FIXTURES], { relativeTo: FIXTURES, streamFromBytes: 0 });
+  it.each([
+    ["fixture", FIXTURES],
+    ["example site's", EXAMPLE_INVENTORY],
+  ])("reads every %s file as the full YAML parser reads it whole", async (_name, root) => {
+    const whole = await readWhole(root);
+    const streamed = await readInventory([root], { relativeTo: root });
     expect(whole.inventory.size).toBeGreaterThan(10);
     expect(streamed.inventory.hosts).toEqual(whole.inventory.hosts);
     expect(streamed.issues).toEqual(whole.issues);
