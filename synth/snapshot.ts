@@ -8,7 +8,7 @@
  * - Planning runs again from the evaluation's trace (`plan/replan.ts`), re-placing only the turns
  *   the change reaches.
  */
-import { clusterKey, parseClusterKey, type ClusterKey } from "./cluster-key.ts";
+import { clusterKey, type ClusterKey } from "./cluster-key.ts";
 import { pushTo } from "./group.ts";
 import { compareIssues, compareText, type Issue } from "./issue.ts";
 import type { Inventory } from "./inventory/inventory.ts";
@@ -119,17 +119,17 @@ export class SiteSnapshot {
    * reaches. A finding not among them is the same as before the change.
    */
   change(resource: AnyResource): Issue[] {
-    const replaced = this.#scoped.get(keyScope(resource.key)) ?? [];
-    const touched = new Set(scopesOf(siteModel([resource]).model).get(resource) ?? [keyScope(resource.key)]);
-    for (const known of replaced) for (const value of this.#scopes.get(known) ?? []) touched.add(value);
     const sameKey = (known: InvalidResource) =>
       resourceKey(known.kind, known.namespace, known.name) === resource.key;
+    const invalid = this.invalid.filter((known) => !sameKey(known));
+    const alone = siteModel([resource], invalid);
+    const replaced = this.#scoped.get(keyScope(resource.key)) ?? [];
+    const touched = new Set(scopesOf(alone.model).get(resource) ?? [keyScope(resource.key)]);
+    for (const known of replaced) for (const value of this.#scopes.get(known) ?? []) touched.add(value);
     // A known CR of the key that fails its schema leaves its cluster too (a fix may relabel it).
     for (const known of this.invalid.filter(sameKey)) {
-      if (known.cluster !== undefined)
-        touched.add(`${CLUSTER_SCOPE}${clusterKey(known.namespace, known.cluster)}`);
+      if (known.cluster !== undefined) touched.add(clusterScope(clusterKey(known.namespace, known.cluster)));
     }
-    const invalid = this.invalid.filter((known) => !sameKey(known));
     // A glue's "no Provisioning … (found: …)" lists the namespace's CRs of that kind.
     if (resource.kind === "Cluster") touched.add(namespaceScope(resource.namespace));
     const related = new Set<AnyResource>();
@@ -140,7 +140,8 @@ export class SiteSnapshot {
       .sort((a, b) => (this.#position.get(a) ?? 0) - (this.#position.get(b) ?? 0));
     const at = subset.findIndex((known) => compareText(known.key, resource.key) > 0);
     subset.splice(at === -1 ? subset.length : at, 0, resource);
-    const { model, issues } = siteModel(subset, invalid);
+    // A CR nothing else shares a scope with (a new cluster's) is its own subset, evaluated already.
+    const { model, issues } = subset.length === 1 ? alone : siteModel(subset, invalid);
 
     // The subset holds every CR of each cluster the change touches, so its groups are the site's.
     const replanned = replan(this.#index, clusterChanges(touched, planClusters(model)));
@@ -152,9 +153,7 @@ export class SiteSnapshot {
 function clusterChanges(scopes: Iterable<string>, clusters: PlanClusters): Map<ClusterKey, ClusterChange> {
   const changes = new Map<ClusterKey, ClusterChange>();
   for (const value of scopes) {
-    const key = value.startsWith(CLUSTER_SCOPE)
-      ? parseClusterKey(value.slice(CLUSTER_SCOPE.length))
-      : undefined;
+    const key = scopedCluster(value);
     if (key === undefined) continue;
     const bpa = clusters.bpaByKey.get(key);
     const sip = clusters.sipByKey.get(key);
@@ -166,6 +165,16 @@ function clusterChanges(scopes: Iterable<string>, clusters: PlanClusters): Map<C
 /** Whether two CRs of one key say the same (a feed that reads everything again makes new objects). */
 function sameObject(a: AnyResource, b: AnyResource): boolean {
   return a === b || JSON.stringify(a.object) === JSON.stringify(b.object);
+}
+
+function clusterScope(key: ClusterKey): string {
+  return `${CLUSTER_SCOPE}${key}`;
+}
+
+/** The cluster a scope value names, if it names one. */
+function scopedCluster(value: string): ClusterKey | undefined {
+  // Only clusterScope writes this prefix, and it writes a ClusterKey after it: nothing to parse.
+  return value.startsWith(CLUSTER_SCOPE) ? (value.slice(CLUSTER_SCOPE.length) as ClusterKey) : undefined;
 }
 
 function keyScope(key: string): string {
@@ -190,7 +199,7 @@ function scopesOf(model: SiteModel): Map<AnyResource, string[]> {
     scopes.set(resource, list);
   };
   const cluster = (namespace: string, name: string | undefined) =>
-    name === undefined ? [] : [`${CLUSTER_SCOPE}${clusterKey(namespace, name)}`];
+    name === undefined ? [] : [clusterScope(clusterKey(namespace, name))];
   const named = (kind: string, namespace: string, name: string | undefined) =>
     name === undefined ? [] : [`name\u0000${resourceKey(kind, namespace, name)}`];
   // Provisionings and Softwares are what glue references name.
