@@ -241,6 +241,8 @@ function deeperThan(value: unknown, limit: number): boolean {
 
 /** `text` cut to `limit` characters (code points, so no half of a pair), the cut marked with `…`. */
 function truncate(text: string, limit: number): string {
+  // No longer in UTF-16 units than the limit means no longer in code points either.
+  if (text.length <= limit) return text;
   const characters = Array.from(text);
   return characters.length <= limit ? text : `${characters.slice(0, limit - 1).join("")}…`;
 }
