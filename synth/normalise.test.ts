@@ -94,6 +94,10 @@ describe("secretFindings", () => {
     [{ key: "-----BEGIN RSA PRIVATE KEY-----\nabc" }, "key"],
     [{ password: "hunter2" }, "password"],
     [{ list: ["x", "token: abcdefghijklmnop"] }, "list.1"],
+    [{ note: "api_key=abcdefgh12345" }, "note"],
+    [{ note: "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.abcdefghijk" }, "note"],
+    [{ note: "aws AKIAIOSFODNN7EXAMPLE" }, "note"],
+    [{ note: `ghp_${"a1".repeat(18)}` }, "note"],
   ])("finds %j", (value, path) => {
     const findings = secretFindings(value);
     expect(findings.map((finding) => finding.path.join("."))).toEqual([path]);

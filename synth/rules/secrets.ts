@@ -22,8 +22,15 @@ const SECRET_PATTERNS: readonly { readonly what: string; readonly pattern: RegEx
 /** Map keys whose non-empty string value is a credential by name alone. */
 const SECRET_KEY = /^(pass(word|wd)?|pwd|token|secret|private[-_]?key|api[-_]?key)$/i;
 
+/**
+ * What every pattern above needs somewhere in the text: a text without any of these (most names,
+ * labels and plugin lists) is tested once instead of against each pattern. Keep it in step with them.
+ */
+const MAY_HOLD_SECRET = /-----BEGIN|[:=]|eyJ|AKIA|gh[pousr]_/;
+
 /** What secret material a text contains, if any. */
 export function secretMaterialIn(text: string): string | undefined {
+  if (!MAY_HOLD_SECRET.test(text)) return undefined;
   return SECRET_PATTERNS.find(({ pattern }) => pattern.test(text))?.what;
 }
 
@@ -65,7 +72,8 @@ function collectSecrets(value: unknown, path: (string | number)[], findings: Sec
     return;
   }
   if (typeof value !== "object" || value === null) return;
-  for (const [key, child] of Object.entries(value)) {
+  for (const key of Object.keys(value)) {
+    const child: unknown = Reflect.get(value, key);
     // kubectl keeps a copy of the whole object here; scanning it would report every finding twice.
     if (key === "kubectl.kubernetes.io/last-applied-configuration") continue;
     path.push(key);
