@@ -14,6 +14,7 @@
  * Run standalone with `npx tsx bench/webhook.ts`; `benchWebhook()` returns the printable lines.
  */
 import { once } from "node:events";
+import { monitorEventLoopDelay, type IntervalHistogram } from "node:perf_hooks";
 import { readFile } from "node:fs/promises";
 import { Agent, createServer, request } from "node:https";
 import type { AddressInfo } from "node:net";
@@ -94,6 +95,22 @@ function benchRules(hosts: Inventory): string[] {
   });
 }
 
+/** What the main thread asks the servers' worker. */
+type WorkerMessage = "stop" | "measure stalls" | "longest stall";
+
+/**
+ * The longest time an event loop of this thread went without running its callbacks, from now or
+ * the last `reset`. Requests in the steady run are timed from when they were due, so a stall of the
+ * load generator's own thread (descheduled on a machine whose two vCPUs it shares with the servers
+ * and their collector's threads) counts against the webhook too; printing both threads' longest
+ * stall tells which one it was.
+ */
+function loopStalls(): IntervalHistogram & { longestMs(): number } {
+  const histogram = monitorEventLoopDelay({ resolution: 1 });
+  histogram.enable();
+  return Object.assign(histogram, { longestMs: () => histogram.max / 1e6 });
+}
+
 interface Ports {
   readonly webhook: number;
   readonly echo: number;
@@ -145,8 +162,21 @@ async function serve(data: ServeData): Promise<void> {
   const ports: Ports = { webhook: webhook.port, echo: (echo.address() as AddressInfo).port };
   const parent = parentPort;
   if (parent === null) throw new Error("the bench servers run in a worker thread");
+  const stalls = loopStalls();
   parent.postMessage(ports);
-  await new Promise((resolve) => parent.once("message", resolve));
+  await new Promise<void>((resolve) => {
+    const answer = (message: WorkerMessage) => {
+      if (message === "measure stalls") stalls.reset();
+      else if (message === "longest stall") parent.postMessage(stalls.longestMs());
+      else {
+        // A listening port keeps the worker alive.
+        parent.off("message", answer);
+        resolve();
+      }
+    };
+    parent.on("message", answer);
+  });
+  stalls.disable();
   echo.close();
   echo.closeAllConnections();
   await webhook.shutdown();
@@ -265,14 +295,22 @@ export async function benchWebhook(hub?: HubSite): Promise<string[]> {
     await peak(ports.webhook, ca.cert, body);
     await peak(ports.echo, ca.cert, body);
     if (hub) lines.push(await sequential(ports.webhook, ca.cert, body));
-    lines.push(await steady(ports.webhook, ca.cert, body));
+    const clientStalls = loopStalls();
+    worker.postMessage("measure stalls" satisfies WorkerMessage);
+    const steadyLine = await steady(ports.webhook, ca.cert, body);
+    worker.postMessage("longest stall" satisfies WorkerMessage);
+    const [serverStall] = (await once(worker, "message")) as [number];
+    clientStalls.disable();
+    lines.push(
+      `${steadyLine}; longest event-loop stall: server ${serverStall.toFixed(0)} ms, load generator ${clientStalls.longestMs().toFixed(0)} ms`,
+    );
     const webhookRate = await peak(ports.webhook, ca.cert, body);
     const echoRate = await peak(ports.echo, ca.cert, body);
     lines.push(
       `peak throughput over TLS, ${PEAK_IN_FLIGHT} in flight: webhook ${webhookRate.toFixed(0)} req/s, bare express echo ${echoRate.toFixed(0)} req/s (${((100 * webhookRate) / echoRate).toFixed(0)}%)`,
     );
   } finally {
-    worker.postMessage("stop");
+    worker.postMessage("stop" satisfies WorkerMessage);
     await once(worker, "exit");
   }
   return lines;
