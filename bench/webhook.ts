@@ -6,7 +6,8 @@
  *   a hub, bench/hub.ts gives these);
  * - with a hub, requests over TLS one at a time: p50 and p99;
  * - the server over TLS at a steady 500 requests/s: latency from each request's scheduled start,
- *   so a stall shows up in every request it delays;
+ *   so a stall shows up in every request it delays, with the longest event-loop stall of the server
+ *   and of the load generator, so a stall of the generator itself is told apart;
  * - peak throughput of the webhook against a bare TLS express endpoint that parses the same body
  *   and answers "allowed" (the stack's ceiling), in the same run.
  *
