@@ -68,10 +68,14 @@ export function parseSiteArgs<const Extra extends Options = Record<never, never>
     tokens: true,
   });
   const positionals = listWords(parsed, ["specs", "inventory"]);
-  if (!allowPositionals && positionals.length > 0) {
-    throw new UsageError(`unexpected argument "${positionals[0]}"`);
-  }
+  if (!allowPositionals) refuseStrayWords(positionals);
   return { values: parsed.values, positionals };
+}
+
+/** For a command that takes no positional arguments: refuses the first of {@link listWords}' words. */
+export function refuseStrayWords(words: readonly string[]): void {
+  const [stray] = words;
+  if (stray !== undefined) throw new UsageError(`unexpected argument "${stray}"`);
 }
 
 /** The tokens {@link listWords} reads: what `parseArgs` returns with `tokens: true`. */

@@ -4,7 +4,7 @@ import { pullInventory } from "../../gitops/inventory-pull.ts";
 import { pullText } from "../../gitops/report/pull-format.ts";
 import { formatIssues, issueRows, jsonReport } from "../../gitops/report/report.ts";
 import { DNS1123_LABEL } from "../../synth/inventory/selector.ts";
-import { EXIT, listWords, outputFormat, type Console } from "../common.ts";
+import { EXIT, listWords, outputFormat, refuseStrayWords, type Console } from "../common.ts";
 
 /**
  * `metalsynth inventory pull`: the site's BareMetalHosts, HardwareData and networkData Secrets from the
@@ -34,8 +34,7 @@ export async function inventory(argv: readonly string[], io: Console): Promise<n
     allowPositionals: true,
     tokens: true,
   });
-  const [extra] = listWords(parsed, ["namespace"]);
-  if (extra !== undefined) throw new UsageError(`unexpected argument "${extra}"`);
+  refuseStrayWords(listWords(parsed, ["namespace"]));
   const { values } = parsed;
   const format = outputFormat(values.format);
   for (const namespace of values.namespace ?? []) {

@@ -13,7 +13,7 @@ import { tuneHeapForReviews } from "../../webhook/heap.ts";
 import { jsonLogger } from "../../webhook/log.ts";
 import { startWebhook } from "../../webhook/main.ts";
 import { WebhookState } from "../../webhook/state.ts";
-import { EXIT, listWords, type Console } from "../common.ts";
+import { EXIT, listWords, refuseStrayWords, type Console } from "../common.ts";
 
 const OPTIONS = {
   inventory: { type: "string", multiple: true },
@@ -38,8 +38,7 @@ export async function webhook(argv: readonly string[], io: Console): Promise<num
     allowPositionals: true,
     tokens: true,
   });
-  const [unexpected] = listWords(parsed, ["inventory"]);
-  if (unexpected !== undefined) throw new UsageError(`unexpected argument "${unexpected}"`);
+  refuseStrayWords(listWords(parsed, ["inventory"]));
   const { values } = parsed;
   const inventory = values.inventory;
   const fromCluster = values["from-cluster"] === true;
