@@ -7,11 +7,10 @@
 import { spawnSync } from "node:child_process";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { isMainThread } from "node:worker_threads";
 import { readResources, readSite, tuneHeapForReviews, WebhookState } from "./product.ts";
 import { generateHubSite, hubProvisioning, hubSipCluster, type HubSite } from "./hub-site.ts";
 import { buildCli } from "../test/support/build-cli.ts";
-import { milliseconds, percentile, timeRuns } from "./stats.ts";
+import { milliseconds, percentile, settleHeap, timeRuns } from "./stats.ts";
 import { benchWebhook } from "./webhook.ts";
 
 const RUNS = 2000;
@@ -50,7 +49,7 @@ export function hubRequests(hub: HubSite, existing: unknown): [string, unknown][
 
 /** One printable line per figure for `hub`, a site of `clusters` clusters over `hosts` hosts. */
 export async function benchHub(hub: HubSite, hosts: number, clusters: number): Promise<string[]> {
-  // As `metalsynth webhook` runs; process-wide, so the TLS figures after this one have it too.
+  // As `metalsynth webhook` runs.
   tuneHeapForReviews();
   const loadStarted = performance.now();
   const state = await loadHub(hub);
@@ -68,10 +67,10 @@ export async function benchHub(hub: HubSite, hosts: number, clusters: number): P
   ];
   const requests = hubRequests(hub, existing);
   // Right after a load, the collector marks the whole heap again in steps between reviews (what
-  // reading and evaluating the site left behind): the reviews of those seconds, measured as they
-  // come, are the webhook after every inventory change.
+  // reading and evaluating the site left behind), and V8 is still compiling the reviews' code: the
+  // reviews of those seconds, measured as they come, are the webhook after every inventory change.
   const [firstName, firstObject] = requests[0] ?? [];
-  const afterLoad = timeRuns(() => reviewer.review(firstObject), RUNS);
+  const afterLoad = timeRuns(() => reviewer.review(firstObject), RUNS, 0);
   lines.push(
     `  rules, one CR, ${firstName} right after the load: median ${milliseconds(percentile(afterLoad, 0.5))}, p99 ${milliseconds(percentile(afterLoad, 0.99))} (${RUNS} runs)`,
   );
@@ -88,12 +87,6 @@ export async function benchHub(hub: HubSite, hosts: number, clusters: number): P
     `  metalsynth validate of the site (YAML inventory): median ${(validate / 1000).toFixed(2)} s (${VALIDATE_RUNS} runs)`,
   );
   return lines;
-}
-
-/** A full collection, when the process runs with `--expose-gc` (bench/index.ts starts it so). */
-function settleHeap(): void {
-  const gc: unknown = Reflect.get(globalThis, "gc");
-  if (typeof gc === "function") gc();
 }
 
 /** Median wall time of `metalsynth validate --site` on `hub`, as a user runs it (the built CLI). */
@@ -118,15 +111,10 @@ function timeValidate(hub: HubSite): number {
   );
 }
 
-// Not in bench/webhook.ts's worker thread, which loads this module too and sees the same argv.
-if (
-  isMainThread &&
-  process.argv[1] !== undefined &&
-  import.meta.url === pathToFileURL(process.argv[1]).href
-) {
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const [hosts = "10000", clusters = "1000", tls] = process.argv.slice(2);
   const hub = await generateHubSite(Number(hosts), Number(clusters));
   for (const line of await benchHub(hub, Number(hosts), Number(clusters))) console.log(line);
-  // Over TLS as well: the webhook in a worker thread of this process (see bench/webhook.ts).
+  // Over TLS as well: the webhook in a process of its own (see bench/webhook.ts).
   if (tls === "--tls") for (const line of await benchWebhook(hub)) console.log(`  ${line}`);
 }

@@ -13,7 +13,6 @@ import type { SynthBenchResult } from "./synth.ts";
 import { benchClosestMac } from "./closest-mac.ts";
 import { generateHubSite } from "./hub-site.ts";
 import { benchStartup } from "./startup.ts";
-import { benchWebhook } from "./webhook.ts";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 /** Hosts and clusters per synth run: SPEC's 1,000 clusters over 10,000 hosts, and a tenth and ten times that. */
@@ -36,6 +35,19 @@ const INVENTORY_RUNS = [
   [100_000, "yaml"],
   [100_000, "json"],
 ] as const satisfies readonly (readonly [number, InventoryFormat])[];
+
+/**
+ * What a bench module prints, run in a process of its own: its heap holds only what it measures, and
+ * `--expose-gc` lets it measure a settled heap (the steady state apart from the collection after a
+ * load, a load generator that is not collecting what it measured before).
+ */
+function inOwnProcess(module: string, args: readonly string[] = []): string {
+  return execFileSync(
+    process.execPath,
+    ["--import", "tsx", "--expose-gc", "--max-old-space-size=4096", path.join(HERE, module), ...args],
+    { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] },
+  );
+}
 
 function inventoryRun(hosts: number, format: InventoryFormat): InventoryBenchResult {
   const output = execFileSync(
@@ -105,30 +117,16 @@ for (const [hosts, format] of INVENTORY_RUNS) {
 }
 
 console.log("\nwebhook (10,000 hosts loaded, no CRs):");
-for (const line of await benchWebhook()) console.log(line);
+process.stdout.write(inOwnProcess("webhook.ts"));
 
 console.log("\nclosest MAC for a mac-unknown denial:");
 for (const line of benchClosestMac()) console.log(line);
 
 console.log("\nhub scale (the webhook with a hub's CRs loaded; requests name a cluster sorting first):");
 for (const [hosts, clusters, overTls] of HUBS) {
-  // A process of its own: its heap holds only this hub, and --expose-gc lets it measure the steady
-  // state apart from the collection after the load.
-  const output = execFileSync(
-    process.execPath,
-    [
-      "--import",
-      "tsx",
-      "--expose-gc",
-      "--max-old-space-size=4096",
-      path.join(HERE, "hub.ts"),
-      String(hosts),
-      String(clusters),
-      ...(overTls ? ["--tls"] : []),
-    ],
-    { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] },
+  process.stdout.write(
+    inOwnProcess("hub.ts", [String(hosts), String(clusters), ...(overTls ? ["--tls"] : [])]),
   );
-  process.stdout.write(output);
 }
 
 console.log("\nstart-up (the built CLI, spawned as npx runs it):");

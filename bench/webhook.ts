@@ -11,16 +11,18 @@
  * - peak throughput of the webhook against a bare TLS express endpoint that parses the same body
  *   and answers "allowed" (the stack's ceiling), in the same run.
  *
- * The servers run in a worker thread, so the load generator does not share their event loop.
- * Run standalone with `npx tsx bench/webhook.ts`; `benchWebhook()` returns the printable lines.
+ * The servers run in a process of their own, as the webhook and the API server do: not their event
+ * loop, and not their address space either (decision 0027).
+ * Run standalone with `node --import tsx --expose-gc bench/webhook.ts`; `benchWebhook()` returns the
+ * printable lines.
  */
+import { fork } from "node:child_process";
 import { once } from "node:events";
 import { monitorEventLoopDelay, type IntervalHistogram } from "node:perf_hooks";
 import { readFile } from "node:fs/promises";
 import { Agent, createServer, request } from "node:https";
 import type { AddressInfo } from "node:net";
-import { pathToFileURL } from "node:url";
-import { Worker, isMainThread, parentPort, workerData } from "node:worker_threads";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import express from "express";
 import { generateBmhs } from "../test/builders/inventory.ts";
 import { createTestCa, issueServerCertificate, SERVICE_NAME } from "../test/webhook/tls-fixture.ts";
@@ -33,10 +35,11 @@ import {
   jsonLogger,
   SiteReviewer,
   startWebhook,
+  tuneHeapForReviews,
   WebhookState,
   type Inventory,
 } from "./product.ts";
-import { milliseconds, percentile, timeRuns } from "./stats.ts";
+import { milliseconds, percentile, settleHeap, timeRuns } from "./stats.ts";
 
 const HOSTS = 10_000;
 const RULE_RUNS = 2000;
@@ -96,15 +99,18 @@ function benchRules(hosts: Inventory): string[] {
   });
 }
 
-/** What the main thread asks the servers' worker. */
-type WorkerMessage = "stop" | "measure stalls" | "longest stall";
+/** What the load generator asks the servers' process. */
+type ServerMessage = "stop" | "measure stalls" | "longest stall";
+
+/** In the servers' process: its {@link ServeData}, as JSON. */
+const SERVE_DATA = "METALSYNTH_BENCH_SERVE";
 
 /**
- * The longest time an event loop of this thread went without running its callbacks, from now or
- * the last `reset`. Requests in the steady run are timed from when they were due, so a stall of the
- * load generator's own thread (descheduled on a machine whose two vCPUs it shares with the servers
- * and their collector's threads) counts against the webhook too; printing both threads' longest
- * stall tells which one it was.
+ * The longest time this process's event loop went without running its callbacks, from now or the
+ * last `reset`. Requests in the steady run are timed from when they were due, so a stall of the load
+ * generator (descheduled on a machine whose two vCPUs it shares with the servers and their
+ * collector's threads) counts against the webhook too; printing both processes' longest stall tells
+ * which one it was.
  */
 function loopStalls(): IntervalHistogram & { longestMs(): number } {
   const histogram = monitorEventLoopDelay({ resolution: 1 });
@@ -117,16 +123,18 @@ interface Ports {
   readonly echo: number;
 }
 
-/** In the worker: the webhook with the generated inventory, and the bare echo endpoint beside it. */
-/** What the worker serves: the TLS files, and the hub site to load (only the generated hosts without). */
+/** What the servers' process serves: the TLS files, and the hub site to load (only the generated hosts without). */
 interface ServeData {
   readonly certFile: string;
   readonly keyFile: string;
   readonly hub?: HubSite;
 }
 
+/** In the servers' process: the webhook with the hub or the generated hosts, and the bare echo endpoint beside it. */
 async function serve(data: ServeData): Promise<void> {
   const files = { certFile: data.certFile, keyFile: data.keyFile };
+  // As `metalsynth webhook` does before it evaluates anything.
+  tuneHeapForReviews();
   let state: WebhookState;
   if (data.hub) state = await loadHub(data.hub);
   else {
@@ -161,26 +169,28 @@ async function serve(data: ServeData): Promise<void> {
   echo.listen(0, "127.0.0.1");
   await once(echo, "listening");
   const ports: Ports = { webhook: webhook.port, echo: (echo.address() as AddressInfo).port };
-  const parent = parentPort;
-  if (parent === null) throw new Error("the bench servers run in a worker thread");
+  if (process.send === undefined)
+    throw new Error("the bench servers run in a process forked with an IPC channel");
+  const tell = (message: Ports | number) => process.send?.(message);
   const stalls = loopStalls();
-  parent.postMessage(ports);
+  tell(ports);
   await new Promise<void>((resolve) => {
-    const answer = (message: WorkerMessage) => {
+    const answer = (message: ServerMessage) => {
       if (message === "measure stalls") stalls.reset();
-      else if (message === "longest stall") parent.postMessage(stalls.longestMs());
+      else if (message === "longest stall") tell(stalls.longestMs());
       else {
-        // A listening port keeps the worker alive.
-        parent.off("message", answer);
+        process.off("message", answer);
         resolve();
       }
     };
-    parent.on("message", answer);
+    process.on("message", answer);
   });
   stalls.disable();
   echo.close();
   echo.closeAllConnections();
   await webhook.shutdown();
+  // The IPC channel would keep this process alive.
+  process.disconnect();
 }
 
 /** POSTs `body` and resolves when the whole answer is in. */
@@ -282,25 +292,31 @@ export async function benchWebhook(hub?: HubSite): Promise<string[]> {
 
   const ca = await createTestCa();
   const certificate = await issueServerCertificate(ca, "bench");
-  // Loader hooks registered in this thread don't reach workers, so the worker registers tsx itself
-  // (as bin/metalsynth.js does) before loading this module.
-  const bootstrap = `import(${JSON.stringify(import.meta.resolve("tsx/esm/api"))})
-    .then(({ register }) => { register(); return import(${JSON.stringify(import.meta.url)}); })`;
-  const worker = new Worker(bootstrap, {
-    eval: true,
-    workerData: { certFile: certificate.certFile, keyFile: certificate.keyFile, ...(hub && { hub }) },
+  const data: ServeData = {
+    certFile: certificate.certFile,
+    keyFile: certificate.keyFile,
+    ...(hub && { hub }),
+  };
+  const servers = fork(fileURLToPath(import.meta.url), [], {
+    execArgv: ["--import", import.meta.resolve("tsx")],
+    env: { ...process.env, [SERVE_DATA]: JSON.stringify(data) },
+    stdio: ["ignore", "inherit", "inherit", "ipc"],
   });
-  const [ports] = (await once(worker, "message")) as [Ports];
+  const ask = (message: ServerMessage) => servers.send(message);
+  const [ports] = (await once(servers, "message")) as [Ports];
+  // From here this process is the load generator: what it built and reviewed above is let go first,
+  // or collecting it later stalls the requests it sends (by up to ~80 ms on this machine).
+  settleHeap();
   try {
     // Warm both servers up (JIT, TLS sessions) before measuring.
     await peak(ports.webhook, ca.cert, body);
     await peak(ports.echo, ca.cert, body);
     if (hub) lines.push(await sequential(ports.webhook, ca.cert, body));
     const clientStalls = loopStalls();
-    worker.postMessage("measure stalls" satisfies WorkerMessage);
+    ask("measure stalls");
     const steadyLine = await steady(ports.webhook, ca.cert, body);
-    worker.postMessage("longest stall" satisfies WorkerMessage);
-    const [serverStall] = (await once(worker, "message")) as [number];
+    ask("longest stall");
+    const [serverStall] = (await once(servers, "message")) as [number];
     clientStalls.disable();
     lines.push(
       `${steadyLine}; longest event-loop stall: server ${serverStall.toFixed(0)} ms, load generator ${clientStalls.longestMs().toFixed(0)} ms`,
@@ -311,14 +327,15 @@ export async function benchWebhook(hub?: HubSite): Promise<string[]> {
       `peak throughput over TLS, ${PEAK_IN_FLIGHT} in flight: webhook ${webhookRate.toFixed(0)} req/s, bare express echo ${echoRate.toFixed(0)} req/s (${((100 * webhookRate) / echoRate).toFixed(0)}%)`,
     );
   } finally {
-    worker.postMessage("stop" satisfies WorkerMessage);
-    await once(worker, "exit");
+    ask("stop");
+    await once(servers, "exit");
   }
   return lines;
 }
 
-if (!isMainThread) {
-  await serve(workerData as ServeData);
+const serveData = process.env[SERVE_DATA];
+if (serveData !== undefined) {
+  await serve(JSON.parse(serveData) as ServeData);
 } else if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
   for (const line of await benchWebhook()) console.log(line);
 }
