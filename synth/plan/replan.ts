@@ -289,30 +289,30 @@ function changedClusters(
   changes: ReadonlyMap<ClusterKey, ClusterChange>,
 ): PlanClusters {
   return {
-    bpaByKey: new Overlay(clusters.bpaByKey, changes, (change) => change.bpa),
-    sipByKey: new Overlay(clusters.sipByKey, changes, (change) => change.sip),
+    bpaByKey: new Overlay(clusters.bpaByKey, changes, (key) => changes.get(key)?.bpa),
+    sipByKey: new Overlay(clusters.sipByKey, changes, (key) => changes.get(key)?.sip),
   };
 }
 
 /**
- * A map as `base` with the keys of `changes` replaced (or removed, where `pick` finds nothing).
- * Lookups go to the changes, then the base; only iterating (a whole plan) builds the merged map.
+ * A map as `base` with the keys of `replaced` replaced by what `now` finds for them (or removed,
+ * where it finds nothing). Lookups cost what the base's do, whatever its size; only iterating (a
+ * whole plan) builds the merged map.
  */
-class Overlay<V> implements ReadonlyMap<ClusterKey, V> {
-  #merged: Map<ClusterKey, V> | undefined;
+class Overlay<K, V> implements ReadonlyMap<K, V> {
+  #merged: Map<K, V> | undefined;
 
   constructor(
-    private readonly base: ReadonlyMap<ClusterKey, V>,
-    private readonly changes: ReadonlyMap<ClusterKey, ClusterChange>,
-    private readonly pick: (change: ClusterChange) => V | undefined,
+    private readonly base: ReadonlyMap<K, V>,
+    private readonly replaced: ReadonlySet<K> | ReadonlyMap<K, unknown>,
+    private readonly now: (key: K) => V | undefined,
   ) {}
 
-  get(key: ClusterKey): V | undefined {
-    const change = this.changes.get(key);
-    return change ? this.pick(change) : this.base.get(key);
+  get(key: K): V | undefined {
+    return this.replaced.has(key) ? this.now(key) : this.base.get(key);
   }
 
-  has(key: ClusterKey): boolean {
+  has(key: K): boolean {
     return this.get(key) !== undefined;
   }
 
@@ -320,15 +320,15 @@ class Overlay<V> implements ReadonlyMap<ClusterKey, V> {
     return this.#merge().size;
   }
 
-  forEach(callback: (value: V, key: ClusterKey, map: ReadonlyMap<ClusterKey, V>) => void): void {
+  forEach(callback: (value: V, key: K, map: ReadonlyMap<K, V>) => void): void {
     this.#merge().forEach((value, key) => callback(value, key, this));
   }
 
-  entries(): MapIterator<[ClusterKey, V]> {
+  entries(): MapIterator<[K, V]> {
     return this.#merge().entries();
   }
 
-  keys(): MapIterator<ClusterKey> {
+  keys(): MapIterator<K> {
     return this.#merge().keys();
   }
 
@@ -336,15 +336,15 @@ class Overlay<V> implements ReadonlyMap<ClusterKey, V> {
     return this.#merge().values();
   }
 
-  [Symbol.iterator](): MapIterator<[ClusterKey, V]> {
+  [Symbol.iterator](): MapIterator<[K, V]> {
     return this.entries();
   }
 
-  #merge(): Map<ClusterKey, V> {
+  #merge(): Map<K, V> {
     if (this.#merged === undefined) {
       this.#merged = new Map(this.base);
-      for (const [key, change] of this.changes) {
-        const value = this.pick(change);
+      for (const key of this.replaced.keys()) {
+        const value = this.now(key);
         if (value === undefined) this.#merged.delete(key);
         else this.#merged.set(key, value);
       }
@@ -423,11 +423,8 @@ function fixAgain(
         return (host && ids.has(host.id) ? again : before).contested.get(request);
       },
     },
-    issuesByHost: new Map(
-      [...before.issuesByHost]
-        .filter(([id]) => !ids.has(id))
-        .concat([...again.issuesByHost].filter(([id]) => ids.has(id))),
-    ),
+    // Not copied: a site's hosts with claim errors may be many, and a review reads a few.
+    issuesByHost: new Overlay(before.issuesByHost, ids, (id) => again.issuesByHost.get(id)),
   };
   // Only hosts whose claim really changed reach the turns that read them.
   const moved = [...refixed].filter((host) => !sameClaim(before.claimOf(host), claims.claimOf(host)));
