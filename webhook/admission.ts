@@ -109,12 +109,13 @@ export function admit(kind: CrKind, body: unknown, reviewer: Reviewer | undefine
       `this endpoint reviews ${kind} (${group}), not ${request.kind.kind} (${request.kind.group}): check the webhook's rules`,
     );
   }
+  // New keys before the spreads: Node 20 builds `{ ...a, newKey }` ~25x slower (decision 0026).
   const summary = {
     uid: request.uid,
     operation: request.operation,
+    dryRun: request.dryRun === true,
     ...(request.namespace ? { namespace: request.namespace } : {}),
     ...(request.name ? { name: request.name } : {}),
-    dryRun: request.dryRun === true,
   };
   if (request.operation === "DELETE" || request.operation === "CONNECT") {
     return respond(summary, "allowed", { uid: request.uid, allowed: true });
@@ -165,10 +166,12 @@ export function admit(kind: CrKind, body: unknown, reviewer: Reviewer | undefine
       failure,
     };
   }
-  const errors = findings.filter((found) => found.severity === "error").map((found) => found.text);
-  const warnings = findings
-    .filter((found) => found.severity === "warning")
-    .map((found) => truncate(found.text, MAX_WARNING_LENGTH));
+  const errors: string[] = [];
+  const warnings: string[] = [];
+  for (const found of findings) {
+    if (found.severity === "error") errors.push(found.text);
+    else if (found.severity === "warning") warnings.push(truncate(found.text, MAX_WARNING_LENGTH));
+  }
   const response = {
     uid: request.uid,
     allowed: errors.length === 0,
@@ -191,7 +194,8 @@ function respond(
   return {
     status: 200,
     body: { apiVersion: ADMISSION_API_VERSION, kind: "AdmissionReview", response },
-    summary: { errors: 0, warnings: 0, ...summary, result },
+    // New keys before the spread: Node 20 builds `{ ...a, newKey }` ~25x slower (decision 0026).
+    summary: { result, errors: 0, warnings: 0, ...summary },
   };
 }
 
@@ -207,14 +211,17 @@ function withRequestIdentity(object: Record<string, unknown>, request: Admission
   const metadata = object.metadata === undefined ? {} : object.metadata;
   // A metadata that is not a map is the schema rule's to report, as it is.
   if (!isRecord(metadata)) return object;
+  const namespace =
+    typeof metadata.namespace !== "string" && request.namespace ? request.namespace : undefined;
+  const name = typeof metadata.name !== "string" && request.name ? request.name : undefined;
+  // The usual object names itself: reviewed as it came, not copied.
+  if (metadata === object.metadata && namespace === undefined && name === undefined) return object;
   return {
     ...object,
     metadata: {
       ...metadata,
-      ...(typeof metadata.namespace !== "string" && request.namespace
-        ? { namespace: request.namespace }
-        : {}),
-      ...(typeof metadata.name !== "string" && request.name ? { name: request.name } : {}),
+      ...(namespace === undefined ? {} : { namespace }),
+      ...(name === undefined ? {} : { name }),
     },
   };
 }
