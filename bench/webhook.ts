@@ -122,14 +122,14 @@ interface Ports {
   readonly echo: number;
 }
 
-/** What the servers' process serves: the TLS files, and the hub site to load (only the generated hosts without). */
+/** What the servers' process serves: TLS files and a hub site (without one, generated hosts only). */
 interface ServeData {
   readonly certFile: string;
   readonly keyFile: string;
   readonly hub?: HubSite;
 }
 
-/** In the servers' process: the webhook with the hub or the generated hosts, and the bare echo endpoint beside it. */
+/** In the servers' process: the webhook with the hub or the generated hosts, and the echo beside it. */
 async function serve(data: ServeData): Promise<void> {
   const files = { certFile: data.certFile, keyFile: data.keyFile };
   // As `metalsynth webhook` does before it evaluates anything.
