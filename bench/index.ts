@@ -37,9 +37,10 @@ const INVENTORY_RUNS = [
 ] as const satisfies readonly (readonly [number, InventoryFormat])[];
 
 /**
- * What a bench module prints, run in a process of its own: its heap holds only what it measures, and
- * `--expose-gc` lets it measure a settled heap (the steady state apart from the collection after a
- * load, a load generator that is not collecting what it measured before).
+ * What a bench module prints, run in a process of its own: its heap and peak RSS hold only what it
+ * measures, and `--expose-gc` lets the webhook and hub modules measure a settled heap (the steady
+ * state apart from the collection after a load, a load generator that is not collecting what it
+ * measured before).
  */
 function inOwnProcess(module: string, args: readonly string[] = []): string {
   return execFileSync(
@@ -50,28 +51,11 @@ function inOwnProcess(module: string, args: readonly string[] = []): string {
 }
 
 function inventoryRun(hosts: number, format: InventoryFormat): InventoryBenchResult {
-  const output = execFileSync(
-    process.execPath,
-    ["--import", "tsx", "--max-old-space-size=4096", path.join(HERE, "inventory.ts"), String(hosts), format],
-    { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] },
-  );
-  return JSON.parse(output) as InventoryBenchResult;
+  return JSON.parse(inOwnProcess("inventory.ts", [String(hosts), format])) as InventoryBenchResult;
 }
 
 function synthRun(hosts: number, clusters: number): SynthBenchResult {
-  const output = execFileSync(
-    process.execPath,
-    [
-      "--import",
-      "tsx",
-      "--max-old-space-size=4096",
-      path.join(HERE, "synth.ts"),
-      String(hosts),
-      String(clusters),
-    ],
-    { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] },
-  );
-  return JSON.parse(output) as SynthBenchResult;
+  return JSON.parse(inOwnProcess("synth.ts", [String(hosts), String(clusters)])) as SynthBenchResult;
 }
 
 const cpu = os.cpus()[0]?.model ?? "unknown CPU";

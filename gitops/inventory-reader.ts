@@ -6,8 +6,7 @@
  * `kubectl get bmh -A -o json`, 100k hosts ≈ 100 MB) are streamed and split per list item, and each
  * item becomes a Host's facts before the next one is read.
  */
-import { createReadStream } from "node:fs";
-import { open } from "node:fs/promises";
+import { open, type FileHandle } from "node:fs/promises";
 import path from "node:path";
 import type { Issue } from "../synth/issue.ts";
 import type { Inventory } from "../synth/inventory/inventory.ts";
@@ -97,21 +96,25 @@ export async function readInventory(
  * about 1 MB/s, and a site's example inventory of 130 kB took a third of `validate`.
  */
 async function readOne(absolute: string, file: string, builder: InventoryBuilder): Promise<void> {
-  if (await looksLikeJson(absolute)) {
-    const stream = jsonInventoryStream(file, builder);
-    for await (const chunk of createReadStream(absolute, { highWaterMark: READ_CHUNK_BYTES })) {
-      if (chunk instanceof Uint8Array) stream.write(chunk);
+  // One open per file: its head tells JSON from YAML, and the same handle streams it from the start.
+  const handle = await open(absolute, "r");
+  try {
+    const from = { start: 0, highWaterMark: READ_CHUNK_BYTES, autoClose: false };
+    if (await looksLikeJson(handle)) {
+      const stream = jsonInventoryStream(file, builder);
+      for await (const chunk of handle.createReadStream(from)) {
+        if (chunk instanceof Uint8Array) stream.write(chunk);
+      }
+      stream.end();
+    } else {
+      const stream = yamlInventoryStream(file, builder);
+      for await (const chunk of handle.createReadStream({ encoding: "utf8", ...from })) {
+        if (typeof chunk === "string") stream.write(chunk);
+      }
+      stream.end();
     }
-    stream.end();
-  } else {
-    const stream = yamlInventoryStream(file, builder);
-    for await (const chunk of createReadStream(absolute, {
-      highWaterMark: READ_CHUNK_BYTES,
-      encoding: "utf8",
-    })) {
-      if (typeof chunk === "string") stream.write(chunk);
-    }
-    stream.end();
+  } finally {
+    await handle.close();
   }
 }
 
@@ -119,17 +122,12 @@ async function readOne(absolute: string, file: string, builder: InventoryBuilder
  * JSON by content, not by name: `kubectl get -o json > hosts.yaml` happens. A YAML flow mapping also
  * starts with `{`; the JSON path hands text that isn't strict JSON to the YAML parser, so it still reads.
  */
-async function looksLikeJson(absolute: string): Promise<boolean> {
-  const handle = await open(absolute, "r");
-  try {
-    const { buffer, bytesRead } = await handle.read(Buffer.alloc(4096), 0, 4096, 0);
-    const head = buffer
-      .subarray(0, bytesRead)
-      .toString("utf8")
-      .replace(/^\uFEFF/, "")
-      .trimStart();
-    return head.startsWith("{") || head.startsWith("[");
-  } finally {
-    await handle.close();
-  }
+async function looksLikeJson(handle: FileHandle): Promise<boolean> {
+  const { buffer, bytesRead } = await handle.read(Buffer.alloc(4096), 0, 4096, 0);
+  const head = buffer
+    .subarray(0, bytesRead)
+    .toString("utf8")
+    .replace(/^\uFEFF/, "")
+    .trimStart();
+  return head.startsWith("{") || head.startsWith("[");
 }
