@@ -4,12 +4,19 @@
  * logic in admission.ts; this module routes, parses bodies within limits, and measures and logs
  * every admission request.
  */
-import express, { type ErrorRequestHandler, type Request, type RequestHandler, type Response } from "express";
+import express, {
+  type ErrorRequestHandler,
+  type NextFunction,
+  type Request,
+  type RequestHandler,
+  type Response,
+} from "express";
 import { KINDS, type CrKind } from "../synth/schema/kinds.ts";
 import { admit, type AdmissionOutcome } from "./admission.ts";
 import type { Logger } from "./log.ts";
 import type { RequestResult, WebhookMetrics } from "./metrics.ts";
 import type { Knowledge } from "./state.ts";
+import { TurnBatch } from "./turn-batch.ts";
 
 /** Largest request body accepted; the API server's own limit for an object is 1.5 MiB (SPEC §5). */
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
@@ -43,6 +50,16 @@ interface Tracked {
   outcome?: AdmissionOutcome;
   /** Why the body was refused before it reached admission (size, syntax), or a bug. */
   problem?: { readonly message: string; readonly error?: unknown };
+}
+
+/** An admission request waiting for its turn's batch of reviews. */
+interface AdmissionJob {
+  /** The kind its path reviews. */
+  readonly kind: CrKind;
+  readonly entry: Tracked;
+  readonly request: Request;
+  readonly response: Response;
+  readonly next: NextFunction;
 }
 
 /** The webhook's express app. */
@@ -91,12 +108,21 @@ export function createApp(deps: WebhookDeps): express.Express {
     inflate: false,
   });
 
-  const review: RequestHandler = (request, response) => {
+  // Requests whose bodies came in during one turn of the event loop are decided back to back, then
+  // answered (decision 0028): the peak throughput went from 62 % to 93–104 % of the echo's.
+  const reviews = new TurnBatch<AdmissionJob, AdmissionOutcome>(
+    ({ kind, request }) => admit(kind, request.body, knowledge.reviewer()),
+    ({ entry, response }, outcome) => {
+      entry.outcome = outcome;
+      answerJson(response, outcome.status, outcome.body);
+    },
+    ({ next }, error) => next(error),
+  );
+
+  const review: RequestHandler = (request, response, next) => {
     const entry = tracked.get(request);
     if (entry === undefined || entry.kind === "unknown") throw new Error("admission route without tracking");
-    const outcome = admit(entry.kind, request.body, knowledge.reviewer());
-    entry.outcome = outcome;
-    answerJson(response, outcome.status, outcome.body);
+    reviews.submit({ kind: entry.kind, entry, request, response, next });
   };
 
   app.post("/validate/:kind", track, parseBody, review);

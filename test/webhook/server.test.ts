@@ -8,7 +8,7 @@ import { request } from "node:https";
 import path from "node:path";
 import { connect } from "node:tls";
 import { stringify } from "yaml";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { makeBmh } from "../builders/inventory.ts";
 import { TIMEOUT_SECONDS } from "../../charts/webhook/index.ts";
 import { REQUEST_TIMEOUT_MS } from "../../webhook/main.ts";
@@ -300,6 +300,8 @@ describe("the webhook over TLS", () => {
       webhook,
       provisioning({ name: "logged", masters: [["master-1", { "mac-address": MAC.r01node07 }]] }),
     );
+    // The line is written once the response has gone out, which may be after the client has it.
+    await vi.waitFor(() => expect(webhook.logs().length).toBeGreaterThan(before));
     const lines = webhook.logs().slice(before);
     expect(lines).toEqual([
       expect.objectContaining({
@@ -366,7 +368,11 @@ describe("the webhook when its rules throw", () => {
           "internal error: metalsynth could not check this Provisioning (request u-boom; the webhook log has the details)",
       },
     });
-    const logged = webhook.logs().find((line) => line.uid === "u-boom");
+    const logged = await vi.waitFor(() => {
+      const line = webhook.logs().find((candidate) => candidate.uid === "u-boom");
+      if (line === undefined) throw new Error("no log line for u-boom yet");
+      return line;
+    });
     expect(logged).toMatchObject({ level: "error", result: "internal-error" });
     expect((logged?.error as { stack: string }).stack).toMatch(
       /TypeError: a rule tripped over something\n\s+at /,
