@@ -5,6 +5,7 @@
  * [clusters] [--tls]`; bench/index.ts runs it so, in a process of its own, for each hub.
  */
 import { spawnSync } from "node:child_process";
+import { rm } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { readResources, readSite, tuneHeapForReviews, WebhookState } from "./product.ts";
@@ -114,7 +115,11 @@ function timeValidate(hub: HubSite): number {
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const [hosts = "10000", clusters = "1000", tls] = process.argv.slice(2);
   const hub = await generateHubSite(Number(hosts), Number(clusters));
-  for (const line of await benchHub(hub, Number(hosts), Number(clusters))) console.log(line);
-  // Over TLS as well: the webhook in a process of its own (see bench/webhook.ts).
-  if (tls === "--tls") for (const line of await benchWebhook(hub)) console.log(`  ${line}`);
+  try {
+    for (const line of await benchHub(hub, Number(hosts), Number(clusters))) console.log(line);
+    // Over TLS as well: the webhook in a process of its own (see bench/webhook.ts).
+    if (tls === "--tls") for (const line of await benchWebhook(hub)) console.log(`  ${line}`);
+  } finally {
+    await rm(hub.site, { recursive: true, force: true });
+  }
 }

@@ -1,8 +1,10 @@
 /**
  * One synth benchmark run (SPEC §8), in a process of its own so its peak RSS is its own:
- * `tsx bench/synth.ts <hosts> <clusters>` generates a site (a JSON inventory as `kubectl get -o json`
- * prints it, and BPA clusters half by MAC, half by resources, every fourth with a Software CR), then
- * times each phase of `metalsynth synth` on it and prints one JSON line.
+ * `tsx bench/synth.ts <hosts> <clusters> [<directory>]` generates a site (a JSON inventory as
+ * `kubectl get -o json` prints it, and BPA clusters half by MAC, half by resources, every fourth with
+ * a Software CR), then times each phase of `metalsynth synth` on it and prints one JSON line. The
+ * site is removed at the end, unless it was made in `<directory>`: then the caller removes it, after
+ * its other runs (see `bench/index.ts`).
  */
 import { mkdir, mkdtemp, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -51,8 +53,8 @@ async function generateSite(site: string, hosts: number, clusters: number): Prom
   return size;
 }
 
-async function run(hosts: number, clusters: number): Promise<SynthBenchResult> {
-  const site = await mkdtemp(path.join(tmpdir(), "metalsynth-bench-"));
+async function run(hosts: number, clusters: number, keptIn: string | undefined): Promise<SynthBenchResult> {
+  const site = await mkdtemp(path.join(keptIn ?? tmpdir(), "metalsynth-bench-"));
   try {
     const inventoryBytes = await generateSite(site, hosts, clusters);
     const clock = () => performance.now() / 1000;
@@ -85,10 +87,10 @@ async function run(hosts: number, clusters: number): Promise<SynthBenchResult> {
       maxRssMiB: Math.round(process.resourceUsage().maxRSS / 1024),
     };
   } finally {
-    await rm(site, { recursive: true, force: true });
+    if (keptIn === undefined) await rm(site, { recursive: true, force: true });
   }
 }
 
-const [hosts, clusters] = process.argv.slice(2).map(Number);
-if (!hosts || !clusters) throw new Error("usage: tsx bench/synth.ts <hosts> <clusters>");
-process.stdout.write(`${JSON.stringify(await run(hosts, clusters))}\n`);
+const [hosts, clusters] = process.argv.slice(2, 4).map(Number);
+if (!hosts || !clusters) throw new Error("usage: tsx bench/synth.ts <hosts> <clusters> [<directory>]");
+process.stdout.write(`${JSON.stringify(await run(hosts, clusters, process.argv[4]))}\n`);
