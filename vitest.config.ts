@@ -19,6 +19,8 @@ export default defineConfig({
           name: "unit",
           // Pure tests share one module cache per worker: importing cdk8s-plus once, not per file.
           isolate: false,
+          // The few that write files (a rendered chart, a config to check) write them here.
+          globalSetup: ["test/support/temporary-root.ts"],
           include: ["{synth,charts,gitops,webhook,bin}/**/*.test.ts"],
           exclude: [...SLOW_UNIT_FILES, "**/node_modules/**"],
           testTimeout: 30_000,
@@ -28,7 +30,8 @@ export default defineConfig({
         test: {
           name: "slow",
           // Some of these spawn bin/metalsynth.js, which runs dist/: build it from these sources first.
-          globalSetup: ["test/support/build-cli.ts"],
+          // Their scratch directories go under one temporary directory, removed when the run ends.
+          globalSetup: ["test/support/build-cli.ts", "test/support/temporary-root.ts"],
           include: ["test/**/*.test.ts", ...SLOW_UNIT_FILES],
           // The e2e and image suites have configurations of their own (a control plane, podman).
           exclude: ["test/e2e/**", "test/image/**", "**/node_modules/**"],
