@@ -1,5 +1,15 @@
+import { readdirSync, readFileSync } from "node:fs";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { MAX_DOCUMENT_BYTES, MAX_DOCUMENT_TEXT_BYTES, parseDocuments } from "./documents.ts";
+import {
+  MAX_DOCUMENT_BYTES,
+  MAX_DOCUMENT_TEXT_BYTES,
+  parseDocuments,
+  parseDocumentsFully,
+  readBlockDocuments,
+  type ParsedFile,
+} from "./documents.ts";
+import type { FieldPath } from "./field-path.ts";
 
 const rulesAt = (text: string) =>
   parseDocuments("f.yaml", text).issues.map(
@@ -112,4 +122,73 @@ describe("parseDocuments", () => {
       }),
     ]);
   });
+
+  describe("block-style files, read by the fast reader", () => {
+    const specFiles = ["examples/site/specs", "test/fixtures/anchors", "test/fixtures/rules"].flatMap((dir) =>
+      readdirSync(dir, { recursive: true, encoding: "utf8" })
+        .filter((file) => file.endsWith(".yaml"))
+        .map((file) => path.join(dir, file)),
+    );
+    const edgeCases: Record<string, string> = {
+      "comments before the first marker": "# a comment\n\n---\na: 1\n---\nb: [x]\n",
+      "a document before the first marker": "a: 1\n---\nb:\n  c: 2\n",
+      "a marker with a comment": "--- # first\na: 1\n--- # second\nb: 2\n",
+      "a literal block": "key: |\n  line one\n  --- not a marker\nnext: 3\n",
+      "a list of objects": "kind: List\nitems:\n- kind: Provisioning\n  spec: {}\n- kind: Software\n",
+    };
+
+    it("reads every spec of the example site and the fixtures, as the full parser does", () => {
+      expect(specFiles.length).toBeGreaterThan(20);
+      const read = specFiles.filter(
+        (file) => readBlockDocuments(file, readFileSync(file, "utf8")) !== undefined,
+      );
+      // Most are in the fast reader's subset; the rest are read fully, and compared all the same.
+      expect(read.length).toBeGreaterThan(specFiles.length / 2);
+      for (const file of specFiles) expectSameAsFullParser(file, readFileSync(file, "utf8"));
+    });
+
+    it.each(Object.entries(edgeCases))("reads %s as the full parser does", (_, text) => {
+      expectSameAsFullParser("edge.yaml", text);
+    });
+
+    it("reads documents in its subset itself, and leaves a file with any other to the full parser", () => {
+      expect(readBlockDocuments("f.yaml", edgeCases["a document before the first marker"]!)).toBeDefined();
+      expect(readBlockDocuments("f.yaml", "a: 1\n---\nb: &x 1\nc: *x\n")).toBeUndefined();
+      expect(readBlockDocuments("f.yaml", "a: 1\n...\n")).toBeUndefined();
+      expect(readBlockDocuments("f.yaml", "a: 1\n---\n")).toBeUndefined();
+      expect(readBlockDocuments("f.yaml", "a: 1\na: 2\n")).toBeUndefined();
+    });
+
+    it("reports a document's oversized annotations where the full parser does", () => {
+      const annotation = "x".repeat(300 * 1024);
+      expectSameAsFullParser("big.yaml", `a: 1\n---\nmetadata:\n  annotations:\n    big: ${annotation}\n`);
+    });
+  });
 });
+
+/** `parseDocuments` gives what the full parser gives: values, findings, and every field's position. */
+function expectSameAsFullParser(file: string, text: string): void {
+  const fast = parseDocuments(file, text);
+  const full = parseDocumentsFully(file, text);
+  expect(fast.issues, file).toEqual(full.issues);
+  expect(summary(fast), file).toEqual(summary(full));
+}
+
+function summary(parsed: ParsedFile) {
+  return parsed.documents.map((document) => ({
+    index: document.index,
+    value: document.value,
+    positions: fieldPaths(document.value).map((at) => [at.join("."), document.position(at)]),
+  }));
+}
+
+/** Every field path of `value`, and one below each leaf that doesn't exist (its parent's position). */
+function fieldPaths(value: unknown, at: FieldPath = []): FieldPath[] {
+  const below =
+    typeof value === "object" && value !== null
+      ? Object.entries(value).flatMap(([key, inner]) =>
+          fieldPaths(inner, [...at, Array.isArray(value) ? Number(key) : key]),
+        )
+      : [[...at, "missing"]];
+  return [at, ...below];
+}

@@ -5,7 +5,7 @@
 import {
   MAX_DOCUMENT_BYTES,
   documentPosition,
-  parseDocuments,
+  parseDocumentsFully,
   sizeIssues,
   type SourceDocument,
 } from "../documents.ts";
@@ -63,7 +63,7 @@ export function parseYamlChunk(file: string, chunk: TextChunk, issues: Issue[]):
 
 /** {@link parseYamlChunk} with the full parser only, for text the fast reader leaves to it. */
 export function parseYamlChunkFully(file: string, chunk: TextChunk, issues: Issue[]): InventoryObject[] {
-  const parsed = parseDocuments(file, chunk.text);
+  const parsed = parseDocumentsFully(file, chunk.text);
   for (const found of parsed.issues) issues.push(shiftIssue(chunk, found));
   return parsed.documents.map((document) => fromDocument(chunk, document));
 }
