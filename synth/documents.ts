@@ -116,7 +116,7 @@ export function parseDocumentsFully(file: string, text: string): ParsedFile {
   return { documents, issues };
 }
 
-/** A line that is a document marker (`---` or `...`): at column 0 they are always markers. */
+/** Document markers: at column 0, `---` and `...` always are. */
 const DOCUMENT_START = /^---(?=[ \t\r\n]|$)/gm;
 const DOCUMENT_END = /^\.\.\.(?=[ \t\r\n]|$)/m;
 /** Text with nothing but blank lines and comments. */

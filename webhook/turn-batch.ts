@@ -5,8 +5,8 @@
  *
  * The webhook decides admission requests this way. Deciding one runs a large body of code (schemas,
  * rules, planning) over the site's indexes; between two requests handled one after the other, the
- * TLS and HTTP work of the next evicts that code and data from the CPU's caches, and each review ran
- * at a third of its speed in a loop. Decided back to back, they run from warm caches.
+ * TLS and HTTP work of the next evicts that code and data from the CPU's caches, and each review took
+ * three times as long as in a loop. Decided back to back, they run from warm caches.
  */
 export class TurnBatch<Job, Result> {
   #pending: Job[] = [];

@@ -374,7 +374,7 @@ describe("the webhook when its rules throw", () => {
       return line;
     });
     expect(logged).toMatchObject({ level: "error", result: "internal-error" });
-    expect((logged?.error as { stack: string }).stack).toMatch(
+    expect((logged.error as { stack: string }).stack).toMatch(
       /TypeError: a rule tripped over something\n\s+at /,
     );
     const next = provisioning({ name: "fine", masters: [["master-1", { "mac-address": MAC.r01node07 }]] });
