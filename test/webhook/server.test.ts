@@ -4,7 +4,7 @@
  */
 import { X509Certificate } from "node:crypto";
 import { rm, writeFile } from "node:fs/promises";
-import { request } from "node:https";
+import { Agent, request } from "node:https";
 import path from "node:path";
 import { connect } from "node:tls";
 import { stringify } from "yaml";
@@ -182,6 +182,38 @@ describe("the webhook over TLS", () => {
       allowed: false,
       status: { code: 403, reason: "Forbidden", message },
     });
+  });
+
+  it("gives each of several requests that arrive together its own decision", async () => {
+    // Sent at once over connections already open (the API server keeps its connections), requests
+    // arrive in one turn of the server's event loop and are reviewed as one batch (decision 0028).
+    const agent = new Agent({ keepAlive: true, maxSockets: 8 });
+    const fits = provisioning({
+      name: "together-a",
+      masters: [["master-1", { "mac-address": MAC.r01node07 }]],
+    });
+    const taken = provisioning({
+      name: "together-b",
+      masters: [["master-1", { "mac-address": MAC.r01node04 }]],
+    });
+    const sendTogether = () =>
+      Promise.all(
+        Array.from({ length: 8 }, async (_, index) => {
+          const cr = index % 2 === 0 ? fits : taken;
+          const body = admissionReview(cr, { uid: `together-${index}` });
+          const { json } = await postJson({ ...webhook.target, agent }, "/validate/provisioning", body);
+          const { uid, allowed } = (json as { response: Answer }).response;
+          return [uid, allowed];
+        }),
+      );
+    try {
+      await sendTogether(); // opens the connections
+      expect(await sendTogether()).toEqual(
+        Array.from({ length: 8 }, (_, index) => [`together-${index}`, index % 2 === 0]),
+      );
+    } finally {
+      agent.destroy();
+    }
   });
 
   it("denies a CR that would take a host from a CR already known, naming that CR", async () => {
