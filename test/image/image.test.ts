@@ -9,7 +9,6 @@
  */
 import { execFile } from "node:child_process";
 import { copyFile, chmod, chown, mkdir, readFile } from "node:fs/promises";
-import { createServer } from "node:net";
 import path from "node:path";
 import { promisify } from "node:util";
 import { z } from "zod";
@@ -17,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { REPO } from "../harness.ts";
 import { admissionReview } from "../builders/reviews.ts";
 import { copyExampleSite } from "../support/example-site.ts";
+import { freePort } from "../support/free-port.ts";
 import { send, type Target } from "../webhook/client.ts";
 import { GOOD_AND_BAD, expectGoodAndBadAnswers } from "../webhook/example-reviews.ts";
 import { eventually } from "../webhook/harness.ts";
@@ -51,16 +51,6 @@ const SECURITY = [
 
 /** What every line of the webhook's JSON log has. */
 const LOG_LINE = z.object({ msg: z.string() });
-
-/** A TCP port nothing listens on now. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const address = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  if (address === null || typeof address === "string") throw new Error("no port");
-  return address.port;
-}
 
 /** The resident memory of a process, in MiB, from /proc. */
 async function residentMiB(pid: number): Promise<number> {

@@ -6,12 +6,12 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { createServer } from "node:net";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { REPO } from "../../harness.ts";
+import { freePort } from "../../support/free-port.ts";
 import { kubectlEnvironment } from "./kube.ts";
 
 /** A running control plane. */
@@ -41,20 +41,6 @@ export function e2eBinaries(): string {
   }).trim();
 }
 
-/** A TCP port that was free a moment ago. */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port")),
-      );
-    });
-  });
-}
-
 /** Options of {@link startControlPlane}. */
 export interface ControlPlaneOptions {
   /**
@@ -65,11 +51,27 @@ export interface ControlPlaneOptions {
   readonly users?: readonly string[];
 }
 
-/** Starts etcd and kube-apiserver; resolves once `/readyz` answers ok. */
+/** A process of the control plane could not listen on the port it was given. */
+class PortTaken extends Error {}
+
+/**
+ * Starts etcd and kube-apiserver; resolves once `/readyz` answers ok. A port taken between choosing
+ * and binding it (another test file's server chose it too) means starting again on new ports.
+ */
 export async function startControlPlane(
   binDir: string,
   options: ControlPlaneOptions = {},
 ): Promise<ControlPlane> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await launchControlPlane(binDir, options);
+    } catch (error) {
+      if (!(error instanceof PortTaken) || attempt === 3) throw error;
+    }
+  }
+}
+
+async function launchControlPlane(binDir: string, options: ControlPlaneOptions): Promise<ControlPlane> {
   const state = await mkdtemp(path.join(tmpdir(), "metalsynth-e2e-"));
   const [etcdClient, etcdPeer, apiPort] = [await freePort(), await freePort(), await freePort()];
   const tokens = new Map([["admin", randomBytes(24).toString("hex")]]);
@@ -93,22 +95,18 @@ export async function startControlPlane(
   execFileSync("openssl", ["genrsa", "-out", saKey, "2048"], { stdio: "ignore" });
 
   const processes: ChildProcess[] = [];
-  const logs = path.join(state, "logs");
-  await mkdir(logs);
-  const launch = (name: string, command: string, args: string[]): ChildProcess => {
+  const stderr = new Map<ChildProcess, Buffer[]>();
+  const launch = (command: string, args: string[]): ChildProcess => {
     const child = spawn(command, args, { stdio: ["ignore", "ignore", "pipe"] });
     const chunks: Buffer[] = [];
     child.stderr?.on("data", (chunk: Buffer) => chunks.push(chunk));
-    child.on(
-      "exit",
-      () => void writeFile(path.join(logs, `${name}.log`), Buffer.concat(chunks)).catch(() => {}),
-    );
+    stderr.set(child, chunks);
     processes.push(child);
     return child;
   };
 
   const etcdUrl = `http://127.0.0.1:${etcdClient}`;
-  launch("etcd", "etcd", [
+  const etcd = launch("etcd", [
     "--name=e2e",
     `--data-dir=${path.join(state, "etcd")}`,
     `--listen-client-urls=${etcdUrl}`,
@@ -135,7 +133,7 @@ export async function startControlPlane(
     "--enable-priority-and-fairness=false",
     "--v=0",
   ];
-  let apiServer = launch("kube-apiserver", path.join(binDir, "kube-apiserver"), apiServerArgs);
+  let apiServer = launch(path.join(binDir, "kube-apiserver"), apiServerArgs);
 
   const kubeconfigText = (user: string): string =>
     [
@@ -174,9 +172,14 @@ export async function startControlPlane(
   const waitReady = async (): Promise<void> => {
     const deadline = Date.now() + 60_000;
     for (;;) {
-      if (apiServer.exitCode !== null) {
-        const log = await readFile(path.join(logs, "kube-apiserver.log"), "utf8").catch(() => "");
-        throw new Error(`kube-apiserver exited with ${apiServer.exitCode}:\n${log.slice(-4000)}`);
+      for (const [name, child] of [
+        ["etcd", etcd],
+        ["kube-apiserver", apiServer],
+      ] as const) {
+        if (child.exitCode === null) continue;
+        const log = Buffer.concat(stderr.get(child) ?? []).toString("utf8");
+        const message = `${name} exited with ${child.exitCode}:\n${log.slice(-4000)}`;
+        throw /address already in use/.test(log) ? new PortTaken(message) : new Error(message);
       }
       try {
         execFileSync("kubectl", ["get", "--raw", "/readyz"], {
@@ -202,7 +205,7 @@ export async function startControlPlane(
     binDir,
     async restartApiServer() {
       await stopProcess(apiServer);
-      apiServer = launch("kube-apiserver", path.join(binDir, "kube-apiserver"), apiServerArgs);
+      apiServer = launch(path.join(binDir, "kube-apiserver"), apiServerArgs);
       await waitReady();
     },
     async stop() {

@@ -14,7 +14,7 @@ import { parseAllDocuments, stringify } from "yaml";
 import { REPO } from "../../harness.ts";
 import { createTestCa, issueServerCertificate, type TestCa } from "../../webhook/tls-fixture.ts";
 import type { ControlPlane } from "./control-plane.ts";
-import { freePort } from "./control-plane.ts";
+import { freePort } from "../../support/free-port.ts";
 import { must, registrable, type KubeObject, type Kubectl } from "./kube.ts";
 
 /** The identity the webhook's pod has: its ServiceAccount. */
