@@ -8,7 +8,14 @@ import { spawnSync } from "node:child_process";
 import { rm } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { readResources, readSite, tuneHeapForReviews, WebhookState } from "./product.ts";
+import {
+  Inventory,
+  readResources,
+  readSite,
+  tuneHeapForReviews,
+  WebhookState,
+  type SiteReviewer,
+} from "./product.ts";
 import { generateHubSite, hubProvisioning, hubSipCluster, type HubSite } from "./hub-site.ts";
 import { buildCli } from "../test/support/build-cli.ts";
 import { milliseconds, percentile, settleHeap, timeRuns } from "./stats.ts";
@@ -83,11 +90,51 @@ export async function benchHub(hub: HubSite, hosts: number, clusters: number): P
       `  rules, one CR, ${name}: median ${milliseconds(percentile(times, 0.5))}, p99 ${milliseconds(percentile(times, 0.99))} (${RUNS} runs)`,
     );
   }
+  lines.push(...benchHostEvents(state, reviewer, requests[0]?.[1]));
   const validate = timeValidate(hub);
   lines.push(
     `  metalsynth validate of the site (YAML inventory): median ${(validate / 1000).toFixed(2)} s (${VALIDATE_RUNS} runs)`,
   );
   return lines;
+}
+
+const HOST_EVENT_RUNS = 10;
+
+/**
+ * What a BareMetalHost event costs the webhook: the state taking the new inventory (the snapshot
+ * carried over, planning again what the host reaches) and the first review after it. Each event is
+ * undone before the next, so every run starts from the hub as loaded. The inventory's index is
+ * built outside the timing: the feed builds it, once per burst of events.
+ */
+function benchHostEvents(state: WebhookState, first: SiteReviewer, request: unknown): string[] {
+  const { inventory, plan } = first.snapshot;
+  const held = new Set(plan.lock.entries.map((entry) => entry.host));
+  const claimed = inventory.hosts.find((host) => held.has(host.id) && host.osInstalled);
+  if (claimed === undefined) throw new Error("the generated hub has no claimed, installed host");
+  const events: [string, Inventory][] = [
+    [
+      "a claimed host's provisioning state changes",
+      new Inventory(
+        inventory.hosts.map((host) =>
+          host === claimed ? { ...host, provisioningState: "deprovisioning", osInstalled: false } : host,
+        ),
+      ),
+    ],
+    ["a claimed host leaves", new Inventory(inventory.hosts.filter((host) => host !== claimed))],
+  ];
+  return events.map(([name, changed]) => {
+    const times: number[] = [];
+    for (let run = 0; run < HOST_EVENT_RUNS; run++) {
+      const started = performance.now();
+      state.update({ inventory: changed });
+      state.reviewer()?.review(request);
+      times.push(performance.now() - started);
+      state.update({ inventory });
+      state.reviewer()?.review(request);
+    }
+    times.sort((a, b) => a - b);
+    return `  one BareMetalHost event, ${name}, then one review: median ${milliseconds(percentile(times, 0.5))}, max ${milliseconds(times.at(-1) ?? 0)} (${HOST_EVENT_RUNS} runs)`;
+  });
 }
 
 /** Median wall time of `metalsynth validate --site` on `hub`, as a user runs it (the built CLI). */

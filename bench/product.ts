@@ -11,7 +11,7 @@ export { renderSite } from "../dist/gitops/render.js";
 export { readSite } from "../dist/gitops/site-reader.js";
 export { writeTree } from "../dist/gitops/tree-writer.js";
 export { evaluateSite } from "../dist/synth/evaluate.js";
-export type { Inventory } from "../dist/synth/inventory/inventory.js";
+export { Inventory } from "../dist/synth/inventory/inventory.js";
 export { mapHtml } from "../dist/synth/map/map-html.js";
 export { siteMap } from "../dist/synth/map/site-map.js";
 export { buildInventory } from "../dist/synth/inventory/load.js";

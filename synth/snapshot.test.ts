@@ -10,15 +10,14 @@ import { readResources, type AnyResource } from "./site/resources.ts";
 const GiB = 2 ** 30;
 const NAMESPACE = "edge";
 
-const inventory = makeInventory(
-  Array.from({ length: 12 }, (_, index): HostOptions => ({
-    name: `h${String(index).padStart(2, "0")}`,
-    cpus: [8, 16, 32][index % 3],
-    memoryBytes: [32, 64][index % 2]! * GiB,
-    labels: { pool: index % 2 === 0 ? "a" : "b" },
-    ...(index === 11 && { sipOwner: { namespace: NAMESPACE, name: "s1", nodeType: "Worker" } }),
-  })),
-);
+const HOSTS = Array.from({ length: 12 }, (_, index): HostOptions => ({
+  name: `h${String(index).padStart(2, "0")}`,
+  cpus: [8, 16, 32][index % 3],
+  memoryBytes: [32, 64][index % 2]! * GiB,
+  labels: { pool: index % 2 === 0 ? "a" : "b" },
+  ...(index === 11 && { sipOwner: { namespace: NAMESPACE, name: "s1", nodeType: "Worker" } }),
+}));
+const inventory = makeInventory(HOSTS);
 const MACS = [...inventory.hosts.flatMap((host) => host.macs), "aa:bb:cc:dd:ee:ff"];
 const CLUSTERS = ["c0", "c1", "c2"];
 
@@ -144,11 +143,29 @@ describe("SiteSnapshot", () => {
     );
   });
 
-  it("after any sequence of CR changes, is the snapshot of the site they leave", () => {
-    /** One event: a CR applied (added or changed), or deleted (by the key of one generated CR). */
+  it("after any sequence of CR and BareMetalHost changes, is the snapshot of the site they leave", () => {
+    /** A BareMetalHost h00…h12 as it is after an event: resized, relabelled, inspected anew, or gone. */
+    const hostEvent = fc.record({
+      index: fc.integer({ min: 0, max: HOSTS.length }),
+      host: fc.option(
+        fc.record({
+          cpus: fc.constantFrom(8, 16, 32, undefined),
+          memory: fc.constantFrom(32, 64),
+          pool: fc.constantFrom("a", "b"),
+          owner: fc.option(fc.constantFrom("s0", "s1"), { freq: 3 }),
+          state: fc.constantFrom("provisioned", "inspecting"),
+        }),
+        { freq: 6 },
+      ),
+    });
+    /**
+     * One event: a CR applied (added or changed), or deleted (by the key of one generated CR), or
+     * a BareMetalHost changed (by index, h12 being one that joins).
+     */
     const event = fc.oneof(
       crArbitrary.map((object) => ({ apply: object })),
       crArbitrary.map((object) => ({ delete: object })),
+      hostEvent.map((change) => ({ host: change })),
     );
     fc.assert(
       fc.property(
@@ -159,7 +176,28 @@ describe("SiteSnapshot", () => {
           const lock: Lock = evaluateResources(site(previous), inventory, EMPTY_LOCK).plan.lock;
           let known = site(objects);
           let snapshot = SiteSnapshot.of({ resources: known, inventory, lock });
+          const hosts: (HostOptions | undefined)[] = [...HOSTS];
           events.forEach((change, index) => {
+            if ("host" in change) {
+              const { index: at, host } = change.host;
+              hosts[at] =
+                host === null
+                  ? undefined
+                  : {
+                      name: `h${String(at).padStart(2, "0")}`,
+                      cpus: host.cpus,
+                      memoryBytes: host.memory * GiB,
+                      labels: { pool: host.pool },
+                      provisioningState: host.state,
+                      ...(host.owner && {
+                        sipOwner: { namespace: NAMESPACE, name: host.owner, nodeType: "Worker" },
+                      }),
+                    };
+              snapshot = snapshot.withInventory(
+                makeInventory(hosts.filter((options) => options !== undefined)),
+              );
+              return;
+            }
             const resource = read("apply" in change ? change.apply : change.delete, `event-${index}`);
             if (!resource) throw new Error("the generated CR does not read");
             const others = known.filter((other) => other.key !== resource.key);
@@ -168,7 +206,7 @@ describe("SiteSnapshot", () => {
             );
             snapshot = snapshot.withResources(known);
           });
-          const full = SiteSnapshot.of({ resources: known, inventory, lock });
+          const full = SiteSnapshot.of({ resources: known, inventory: snapshot.inventory, lock });
           // Sorted here: a CR applied again unchanged keeps its outcome, positions in its first file.
           expect(snapshot.issues.map(described).sort(compareText)).toEqual(
             full.issues.map(described).sort(compareText),

@@ -6,7 +6,7 @@
  *   cluster, the names its references use, its NodePorts. Each of those checks groups CRs by exactly
  *   such a value, so on that subset it finds what it finds on the whole site about those CRs.
  * - Planning runs again from the evaluation's trace (`plan/replan.ts`), re-placing only the turns
- *   the change reaches.
+ *   the change reaches, whether CRs changed or BareMetalHosts did.
  */
 import { clusterKey, type ClusterKey } from "./cluster-key.ts";
 import { pushTo } from "./group.ts";
@@ -15,7 +15,7 @@ import type { Inventory } from "./inventory/inventory.ts";
 import type { Lock } from "./plan/lock.ts";
 import type { SiteModel, SitePlan } from "./plan/model.ts";
 import { planClusters, tracePlan, type PlanClusters, type PlanTrace } from "./plan/plan-site.ts";
-import { replan, TraceIndex, type ClusterChange } from "./plan/replan.ts";
+import { replan, replanInventory, TraceIndex, type ClusterChange } from "./plan/replan.ts";
 import { siteModel } from "./site/model.ts";
 import { resourceKey, type AnyResource, type InvalidResource } from "./site/resources.ts";
 
@@ -38,6 +38,8 @@ export class SiteSnapshot {
   /** The site's plan (the turns placed again by {@link withResources} explain nothing). */
   readonly plan: SitePlan;
   readonly #input: SnapshotInput;
+  /** What the checks across CRs found: they read no inventory, so a change of hosts keeps it. */
+  readonly #evaluated: { readonly model: SiteModel; readonly issues: readonly Issue[] };
   readonly #index: TraceIndex;
   /** Scope value (see {@link scopesOf}) → the CRs sharing it, in site order. */
   readonly #scoped = new Map<string, AnyResource[]>();
@@ -65,10 +67,12 @@ export class SiteSnapshot {
 
   private constructor(
     input: SnapshotInput,
-    { model, issues: modelIssues }: { model: SiteModel; issues: readonly Issue[] },
+    evaluated: { model: SiteModel; issues: readonly Issue[] },
     trace: PlanTrace,
   ) {
+    const { model, issues: modelIssues } = evaluated;
     this.#input = input;
+    this.#evaluated = evaluated;
     this.#index = new TraceIndex(trace, input.inventory, input.lock);
     this.issues = [...modelIssues, ...trace.issues].sort(compareIssues);
     this.plan = trace.plan;
@@ -111,6 +115,17 @@ export class SiteSnapshot {
         ? this.#index.trace
         : replan(this.#index, clusterChanges(touched, clusters)).complete();
     return new SiteSnapshot({ ...this.#input, resources, invalid }, evaluated, trace);
+  }
+
+  /**
+   * The snapshot of this site against `inventory` (BareMetalHosts changed, joined or left), the CRs
+   * and lock unchanged. Planning runs again only for what the changed hosts reach (`replanInventory`):
+   * the turns that read them, and the clusters their MACs, lock entries and SIP labels name.
+   */
+  withInventory(inventory: Inventory): SiteSnapshot {
+    if (inventory.sameHosts(this.inventory)) return this;
+    const trace = replanInventory(this.#index, inventory).complete();
+    return new SiteSnapshot({ ...this.#input, inventory }, this.#evaluated, trace);
   }
 
   /**

@@ -75,11 +75,10 @@ export class WebhookState implements Knowledge {
   }
 
   /**
-   * Replaces parts of the knowledge; the next request reviews against the result. A change of CRs
-   * alone carries the evaluated site over (`SiteSnapshot.withResources`: only the clusters whose
-   * CRs changed are planned again), and so does an inventory whose hosts say what they said before;
-   * a changed inventory or lock is evaluated anew, on the next request, so a burst of updates costs
-   * one evaluation.
+   * Replaces parts of the knowledge; the next request reviews against the result. A change of CRs or
+   * of BareMetalHosts carries the evaluated site over (`SiteSnapshot.withResources` and
+   * `withInventory`: only what the change reaches is planned again). A changed lock is evaluated
+   * anew, on the next request, so a burst of updates costs one evaluation.
    */
   update(parts: KnowledgeUpdate): void {
     const lockChanged = parts.lock !== undefined && !sameLock(parts.lock, this.#lock);
@@ -97,8 +96,9 @@ export class WebhookState implements Knowledge {
       this.#clusterInvalid = parts.clusterInvalid ?? [];
     }
     this.#lock = parts.lock ?? this.#lock;
-    if (inventoryChanged || lockChanged) this.#snapshot = undefined;
-    else if (this.#snapshot && (parts.siteResources || parts.clusterResources)) {
+    if (lockChanged) this.#snapshot = undefined;
+    if (this.#snapshot && inventoryChanged) this.#snapshot = this.#snapshot.withInventory(parts.inventory);
+    if (this.#snapshot && (parts.siteResources || parts.clusterResources)) {
       this.#snapshot = this.#snapshot.withResources(this.#knownResources(), this.#knownInvalid());
     }
     this.#reviewer = undefined;

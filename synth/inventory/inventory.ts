@@ -11,6 +11,12 @@ import type { LabelSelector } from "./selector.ts";
 import { matchesSelector } from "./selector.ts";
 
 const NO_HOSTS: readonly Host[] = Object.freeze([]);
+
+/** A host that differs between two inventories: as it was (if it was there) and as it is now. */
+export interface HostChange {
+  readonly before?: Host;
+  readonly after?: Host;
+}
 /** Selectors whose matching hosts are remembered; reviews of made-up selectors can't grow it further. */
 const MATCHING_REMEMBERED = 256;
 
@@ -74,14 +80,66 @@ export class Inventory {
    * an informer relaying a status refresh that changed nothing metalsynth reads, makes one.
    */
   sameHosts(other: Inventory): boolean {
+    return other === this || this.changesTo(other).length === 0;
+  }
+
+  /**
+   * The hosts that differ in `other`, in id order: changed (both sides), added (`after` only) or
+   * removed (`before` only).
+   */
+  changesTo(other: Inventory): HostChange[] {
+    const changes: HostChange[] = [];
+    const [mine, theirs] = [this.hosts, other.hosts];
+    let next = 0;
+    for (const before of mine) {
+      for (; next < theirs.length && compareText(theirs[next]!.id, before.id) < 0; next++) {
+        changes.push({ after: theirs[next]! });
+      }
+      const after = theirs[next];
+      if (after?.id === before.id) {
+        next++;
+        if (!sameHost(before, after)) changes.push({ before, after });
+      } else changes.push({ before });
+    }
+    for (; next < theirs.length; next++) changes.push({ after: theirs[next]! });
+    return changes;
+  }
+
+  /** Whether `other` lists the same hosts in the same best-fit order, so ranks mean the same there. */
+  sameBestFitOrder(other: Inventory): boolean {
     return (
-      other === this ||
-      (other.size === this.size &&
-        this.hosts.every((host, index) => {
-          const otherHost = other.hosts[index];
-          return otherHost !== undefined && sameHost(host, otherHost);
-        }))
+      other.#sized.length === this.#sized.length &&
+      this.#sized.every((host, rank) => other.#sized[rank]?.id === host.id)
     );
+  }
+
+  /**
+   * Best-fit ranks of this inventory covering every host that ranks `from`…`to` of `before`'s order
+   * could hold after the change from `before` to this inventory: between the hosts just outside the
+   * old range, and to the end when the old range reached it. An empty range comes out with `to <
+   * from`.
+   */
+  coveringRanks(before: Inventory, from: number, to: number): [number, number] {
+    const previous = from > 0 ? before.#sized[from - 1] : undefined;
+    const last = before.#sized[to];
+    return [
+      previous === undefined ? 0 : this.#ranksUpTo(previous),
+      last === undefined || to >= before.#sized.length - 1
+        ? this.#sized.length - 1
+        : this.#ranksUpTo(last) - 1,
+    ];
+  }
+
+  /** How many hosts of known size come at or before `host`'s size and id in best-fit order. */
+  #ranksUpTo(host: Host): number {
+    let low = 0;
+    let high = this.#sized.length;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if (compareBySize(this.#sized[middle]!, host) <= 0) low = middle + 1;
+      else high = middle;
+    }
+    return low;
   }
 
   /** The host with id `namespace/name`. */
@@ -159,6 +217,11 @@ export class Inventory {
   /** The position of `host` in best-fit order; `undefined` when its cpus or memory are unknown. */
   bestFitRank(host: Host): number | undefined {
     return this.#sizeRank.get(host.id);
+  }
+
+  /** The rank of the last host in best-fit order (-1 when no host's size is known). */
+  lastBestFitRank(): number {
+    return this.#sized.length - 1;
   }
 
   /** Hosts whose SIP labels name the SIPCluster `namespace/name`, sorted by id. */

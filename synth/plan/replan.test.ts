@@ -10,7 +10,7 @@ import type { SipCluster } from "../site/sip.ts";
 import { EMPTY_LOCK, type Lock } from "./lock.ts";
 import type { SiteModel, SitePlan } from "./model.ts";
 import { planClusters, tracePlan } from "./plan-site.ts";
-import { replan, TraceIndex, type ClusterChange } from "./replan.ts";
+import { replan, replanInventory, TraceIndex, type ClusterChange } from "./replan.ts";
 
 const GiB = 2 ** 30;
 const HOSTS = 14;
@@ -43,6 +43,9 @@ function outcome(result: { plan: SitePlan; issues: readonly Issue[] }) {
   };
 }
 
+/** MACs several hosts' NICs may carry (the loader reports the clash; the lowest id owns the MAC). */
+const SHARED_MACS = ["02:00:00:00:0a:01", "02:00:00:00:0a:02"];
+
 const hostArbitrary = (index: number) =>
   fc
     .record({
@@ -57,15 +60,53 @@ const hostArbitrary = (index: number) =>
         }),
         { freq: 4 },
       ),
+      mac: fc.option(fc.constantFrom(...SHARED_MACS), { freq: 4 }),
+      ip: fc.boolean(),
+      state: fc.constantFrom("provisioned", "provisioned", "ready", undefined),
     })
-    .map(({ cpus, memory, rack, pool, owner }): HostOptions => ({
-      name: `h${String(index).padStart(2, "0")}`,
-      cpus,
-      memoryBytes: memory * GiB,
-      rack,
-      labels: { pool },
-      ...(owner && { sipOwner: { namespace: "ns", name: owner.name, nodeType: owner.role } }),
-    }));
+    .map(({ cpus, memory, rack, pool, owner, mac, ip, state }): HostOptions => {
+      const name = `h${String(index).padStart(2, "0")}`;
+      return {
+        name,
+        cpus,
+        memoryBytes: memory * GiB,
+        rack,
+        labels: { pool },
+        nics: [
+          {
+            name: "enp1s0",
+            mac: mac ?? `02:00:00:00:00:${String(index).padStart(2, "0")}`,
+            ...(ip && { ipv4: `10.0.0.${index + 1}` }),
+          },
+        ],
+        provisioningState: state,
+        ...(owner && { sipOwner: { namespace: "ns", name: owner.name, nodeType: owner.role } }),
+      };
+    });
+
+/** Hosts h00…h13, and h14…h15 that may join the inventory later. */
+const JOINING = 2;
+
+/** The inventory's hosts after BareMetalHosts changed: each kept, changed, gone or (h14…) new. */
+const changedHostsArbitrary = (hosts: readonly HostOptions[]) =>
+  fc
+    .tuple(
+      ...Array.from({ length: HOSTS + JOINING }, (_, index) =>
+        fc.oneof(
+          { weight: index < HOSTS ? 6 : 2, arbitrary: fc.constant("kept" as const) },
+          { weight: 2, arbitrary: hostArbitrary(index) },
+          { weight: 1, arbitrary: fc.constant("gone" as const) },
+        ),
+      ),
+    )
+    .map((changes) =>
+      changes.flatMap((change, index) => {
+        if (change === "gone") return [];
+        if (change !== "kept") return [change];
+        const host = hosts[index];
+        return host ? [host] : [];
+      }),
+    );
 
 /** A node entry: a MAC of a host (or of none), resources, or (workers) the master's host. */
 const entryArbitrary = (macs: readonly string[], worker: boolean) =>
@@ -204,6 +245,42 @@ describe("replan", () => {
     );
   });
 
+  it("plans changed, new and removed BareMetalHosts exactly as a full run does, also after a replanned change", () => {
+    const scenario = fc
+      .tuple(...Array.from({ length: HOSTS }, (_, index) => hostArbitrary(index)))
+      .chain((hosts) => {
+        const inventory = makeInventory(hosts);
+        const macs = [...inventory.hosts.flatMap((host) => host.macs), ...SHARED_MACS];
+        return fc.record({
+          inventory: fc.constant(inventory),
+          changedHosts: changedHostsArbitrary(hosts),
+          previous: fc.option(siteArbitrary(macs)),
+          site: siteArbitrary(macs),
+          change: fc.option(changeArbitrary(macs)),
+        });
+      });
+    fc.assert(
+      fc.property(scenario, ({ inventory, changedHosts, previous, site, change }) => {
+        const lock = lockOf(previous, inventory);
+        let trace = tracePlan({ model: model(site), inventory, lock });
+        // The webhook's trace has usually been planned again for a CR change before hosts change.
+        if (change) {
+          const changed = applyChange(site, change);
+          trace = replan(new TraceIndex(trace, inventory, lock), changed.changes).complete();
+          site = changed.site;
+        }
+        const now = makeInventory(changedHosts);
+        const incremental = replanInventory(new TraceIndex(trace, inventory, lock), now).complete();
+        const full = tracePlan({ model: model(site), inventory: now, lock });
+        expect(outcome(incremental)).toEqual(outcome(full));
+        // What the next change starts from must answer as a fresh trace would.
+        const again = replanInventory(new TraceIndex(incremental, now, lock), inventory).complete();
+        expect(outcome(again)).toEqual(outcome(tracePlan({ model: model(site), inventory, lock })));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
   it("re-places only the turns the change reaches", () => {
     const inventory = makeInventory(
       Array.from({ length: 8 }, (_, index): HostOptions => ({
@@ -237,5 +314,126 @@ describe("replan", () => {
     ]);
     const same = applyChange(site, { name: "c2", kind: "bpa", provisioning: site.bpa.get("c2") ?? null });
     expect(replan(index, same.changes).placed.map((turn) => turn.turn.key)).toEqual(["ns/c2"]);
+  });
+});
+
+describe("replan, one change after another", () => {
+  it("places a SIPCluster again when a host it passed over as held is freed, though it never looked the host up", () => {
+    const inventory = makeInventory([
+      { name: "h0", labels: { pool: "a" } },
+      { name: "h1", labels: { pool: "a" } },
+      ...Array.from({ length: 10 }, (_, index): HostOptions => ({
+        name: `other-${index}`,
+        labels: { pool: "z" },
+      })),
+    ]);
+    const h0 = inventory.byId("metal3/h0");
+    const namesH0 = makeProvisioning({
+      cluster: "c0",
+      masters: { "master-1": { "mac-address": h0!.macs[0]! } },
+    });
+    const site: Site = { bpa: new Map([["c0", namesH0]]), sip: new Map() };
+    const s0 = makeSipCluster({
+      name: "s0",
+      nodes: { ControlPlane: { matchLabels: { pool: "a" }, active: 1 } },
+    });
+    // s0 joins: placed again on its own, it skips h0 (c0's by MAC) without looking it up.
+    const joined = applyChange(site, { name: "s0", kind: "sip", sip: s0 });
+    const trace = tracePlan({ model: model(site), inventory, lock: EMPTY_LOCK });
+    const withS0 = replan(new TraceIndex(trace, inventory, EMPTY_LOCK), joined.changes).complete();
+    // c0 leaves: h0 is free, and comes first in s0's walk.
+    const left = applyChange(joined.site, { name: "c0", kind: "bpa", provisioning: null });
+    const incremental = replan(new TraceIndex(withS0, inventory, EMPTY_LOCK), left.changes).complete();
+    const full = tracePlan({ model: model(left.site), inventory, lock: EMPTY_LOCK });
+    expect(outcome(full).clusters).toEqual(["ns/s0 sip ControlPlane=metal3/h0 released "]);
+    expect(outcome(incremental)).toEqual(outcome(full));
+  });
+});
+
+describe("replanInventory", () => {
+  /** Plans `site` on `before`, then for `after` both ways; returns the two outcomes. */
+  function bothWays(site: Site, before: Inventory, after: Inventory) {
+    const trace = tracePlan({ model: model(site), inventory: before, lock: EMPTY_LOCK });
+    const incremental = replanInventory(new TraceIndex(trace, before, EMPTY_LOCK), after).complete();
+    const full = tracePlan({ model: model(site), inventory: after, lock: EMPTY_LOCK });
+    return { incremental: outcome(incremental), full: outcome(full), trace: incremental };
+  }
+  // Hosts no turn looks at (their SIP labels hold them for a cluster the site no longer has), so
+  // that a turn reading a few hosts reads less than the share that counts as reading all of them.
+  const held = Array.from({ length: 10 }, (_, index): HostOptions => ({
+    name: `held-${index}`,
+    cpus: 64,
+    sipOwner: { namespace: "ns", name: "gone", nodeType: "Worker" },
+  }));
+  const bpaSite = (...provisionings: Provisioning[]): Site => ({
+    bpa: new Map(provisionings.map((provisioning) => [provisioning.cluster ?? "", provisioning])),
+    sip: new Map(),
+  });
+
+  it("offers a host joining without hardware details to a turn that walked past every sized host", () => {
+    const before = makeInventory([{ name: "h1", cpus: 16 }, { name: "h5", cpus: undefined }, ...held]);
+    const after = makeInventory([...before.hosts, { name: "h3", cpus: undefined }]);
+    const site = bpaSite(
+      makeProvisioning({ cluster: "c0", masters: { "master-1": { cpu: 16 } } }),
+      makeProvisioning({ cluster: "c1", masters: { "master-1": {} } }),
+    );
+    const { incremental, full } = bothWays(site, before, after);
+    expect(full.clusters).toContain("ns/c1 bpa master-1=metal3/h3");
+    expect(incremental).toEqual(full);
+  });
+
+  it("gives a SIPCluster the host its labels now assign it, though the cluster never looked at it", () => {
+    const before = makeInventory([
+      { name: "h0", labels: { pool: "a" } },
+      { name: "h1", labels: { pool: "a" } },
+      ...held,
+    ]);
+    const after = makeInventory([
+      ...before.hosts.filter((host) => host.name !== "h1"),
+      {
+        name: "h1",
+        labels: { pool: "a" },
+        sipOwner: { namespace: "ns", name: "s0", nodeType: "ControlPlane" },
+      },
+    ]);
+    const site: Site = {
+      bpa: new Map(),
+      sip: new Map([
+        [
+          "s0",
+          makeSipCluster({ name: "s0", nodes: { ControlPlane: { matchLabels: { pool: "a" }, active: 1 } } }),
+        ],
+      ]),
+    };
+    const { incremental, full } = bothWays(site, before, after);
+    expect(full.clusters).toContain("ns/s0 sip ControlPlane=metal3/h1 released ");
+    expect(incremental).toEqual(full);
+  });
+
+  it("leaves a trace whose best-fit reads are in the new inventory's ranks, so the next change is planned right", () => {
+    // c9 names h2 by MAC, so c0 walks past h2 to h3 and reads h2 only by its rank.
+    const before = makeInventory([
+      { name: "h1", cpus: 8 },
+      { name: "h2", cpus: 16 },
+      { name: "h3", cpus: 32 },
+      ...held,
+    ]);
+    const h2 = before.byId("metal3/h2");
+    const c0 = makeProvisioning({ cluster: "c0", masters: { "master-1": { cpu: 16 } } });
+    const namesH2 = makeProvisioning({
+      cluster: "c9",
+      masters: { "master-1": { "mac-address": h2!.macs[0]! } },
+    });
+    const site = bpaSite(c0, namesH2);
+    // h1 leaves: h2 and h3 move down one rank.
+    const after = makeInventory(before.hosts.filter((host) => host.name !== "h1"));
+    const { incremental, full, trace } = bothWays(site, before, after);
+    expect(incremental).toEqual(full);
+    // c9 lets h2 go: c0, the best fit for which h2 now is, must be placed again.
+    const released = applyChange(site, { name: "c9", kind: "bpa", provisioning: null });
+    const next = replan(new TraceIndex(trace, after, EMPTY_LOCK), released.changes).complete();
+    const fresh = tracePlan({ model: model(released.site), inventory: after, lock: EMPTY_LOCK });
+    expect(outcome(fresh).clusters).toContain("ns/c0 bpa master-1=metal3/h2");
+    expect(outcome(next)).toEqual(outcome(fresh));
   });
 });

@@ -11,7 +11,7 @@
  *    host it read (see {@link Reads}) is claimed differently before its turn than it was; its new
  *    claims may in turn reach later turns. Every other turn's outcome stands.
  */
-import type { ClusterKey } from "../cluster-key.ts";
+import { parseClusterKey, type ClusterKey } from "../cluster-key.ts";
 import { pushTo } from "../group.ts";
 import { compareText, type Issue } from "../issue.ts";
 import { sipOwnerKey, type Host } from "../inventory/host.ts";
@@ -52,6 +52,11 @@ export class TraceIndex {
   readonly #readers = new Map<string, Turn[]>();
   readonly #ranges: { readonly from: number; readonly to: number; readonly turn: Turn }[] = [];
   readonly #readsAll: Turn[] = [];
+  /**
+   * The trace's selector walks, by selector (as JSON), sorted by where they stopped (walks over every
+   * match last), so the walks that passed a host are a suffix found by binary search.
+   */
+  readonly #walks = new Map<string, { selector: LabelSelector; walks: { last?: string; turn: Turn }[] }>();
   readonly #turns = new Map<string, TurnOutcome>();
   /** Host id → positions in the lock; cluster → positions in the lock. */
   readonly #lockByHost = new Map<string, number[]>();
@@ -71,18 +76,41 @@ export class TraceIndex {
   /** A selector's matches (as `Inventory.matching` remembers them) → those the trace left unclaimed. */
   readonly #unclaimedMatches = new WeakMap<readonly Host[], readonly Host[]>();
 
+  /** The trace, its best-fit ranges in this index's inventory's ranks. */
+  readonly trace: PlanTrace;
+  /** The trace's BPA clusters naming each MAC (lazily: only a change of hosts asks). */
+  #macRequesters: Map<string, ClusterKey[]> | undefined;
+  /** SIP turns by what their roles read of host labels (lazily, as {@link #macRequesters}). */
+  #labelReaders: { selector: LabelSelector; topologyKey?: string; turns: Turn[] }[] | undefined;
+
+  /**
+   * Indexes `trace` as planned against `inventory`, or, given `rankedIn`, as planned against that
+   * inventory and read now against `inventory` (its hosts changed; see {@link replanInventory}).
+   */
   constructor(
-    readonly trace: PlanTrace,
+    trace: PlanTrace,
     readonly inventory: Inventory,
     readonly lock: Lock,
+    rankedIn?: Inventory,
   ) {
-    for (const outcome of trace.turns) {
+    this.trace =
+      rankedIn === undefined || rankedIn.sameBestFitOrder(inventory)
+        ? trace
+        : { ...trace, turns: trace.turns.map((outcome) => reranked(outcome, rankedIn, inventory)) };
+    for (const outcome of this.trace.turns) {
       this.#turns.set(turnId(outcome.turn), outcome);
       const { reads } = outcome;
       if (reads.all) this.#readsAll.push(outcome.turn);
       for (const host of reads.hosts) pushTo(this.#readers, host, outcome.turn);
       for (const [from, to] of reads.ranges) this.#ranges.push({ from, to, turn: outcome.turn });
+      for (const { selector, last } of reads.walks) {
+        const id = JSON.stringify(selector);
+        let walks = this.#walks.get(id);
+        if (!walks) this.#walks.set(id, (walks = { selector, walks: [] }));
+        walks.walks.push({ ...(last !== undefined && { last }), turn: outcome.turn });
+      }
     }
+    for (const { walks } of this.#walks.values()) walks.sort((a, b) => compareWalkEnds(a.last, b.last));
     lock.entries.forEach((entry, position) => {
       pushTo(this.#lockByHost, entry.host, position);
       pushTo(this.#lockByCluster, entry.cluster, position);
@@ -117,9 +145,97 @@ export class TraceIndex {
   *readersOf(host: Host): Generator<Turn> {
     yield* this.#readers.get(host.id) ?? [];
     yield* this.#readsAll;
+    for (const { selector, walks } of this.#walks.values()) {
+      if (!matchesSelector(host.labels, selector)) continue;
+      // The first walk that stopped at or after the host; every later one passed it too.
+      let low = 0;
+      let high = walks.length;
+      while (low < high) {
+        const middle = (low + high) >>> 1;
+        if (compareWalkEnds(walks[middle]!.last, host.id) < 0) low = middle + 1;
+        else high = middle;
+      }
+      for (let at = low; at < walks.length; at++) yield walks[at]!.turn;
+    }
     const rank = this.inventory.bestFitRank(host);
     if (rank === undefined) return;
     for (const range of this.#ranges) if (range.from <= rank && rank <= range.to) yield range.turn;
+  }
+
+  /**
+   * Turns whose outcome may depend on facts of a host that changed from `before` to `after` (either
+   * missing when the host joined or left the inventory): those that read it, and those that would
+   * read it now. Its claim, MAC entries and SIP labels reach further (see {@link replanInventory}).
+   */
+  *readersOfChange(before: Host | undefined, after: Host | undefined, previous: TraceIndex): Generator<Turn> {
+    if (before) yield* previous.readersOf(before);
+    if (after) yield* this.readersOf(after);
+    // A walk that ran off the end of best-fit order went on through the hosts of unknown size.
+    if (
+      (before && previous.inventory.bestFitRank(before) === undefined) ||
+      (after && this.inventory.bestFitRank(after) === undefined)
+    ) {
+      const end = this.inventory.lastBestFitRank();
+      for (const range of this.#ranges) if (range.to >= end) yield range.turn;
+    }
+    yield* this.#labelReadersOf(before, after);
+  }
+
+  /**
+   * SIP turns for which the host's labels changed what they read: whether a role's selector matches
+   * it, or its value of the role's topology key among the hosts that match.
+   */
+  *#labelReadersOf(before: Host | undefined, after: Host | undefined): Generator<Turn> {
+    if (this.#labelReaders === undefined) {
+      const groups = new Map<string, { selector: LabelSelector; topologyKey?: string; turns: Turn[] }>();
+      for (const { turn } of this.trace.turns) {
+        const sip = turn.pass === "sip" ? this.trace.clusters.sipByKey.get(turn.key) : undefined;
+        for (const { selector, topologyKey } of sip?.roles ?? []) {
+          const id = JSON.stringify([selector, topologyKey]);
+          let group = groups.get(id);
+          if (!group)
+            groups.set(
+              id,
+              (group = { selector, ...(topologyKey !== undefined && { topologyKey }), turns: [] }),
+            );
+          group.turns.push(turn);
+        }
+      }
+      this.#labelReaders = [...groups.values()];
+    }
+    for (const { selector, topologyKey, turns } of this.#labelReaders) {
+      const matched = before !== undefined && matchesSelector(before.labels, selector);
+      const matches = after !== undefined && matchesSelector(after.labels, selector);
+      const topologyMoved =
+        topologyKey !== undefined && before?.labels[topologyKey] !== after?.labels[topologyKey];
+      if (matched !== matches || ((matched || matches) && topologyMoved)) yield* turns;
+    }
+  }
+
+  /** The trace's BPA clusters with a MAC entry naming `mac`. */
+  clustersNamingMac(mac: string): readonly ClusterKey[] {
+    if (this.#macRequesters === undefined) {
+      this.#macRequesters = new Map();
+      for (const [key, group] of this.trace.clusters.bpaByKey) {
+        for (const request of [
+          ...(group.provisioning?.masters ?? []),
+          ...(group.provisioning?.workers ?? []),
+        ]) {
+          if (request.kind === "mac") pushTo(this.#macRequesters, request.mac, key);
+        }
+      }
+    }
+    return this.#macRequesters.get(mac) ?? [];
+  }
+
+  /** The trace's BPA clusters with a MAC entry that names no host (their findings suggest the nearest MAC). */
+  clustersNamingUnknownMacs(): Set<ClusterKey> {
+    this.clustersNamingMac("");
+    const clusters = new Set<ClusterKey>();
+    for (const [mac, keys] of this.#macRequesters ?? []) {
+      if (this.inventory.byMac(mac) === undefined) for (const key of keys) clusters.add(key);
+    }
+    return clusters;
   }
 
   /** The lock entries about `hosts` or `clusters`, in lock order. */
@@ -186,11 +302,81 @@ export class TraceIndex {
   }
 }
 
+/** Hosts whose facts changed, and what that reaches besides their claims (see {@link replanInventory}). */
+interface HostChanges {
+  /**
+   * Hosts whose fixed claims are fixed again, each maybe free for every turn: the changed hosts as
+   * the inventory has them now, and those a moved MAC named before or names now.
+   */
+  readonly refix: readonly Host[];
+  /** Turns that read facts of those hosts, placed again whatever their claims. */
+  readonly readers: Iterable<Turn>;
+}
+
+const NO_HOST_CHANGES: HostChanges = { refix: [], readers: [] };
+
 /** Plans the site of `index.trace` with `changes` applied, re-placing only what they can reach. */
 export function replan(index: TraceIndex, changes: ReadonlyMap<ClusterKey, ClusterChange>): Replanned {
+  return replanWith(index, changes, NO_HOST_CHANGES);
+}
+
+/**
+ * Plans the site of `index.trace` against `inventory` in place of `index.inventory` (BareMetalHosts
+ * changed, joined or left), re-placing only what the changed hosts can reach:
+ * - turns that read a changed host, or would read it now: by id, by best-fit rank, by a SIP role's
+ *   labelSelector or topology key;
+ * - clusters whose MAC entries name a moved MAC (and, when MACs moved at all, those naming an unknown
+ *   MAC, whose findings suggest the nearest one), whose lock entries name a changed host, or which a
+ *   changed host's SIP labels name: fixed again and placed again, as a changed cluster is;
+ * - and, as for any change, the turns the claims this moves reach.
+ */
+export function replanInventory(index: TraceIndex, inventory: Inventory): Replanned {
+  const hostChanges = index.inventory.changesTo(inventory);
+  const now = new TraceIndex(index.trace, inventory, index.lock, index.inventory);
+  const readers: Turn[] = [];
+  const macs = new Set<string>();
+  const affected = new Set<ClusterKey>();
+  for (const { before, after } of hostChanges) {
+    readers.push(...now.readersOfChange(before, after, index));
+    const [macsBefore, macsAfter] = [before?.macs ?? [], after?.macs ?? []];
+    if (macsBefore.join() !== macsAfter.join())
+      for (const mac of [...macsBefore, ...macsAfter]) macs.add(mac);
+    for (const host of [before, after]) {
+      const owner = host && sipOwnerKey(host);
+      if (owner !== undefined) affected.add(owner);
+    }
+  }
+  for (const mac of macs) for (const key of index.clustersNamingMac(mac)) affected.add(key);
+  if (macs.size > 0) for (const key of index.clustersNamingUnknownMacs()) affected.add(key);
+  const ids = new Set(hostChanges.map(({ before, after }) => (before ?? after)?.id ?? ""));
+  for (const entry of index.lockEntriesAbout(ids, [])) {
+    const key = parseClusterKey(entry.cluster);
+    if (key !== undefined) affected.add(key);
+  }
+  const { bpaByKey, sipByKey } = index.trace.clusters;
+  const unchanged = new Map<ClusterKey, ClusterChange>();
+  for (const key of affected) {
+    const [bpa, sip] = [bpaByKey.get(key), sipByKey.get(key)];
+    unchanged.set(key, { ...(bpa && { bpa }), ...(sip && { sip }) });
+  }
+  const refix = new Set(hostChanges.flatMap(({ after }) => after ?? []));
+  for (const mac of macs) {
+    for (const owner of [index.inventory.byMac(mac), inventory.byMac(mac)]) {
+      const host = owner && inventory.byId(owner.id);
+      if (host) refix.add(host);
+    }
+  }
+  return replanWith(now, unchanged, { refix: [...refix], readers });
+}
+
+function replanWith(
+  index: TraceIndex,
+  changes: ReadonlyMap<ClusterKey, ClusterChange>,
+  hostChanges: HostChanges,
+): Replanned {
   const { trace, inventory } = index;
   const clusters = changedClusters(trace.clusters, changes);
-  const fixed = fixAgain(index, clusters, changes);
+  const fixed = fixAgain(index, clusters, changes, hostChanges);
 
   // Turn claims as planning them again leaves them: host id → the claim, or none (`undefined`).
   const turnClaims = new Map<string, (StandingClaim & { readonly turn: Turn }) | undefined>();
@@ -206,6 +392,7 @@ export function replan(index: TraceIndex, changes: ReadonlyMap<ClusterKey, Clust
     queue.add({ pass: "bpa", key });
   }
   for (const host of fixed.moved) for (const turn of index.readersOf(host)) queue.add(turn);
+  for (const turn of hostChanges.readers) queue.add(turn);
 
   const placed: TurnOutcome[] = [];
   // Turns of the trace placed again (or gone): their outcomes in the trace no longer stand.
@@ -217,6 +404,7 @@ export function replan(index: TraceIndex, changes: ReadonlyMap<ClusterKey, Clust
     const maybeFree = [
       ...ownFixedHosts(current.key, fixed.claims, clusters, inventory),
       ...fixed.moved,
+      ...hostChanges.refix,
       ...[...turnClaims.keys()].flatMap((id) => inventory.byId(id) ?? []),
     ];
     const outcome =
@@ -362,11 +550,12 @@ function fixAgain(
   index: TraceIndex,
   clusters: PlanClusters,
   changes: ReadonlyMap<ClusterKey, ClusterChange>,
+  hostChanges: HostChanges,
 ): { claims: FixedClaims; refixed: ReadonlySet<Host>; moved: readonly Host[] } {
   const { trace, inventory } = index;
   const isLive = (key: ClusterKey) => clusters.bpaByKey.has(key) || clusters.sipByKey.has(key);
   const wasLive = (key: ClusterKey) => trace.clusters.bpaByKey.has(key) || trace.clusters.sipByKey.has(key);
-  const refixed = new Set<Host>();
+  const refixed = new Set<Host>(hostChanges.refix);
   const addHost = (id: string) => {
     const host = inventory.byId(id);
     if (host) refixed.add(host);
@@ -429,6 +618,20 @@ function fixAgain(
   // Only hosts whose claim really changed reach the turns that read them.
   const moved = [...refixed].filter((host) => !sameClaim(before.claimOf(host), claims.claimOf(host)));
   return { claims, refixed, moved };
+}
+
+/** Orders where selector walks stopped: by the last host's id, a walk over every match last. */
+function compareWalkEnds(a: string | undefined, b: string | undefined): number {
+  if (a === undefined || b === undefined) return Number(a === undefined) - Number(b === undefined);
+  return compareText(a, b);
+}
+
+/** `outcome` with its best-fit ranges read in `inventory`'s ranks rather than in `before`'s. */
+function reranked(outcome: TurnOutcome, before: Inventory, inventory: Inventory): TurnOutcome {
+  const { reads } = outcome;
+  if (reads.ranges.length === 0) return outcome;
+  const ranges = reads.ranges.map(([from, to]) => inventory.coveringRanks(before, from, to));
+  return { ...outcome, reads: { ...reads, ranges } };
 }
 
 /** `outcome` without its decisions (see {@link Replanned.complete}). */

@@ -37,14 +37,26 @@ export interface TurnClaim extends StandingClaim {
 }
 
 /**
- * What a turn read of the claims made before it: the hosts it looked up, and the best-fit positions
- * it walked (`[from, to]`, ends included), where a host freed or claimed earlier would have changed
- * its choice. `all` when it looked at nearly every host (a `no-fit` counts every host's reason).
+ * What a turn read of the claims made before it: the hosts it looked up, the best-fit positions it
+ * walked (`[from, to]`, ends included), and how far it walked a selector's matches in id order,
+ * where a host freed or claimed earlier would have changed its choice. `all` when it looked at nearly
+ * every host (a `no-fit` counts every host's reason).
  */
 export interface Reads {
   readonly hosts: ReadonlySet<string>;
   readonly ranges: readonly (readonly [number, number])[];
+  readonly walks: readonly SelectorWalk[];
   readonly all: boolean;
+}
+
+/**
+ * A walk over the hosts a selector matches, in id order, up to `last` (included), or over all of
+ * them. A turn placed again skips hosts it knows to be held (`TurnSetting.mayBeFree`) without
+ * looking them up, so only the walk says it passed them.
+ */
+export interface SelectorWalk {
+  readonly selector: LabelSelector;
+  readonly last?: string;
 }
 
 /** A turn's outcome: its placement, the hosts it claimed, and what it read. */
@@ -95,6 +107,7 @@ export function placeTurn(work: TurnWork, setting: TurnSetting): TurnOutcome {
   const turn: Turn = { pass: work.pass, key: work.key };
   const hosts = new Set<string>();
   const ranges: [number, number][] = [];
+  const walks: SelectorWalk[] = [];
   let recording = true;
   // Claims made outside this turn. Read through here, so the turn learns what it depended on; an
   // explanation computed later (`metalsynth explain`) reads the same answers, unrecorded.
@@ -112,7 +125,10 @@ export function placeTurn(work: TurnWork, setting: TurnSetting): TurnOutcome {
     ledger,
     lockEntries: setting.fixed.heldByLock(turn.key),
     stillPlanning: (cluster) => setting.stillPlanning(cluster),
-    mayBeFree: (candidates, selector) => setting.mayBeFree?.(candidates, selector) ?? candidates,
+    mayBeFree: (candidates, selector) =>
+      walked(setting.mayBeFree?.(candidates, selector) ?? candidates, (last) =>
+        walks.push({ selector, ...(last !== undefined && { last }) }),
+      ),
   };
   let placed: Placed<ClusterPlan>;
   if (work.pass === "sip") {
@@ -130,6 +146,24 @@ export function placeTurn(work: TurnWork, setting: TurnSetting): TurnOutcome {
     turn,
     placed,
     claims: ledger.recorded,
-    reads: { hosts: all ? new Set() : hosts, ranges, all },
+    reads: { hosts: all ? new Set() : hosts, ranges, walks, all },
   };
+}
+
+/**
+ * `hosts`, telling `ended` where the walk stopped: the id of the last host given out, or nothing
+ * when every host was.
+ */
+function* walked(hosts: Iterable<Host>, ended: (last: string | undefined) => void): Generator<Host> {
+  let last: string | undefined;
+  let exhausted = false;
+  try {
+    for (const host of hosts) {
+      last = host.id;
+      yield host;
+    }
+    exhausted = true;
+  } finally {
+    ended(exhausted ? undefined : last);
+  }
 }
