@@ -17,6 +17,7 @@ export interface HostChange {
   readonly before?: Host;
   readonly after?: Host;
 }
+
 /** Selectors whose matching hosts are remembered; reviews of made-up selectors can't grow it further. */
 const MATCHING_REMEMBERED = 256;
 

@@ -10,6 +10,9 @@
  * 2. Turns run in planning order. A turn is placed again when it is a changed cluster's, or when a
  *    host it read (see {@link Reads}) is claimed differently before its turn than it was; its new
  *    claims may in turn reach later turns. Every other turn's outcome stands.
+ *
+ * A change of BareMetalHosts (`replanInventory`) is planned the same way, from the turns that read
+ * the changed hosts and the clusters whose MACs, lock entries or SIP labels name them.
  */
 import { parseClusterKey, type ClusterKey } from "../cluster-key.ts";
 import { pushTo } from "../group.ts";
@@ -214,6 +217,19 @@ export class TraceIndex {
 
   /** The trace's BPA clusters with a MAC entry naming `mac`. */
   clustersNamingMac(mac: string): readonly ClusterKey[] {
+    return this.#requestersByMac().get(mac) ?? [];
+  }
+
+  /** The trace's BPA clusters with a MAC entry that names no host (their findings suggest the nearest MAC). */
+  clustersNamingUnknownMacs(): Set<ClusterKey> {
+    const clusters = new Set<ClusterKey>();
+    for (const [mac, keys] of this.#requestersByMac()) {
+      if (this.inventory.byMac(mac) === undefined) for (const key of keys) clusters.add(key);
+    }
+    return clusters;
+  }
+
+  #requestersByMac(): ReadonlyMap<string, readonly ClusterKey[]> {
     if (this.#macRequesters === undefined) {
       this.#macRequesters = new Map();
       for (const [key, group] of this.trace.clusters.bpaByKey) {
@@ -225,17 +241,7 @@ export class TraceIndex {
         }
       }
     }
-    return this.#macRequesters.get(mac) ?? [];
-  }
-
-  /** The trace's BPA clusters with a MAC entry that names no host (their findings suggest the nearest MAC). */
-  clustersNamingUnknownMacs(): Set<ClusterKey> {
-    this.clustersNamingMac("");
-    const clusters = new Set<ClusterKey>();
-    for (const [mac, keys] of this.#macRequesters ?? []) {
-      if (this.inventory.byMac(mac) === undefined) for (const key of keys) clusters.add(key);
-    }
-    return clusters;
+    return this.#macRequesters;
   }
 
   /** The lock entries about `hosts` or `clusters`, in lock order. */
@@ -348,16 +354,17 @@ export function replanInventory(index: TraceIndex, inventory: Inventory): Replan
   }
   for (const mac of macs) for (const key of index.clustersNamingMac(mac)) affected.add(key);
   if (macs.size > 0) for (const key of index.clustersNamingUnknownMacs()) affected.add(key);
-  const ids = new Set(hostChanges.map(({ before, after }) => (before ?? after)?.id ?? ""));
+  const ids = new Set(hostChanges.flatMap(({ before, after }) => (before ?? after)?.id ?? []));
   for (const entry of index.lockEntriesAbout(ids, [])) {
     const key = parseClusterKey(entry.cluster);
     if (key !== undefined) affected.add(key);
   }
+  // Placed again as changed clusters are, with the CRs they have.
   const { bpaByKey, sipByKey } = index.trace.clusters;
-  const unchanged = new Map<ClusterKey, ClusterChange>();
+  const reached = new Map<ClusterKey, ClusterChange>();
   for (const key of affected) {
     const [bpa, sip] = [bpaByKey.get(key), sipByKey.get(key)];
-    unchanged.set(key, { ...(bpa && { bpa }), ...(sip && { sip }) });
+    reached.set(key, { ...(bpa && { bpa }), ...(sip && { sip }) });
   }
   const refix = new Set(hostChanges.flatMap(({ after }) => after ?? []));
   for (const mac of macs) {
@@ -366,7 +373,7 @@ export function replanInventory(index: TraceIndex, inventory: Inventory): Replan
       if (host) refix.add(host);
     }
   }
-  return replanWith(now, unchanged, { refix: [...refix], readers });
+  return replanWith(now, reached, { refix: [...refix], readers });
 }
 
 function replanWith(
