@@ -1,8 +1,9 @@
 /**
  * Hub-scale review figures (SPEC §8 "Hub scale"): the webhook's rules for one CR with a hub's
  * clusters loaded, median and p99 per kind of request, plus what loading the site and taking the
- * first snapshot cost. Run standalone with `node --expose-gc --import tsx bench/hub.ts [hosts]
- * [clusters] [--tls]`; bench/index.ts runs it so, in a process of its own, for each hub.
+ * first snapshot cost, and what a BareMetalHost event costs after it. Run standalone with
+ * `node --expose-gc --import tsx bench/hub.ts [hosts] [clusters] [--tls]`; bench/index.ts runs it
+ * so, in a process of its own, for each hub.
  */
 import { spawnSync } from "node:child_process";
 import { rm } from "node:fs/promises";
