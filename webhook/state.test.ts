@@ -28,6 +28,11 @@ describe("WebhookState", () => {
     const state = new WebhookState();
     state.update({ inventory, clusterResources: clusterResources(byMac("east", "00:00:00:00:00:01")) });
     const asking = byMac("west", "00:00:00:00:00:02");
+    const rulesFor = (object: unknown) =>
+      state
+        .reviewer()
+        ?.review(object)
+        .map((found) => found.rule);
     expect(state.reviewer()?.review(asking)).toEqual([]);
     expect(evaluations).toHaveBeenCalledTimes(1);
 
@@ -38,12 +43,7 @@ describe("WebhookState", () => {
         byMac("north", "00:00:00:00:00:02"),
       ),
     });
-    expect(
-      state
-        .reviewer()
-        ?.review(asking)
-        .map((found) => found.rule),
-    ).toEqual(["host-claimed"]);
+    expect(rulesFor(asking)).toEqual(["host-claimed"]);
     expect(evaluations).toHaveBeenCalledTimes(1);
 
     // The site's lock read again unchanged (a file feed reads everything again) keeps it too.
@@ -58,12 +58,7 @@ describe("WebhookState", () => {
 
     // node-02 left the inventory: the next review knows, and the site is not evaluated again.
     state.update({ inventory: makeInventory(inventory.hosts.filter((host) => host.name !== "node-02")) });
-    expect(
-      state
-        .reviewer()
-        ?.review(asking)
-        .map((found) => found.rule),
-    ).toEqual(["mac-unknown"]);
+    expect(rulesFor(asking)).toEqual(["mac-unknown"]);
     expect(evaluations).toHaveBeenCalledTimes(1);
 
     // A changed lock is evaluated anew.
