@@ -1,0 +1,58 @@
+import { describe, expect, it } from "vitest";
+import { parseDnsLabel, parseDnsSubdomain, parseIpAddress, parseLabelValue, parsePort } from "./checked.ts";
+
+describe("the door's parsers", () => {
+  it.each([
+    [
+      parseDnsLabel,
+      ["edge-a", "a", "0", "a".repeat(63)],
+      ["", "Edge_A", "-a", "a-", "a.b", "../x", "a".repeat(64), "a\nb"],
+    ],
+    [
+      parseDnsSubdomain,
+      ["r01-node-04", "a.b-c.d", "a".repeat(253)],
+      [
+        "",
+        "a..b",
+        ".a",
+        "A",
+        "a_b",
+        "a".repeat(254),
+        "a-node\n      server evil 6.6.6.6:6443",
+        "../../../etc",
+      ],
+    ],
+    [
+      parseIpAddress,
+      ["10.41.0.11", "0.0.0.0", "fd00::11", "::", "::1", "2001:db8:0:0:0:0:0:1", "FD00::A"],
+      [
+        "",
+        "10.41.0.11:6443",
+        "10.41.0.11 ",
+        "10.41.0.256",
+        "10.41.0.11/24",
+        "fe80::1%eth0",
+        "1::2::3",
+        "1:2:3:4:5:6:7:8:9",
+        ":1::",
+        "10.41.0.11:6443 check\n    server evil 6.6.6.6",
+      ],
+    ],
+    [parseLabelValue, ["", "tenant-a", "A_b.c", "a".repeat(63)], ["-a", "a-", "a b", "a".repeat(64), "a/b"]],
+  ] as const)("%o accepts exactly its kind", (parse, good, bad) => {
+    for (const text of good) expect(parse(text), text).toBe(text);
+    for (const text of bad) expect(parse(text), text).toBeUndefined();
+  });
+
+  it("accepts ports 1-65535 only", () => {
+    expect([0, 1, 22, 65535, 65536, 1.5, -1].map(parsePort)).toEqual([
+      undefined,
+      1,
+      22,
+      65535,
+      undefined,
+      undefined,
+      undefined,
+    ]);
+  });
+});
