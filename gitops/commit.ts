@@ -17,6 +17,7 @@ import {
   currentBranch,
   fetchBranch,
   headCommit,
+  moveBranch,
   openRepository,
   pushHead,
   type Repository,
@@ -292,8 +293,10 @@ async function integrateRemote(
   const base = ours === undefined ? await headCommit(repo) : await parentOf(repo, ours);
   const local = base === undefined ? [] : await commitsIn(repo, `${tip}..${base}`);
   if (base === undefined || local.length === 0) {
-    // --keep moves the branch and updates the files that differ, but refuses to overwrite local edits.
-    await repo.git.raw(["reset", "--quiet", "--keep", tip]);
+    // Moves the branch and the files that differ, keeps what the user staged, refuses to overwrite local edits.
+    const head = await headCommit(repo);
+    if (head === undefined) throw new Error("integrating a remote needs a commit to start from");
+    await moveBranch(repo, place.branch, head, tip);
     return undefined;
   }
   if ((await commitsIn(repo, `${tip}..${base}`, true)).length > 0) {
@@ -302,7 +305,7 @@ async function integrateRemote(
       `them. Integrate ${remote} ${target} yourself (git pull), then run metalsynth commit --push again`
     );
   }
-  if (ours !== undefined) await repo.git.raw(["reset", "--quiet", "--keep", base]);
+  if (ours !== undefined) await moveBranch(repo, place.branch, ours, base);
   try {
     await repo.git.rebase(["--quiet", tip]);
   } catch (error) {
@@ -327,8 +330,8 @@ async function parentOf(repo: Repository, commit: string): Promise<string | unde
 /**
  * Undoes this run after a failure: the branch back at `start` (removed again if it was unborn), this
  * run's staging of `rendered/` dropped, and `rendered/` as committed there. Other files are left to
- * `git reset --keep`, which only touches files that differ between the two commits and refuses to
- * overwrite local edits.
+ * {@link moveBranch}, which only touches files that differ between the two commits, refuses to
+ * overwrite local edits and keeps every other index entry: what the user staged stays staged.
  */
 async function restore(place: Place, start: string | undefined): Promise<void> {
   const { repo, out, outInRepo } = place;
@@ -354,7 +357,7 @@ async function restore(place: Place, start: string | undefined): Promise<void> {
   const committed = await committedFiles(repo, head, outInRepo);
   if (committed.size > 0) await writeTree(out, committed);
   else await rm(out, { recursive: true, force: true });
-  if (head !== start) await repo.git.raw(["reset", "--quiet", "--keep", start]);
+  await moveBranch(repo, place.branch, head, start);
 }
 
 function listPaths(paths: readonly string[]): string {

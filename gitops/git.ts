@@ -226,6 +226,20 @@ export async function commitsIn(repo: Repository, range: string, merges = false)
   return output.split("\n").filter((line) => line !== "");
 }
 
+/**
+ * Moves the checked-out `branch` from commit `from` (HEAD) to `to` and updates the files that differ
+ * between the two, the way `git switch` carries local changes: an index entry of a path the two
+ * commits agree on is kept as it is (staged changes stay staged, partly staged files stay partly
+ * staged), and a path they disagree on that has local changes stops the move with nothing touched.
+ * `git reset --keep` refuses the same local edits but resets every index entry, so it would unstage
+ * what the user staged outside `rendered/`. `read-tree` runs no hooks, unlike `git checkout -B`.
+ */
+export async function moveBranch(repo: Repository, branch: string, from: string, to: string): Promise<void> {
+  if (from === to) return;
+  await repo.git.raw(["read-tree", "-m", "-u", from, to]);
+  await repo.git.raw(["update-ref", "-m", `metalsynth: move ${branch}`, `refs/heads/${branch}`, to, from]);
+}
+
 /** The value of a Git configuration key in effect for the repository, or undefined when unset. */
 export async function configValue(repo: Repository, key: string): Promise<string | undefined> {
   return query(repo, ["config", "--get", key]);

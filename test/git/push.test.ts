@@ -143,6 +143,50 @@ git -C "${b.dir}" commit --quiet --allow-empty -m race && git -C "${b.dir}" push
     expect(git(a.dir, "status", "--porcelain")).toBe("");
   });
 
+  it("leaves what was staged outside rendered/ staged when the push is refused", async () => {
+    const { a } = await renderedRemote();
+    await installHook(path.join(a.dir, ".git"), "pre-push", "exit 1");
+    await changeInventory(a.site, EAST_IP);
+    await writeFile(path.join(a.dir, "NOTES.md"), "v1\n");
+    git(a.dir, "add", "NOTES.md");
+    git(a.dir, "commit", "--quiet", "-am", "inventory from a, notes");
+    // One file staged whole, one staged in part (the index and the work tree both differ from HEAD).
+    await writeFile(path.join(a.dir, "todo.md"), "staged\n");
+    git(a.dir, "add", "todo.md");
+    await writeFile(path.join(a.dir, "NOTES.md"), "v2\n");
+    git(a.dir, "add", "NOTES.md");
+    await writeFile(path.join(a.dir, "NOTES.md"), "v3\n");
+    const status = git(a.dir, "status", "--porcelain");
+    expect(status).toBe("MM NOTES.md\nA  todo.md");
+    const start = git(a.dir, "rev-parse", "HEAD");
+
+    const result = await run("commit", "--site", a.site, "--push");
+    expect(result.code).toBe(4);
+    expect(result.err).toMatch(/git push origin HEAD:main failed; nothing was committed/);
+    expect(git(a.dir, "rev-parse", "HEAD")).toBe(start);
+    expect(git(a.dir, "status", "--porcelain")).toBe(status);
+    expect(git(a.dir, "show", ":NOTES.md")).toBe("v2");
+    expect(git(a.dir, "show", ":todo.md")).toBe("staged");
+  });
+
+  it("keeps what was staged outside rendered/ staged through a lost race", async () => {
+    const { remote, a, b } = await renderedRemote();
+    await changeInventory(b.site, WEST_IP);
+    git(b.dir, "commit", "--quiet", "-am", "inventory from b");
+    git(b.dir, "push", "--quiet", "origin", "HEAD:main");
+    await writeFile(path.join(a.dir, "todo.md"), "staged\n");
+    git(a.dir, "add", "todo.md");
+    await writeFile(path.join(a.dir, "todo.md"), "edited after staging\n");
+
+    const result = await run("commit", "--site", a.site, "--push");
+    expect(result.code).toBe(0);
+    expect(result.out).toMatch(/pushed to origin main after 1 retry\n$/);
+    expect(git(a.dir, "rev-parse", "HEAD")).toBe(git(remote.bare, "rev-parse", "main"));
+    expect(git(a.dir, "status", "--porcelain")).toBe("AM todo.md");
+    expect(git(a.dir, "show", ":todo.md")).toBe("staged");
+    expect(filesIn(remote.bare, "main", ".")).not.toContain("todo.md");
+  });
+
   it("never commits an invalid site, and leaves the remote untouched", async () => {
     const { remote, a } = await renderedRemote();
     await writeFile(
