@@ -46,12 +46,35 @@ export function issue(
 
 /**
  * One finding as text (SPEC §7): `<file>:<line>:<col>: <severity>[<rule>] <path>: <message>`, the
- * path left out for findings about a whole document (decision 0005).
+ * path left out for findings about a whole document (decision 0005). Always one line: editors and CI
+ * read a finding per line, and the file name, path and message can all carry the user's values.
  */
 export function issueText(found: Issue): string {
-  const where = found.source ? `${found.source.file}:${found.source.line}:${found.source.column}: ` : "";
-  const path = found.path === "" ? "" : `${found.path}: `;
-  return `${where}${found.severity}[${found.rule}] ${path}${found.message}`;
+  const where = found.source
+    ? `${oneLine(found.source.file)}:${found.source.line}:${found.source.column}: `
+    : "";
+  const path = found.path === "" ? "" : `${oneLine(found.path)}: `;
+  return `${where}${found.severity}[${found.rule}] ${path}${oneLine(found.message)}`;
+}
+
+/**
+ * Control characters (C0, DEL, C1) and the Unicode line and paragraph separators: what breaks a
+ * line in some reader of our text output, or moves a terminal's cursor (an ANSI escape in a label).
+ */
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
+
+const SHORT_ESCAPES: Readonly<Record<string, string>> = { "\n": "\\n", "\r": "\\r", "\t": "\\t" };
+
+/**
+ * `text` with every control character written as an escape, as a quoted path segment writes it
+ * (`\n`, `\t`, `\u001b`), so that text made of user values stays on one line.
+ */
+export function oneLine(text: string): string {
+  return text.replace(
+    CONTROL,
+    (char) => SHORT_ESCAPES[char] ?? `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
 }
 
 /** True when any issue is an error (warnings never block). */

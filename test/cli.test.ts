@@ -62,6 +62,30 @@ describe("metalsynth validate", () => {
     expect(result.err).toMatch(/\d+ errors, \d+ warnings/);
   });
 
+  it("prints a finding whose values hold line breaks on one line", async () => {
+    const dir = await copyExampleSite();
+    await writeFile(
+      path.join(dir, "specs", "newline.yaml"),
+      [
+        "apiVersion: bpa.akraino.org/v1alpha1",
+        "kind: Provisioning",
+        "metadata: {name: nl, namespace: edge-a, labels: {cluster: nl}}",
+        "spec:",
+        "  masters:",
+        '    - "master\\n1\\u2028x":',
+        "        cpu: 1",
+        "",
+      ].join("\n"),
+    );
+    const result = await run("validate", "--site", dir, "--specs", path.join(dir, "specs", "newline.yaml"));
+    expect(result.code).toBe(1);
+    const lines = result.out.trimEnd().split(/\r\n|[\n\r\u0085\u2028\u2029]/);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(
+      /:6:7: error\[node-label\] spec\.masters\[0\]\["master\\n1\\u2028x"\]: node label "master\\n1\\u2028x" is not a DNS-1123 label/,
+    );
+  });
+
   it("accepts --specs globs and --inventory files", async () => {
     const result = await run(
       "validate",

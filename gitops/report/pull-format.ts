@@ -1,4 +1,4 @@
-import { issueText, type Issue } from "../../synth/issue.ts";
+import { issueText, oneLine, type Issue } from "../../synth/issue.ts";
 import type { HostChange } from "../../synth/inventory/changes.ts";
 import type { RenderedDiff } from "./diff.ts";
 import { clusterLines } from "./diff-format.ts";
@@ -38,7 +38,8 @@ export function pullText(summary: PullSummary): string {
     for (const change of summary.hosts) {
       if (change.status === "added") text += `  + host    ${change.host}\n`;
       else if (change.status === "removed") text += `  - host    ${change.host}\n`;
-      else for (const line of change.changes) text += `  ~ host    ${change.host}: ${line}\n`;
+      // A change quotes the host's values, which a snapshot holds unchecked: one line each all the same.
+      else for (const line of change.changes) text += `  ~ host    ${change.host}: ${oneLine(line)}\n`;
     }
   }
   if (summary.clusters) text += clusterLines(summary.clusters);
