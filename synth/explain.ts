@@ -1,5 +1,5 @@
 import { formatPath } from "./field-path.ts";
-import { compareText } from "./issue.ts";
+import { compareText, oneLine } from "./issue.ts";
 import type { ClusterPlan, Decision, SitePlan } from "./plan/model.ts";
 import { fitHistogram, rejectionText } from "./plan/filters.ts";
 
@@ -57,7 +57,10 @@ export function explainDecision(decision: Decision, hostCount: number): Explaine
   };
 }
 
-/** Human-readable explanation: chosen hosts, the histogram, then each rejected host. */
+/**
+ * Human-readable explanation: chosen hosts, the histogram, then each rejected host. One line per
+ * item whatever a node label or a problem's message holds (see {@link oneLine}).
+ */
 export function explanationText(explanations: readonly Explanation[]): string {
   const lines: string[] = [];
   for (const explanation of explanations) {
@@ -74,5 +77,5 @@ export function explanationText(explanations: readonly Explanation[]): string {
       }
     }
   }
-  return `${lines.join("\n")}\n`;
+  return `${lines.map(oneLine).join("\n")}\n`;
 }

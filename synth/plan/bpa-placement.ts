@@ -252,7 +252,13 @@ export function placeBpaCluster(
         const placed = placeByMac(request, context, report);
         issues.push(...placed.issues);
         if (placed.placement === undefined) {
-          unresolved(placed.problem, otherMac);
+          decisions.push({
+            subject,
+            path: request.path,
+            chosen: [],
+            rejected: namedHostHeld(context.inventory, request.mac, otherMac),
+            problem: placed.problem,
+          });
           break;
         }
         context.bestFit.take(placed.placement.host);
@@ -335,6 +341,22 @@ function otherHosts(inventory: Inventory, chosen: Host, rejection: Rejection): (
 /** For an entry that names no usable host: every host, with one reason. */
 function everyHost(inventory: Inventory, rejection: Rejection): () => RejectedHost[] {
   return () => inventory.hosts.map((host) => ({ host: host.id, rejection }));
+}
+
+/**
+ * For a MAC entry that got no host: every host has no such NIC but the one that has it, which is
+ * there and held by another cluster (the entry's `host-claimed` problem says which). Telling the user
+ * that host lacks the NIC would send them hunting for a typo that is not there.
+ */
+function namedHostHeld(inventory: Inventory, mac: string, otherMac: Rejection): () => RejectedHost[] {
+  return () => {
+    const named = inventory.byMac(mac);
+    const held: Rejection = { filter: FILTERS.unclaimed, reason: REASONS.claimed };
+    return inventory.hosts.map((host) => ({
+      host: host.id,
+      rejection: host.id === named?.id ? held : otherMac,
+    }));
+  };
 }
 
 /** Why a host is passed over when the CR named another one. */
