@@ -8,7 +8,7 @@ import { diffTrees, type RenderedDiff } from "./report/diff.ts";
 import { commitMessage, type CommitMessage } from "./report/diff-format.ts";
 import { isRenderedFile } from "./render.ts";
 import { renderFromSite } from "./render-site.ts";
-import { SETTINGS_FILE } from "./site-reader.ts";
+import { checkSite, SETTINGS_FILE } from "./site-reader.ts";
 import {
   changedPaths,
   commitsIn,
@@ -88,6 +88,7 @@ export async function commitSite(options: CommitOptions): Promise<CommitOutcome>
   const log = options.log ?? (() => undefined);
   const siteReal = await realpath(site).catch(() => undefined);
   if (siteReal === undefined) throw new UsageError(`site directory not found: ${site}`);
+  await checkSite(site);
   const repo = await openRepository(site);
   if (repo === undefined) {
     return refused(`${site} is not inside a Git work tree: run git init, or clone the site's repository`);

@@ -46,6 +46,7 @@ export async function readSite(location: SiteLocation): Promise<SiteInput> {
   const relativeTo = location.relativeTo ?? process.cwd();
   const out = location.out ?? path.join(site, "rendered");
   const issues: Issue[] = [];
+  await checkSite(site);
 
   const specs = await listInputFiles(location.specs ?? [path.join(site, "specs")], { site, relativeTo });
   if (specs.missing.length > 0) throw new UsageError(`specs path not found: ${specs.missing.join(", ")}`);
@@ -84,6 +85,18 @@ export async function readSite(location: SiteLocation): Promise<SiteInput> {
 
   const lock = await readLock(out, relativeTo, issues);
   return { documents, inventory: inventory.inventory, lock, settings: settings.settings, out, issues };
+}
+
+/**
+ * Throws a usage error when `site` is something other than a directory. A file given as the site
+ * would otherwise surface as unread `specs/` and `inventory/` below it: findings about paths that
+ * were never the user's mistake, instead of the one that was. A missing site is left to the readers
+ * (`--specs` and `--inventory` may name everything elsewhere).
+ */
+export async function checkSite(site: string): Promise<void> {
+  const info = await stat(site).catch(() => undefined);
+  if (info !== undefined && !info.isDirectory())
+    throw new UsageError(`site is not a directory: ${site} (the site is the directory that holds specs/)`);
 }
 
 /** `metalsynth.yaml`, parsed; a missing file is no file (every setting has a default). */

@@ -86,6 +86,19 @@ describe("metalsynth validate", () => {
     );
   });
 
+  it.each([["validate"], ["synth"], ["diff"], ["commit"], ["explain", "cluster-east"], ["map"]])(
+    "%s --site <a file> is a one-line usage error",
+    async (...command) => {
+      const file = path.join(site, "metalsynth.yaml");
+      const result = await run(...command, "--site", file);
+      expect(result).toMatchObject({ code: 2, out: "" });
+      expect(result.err).toBe(
+        `metalsynth ${command[0]}: site is not a directory: ${file} (the site is the directory that holds specs/)\n` +
+          `see 'metalsynth ${command[0]} --help'\n`,
+      );
+    },
+  );
+
   it("accepts --specs globs and --inventory files", async () => {
     const result = await run(
       "validate",

@@ -6,6 +6,7 @@ import { displayPath } from "../../gitops/files.ts";
 import { MAP_TO_STDOUT, writeSiteMap } from "../../gitops/map-file.ts";
 import { renderFromSite } from "../../gitops/render-site.ts";
 import { formatIssues, jsonReport } from "../../gitops/report/report.ts";
+import { checkSite } from "../../gitops/site-reader.ts";
 import { checkOutput, readTree } from "../../gitops/tree-writer.ts";
 import { LOCK_FILE } from "../../synth/plan/lock.ts";
 import { EXIT, outputFormat, parseSiteArgs, siteLocation, summary, type Console } from "../common.ts";
@@ -24,6 +25,7 @@ export async function diff(argv: readonly string[], io: Console): Promise<number
   if (values.map === MAP_TO_STDOUT || values.map === "")
     throw new UsageError("--map needs a file name: the diff itself goes to standard output");
   const location = siteLocation(values);
+  await checkSite(location.site ?? ".");
   // Comparing with a directory metalsynth did not write would read all of it, and mean nothing.
   await checkOutput(location.out ?? path.join(location.site ?? ".", "rendered"), "compare with");
   const { input, plan, issues, rendered } = await renderFromSite(location);

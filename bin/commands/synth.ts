@@ -2,6 +2,7 @@ import path from "node:path";
 import { UsageError } from "../../gitops/errors.ts";
 import { clustersOutsideSubset, renderFromSite } from "../../gitops/render-site.ts";
 import { formatIssues, jsonReport } from "../../gitops/report/report.ts";
+import { checkSite } from "../../gitops/site-reader.ts";
 import { checkOutput, writeTree } from "../../gitops/tree-writer.ts";
 import { isRenderedFile } from "../../gitops/render.ts";
 import { EXIT, outputFormat, parseSiteArgs, siteLocation, summary, type Console } from "../common.ts";
@@ -11,7 +12,8 @@ export async function synth(argv: readonly string[], io: Console): Promise<numbe
   const { values } = parseSiteArgs(argv);
   const format = outputFormat(values.format);
   const location = siteLocation(values);
-  // Before reading and rendering: a wrong --out is said at once.
+  // Before reading and rendering: a wrong --site or --out is said at once.
+  await checkSite(location.site ?? ".");
   await checkOutput(location.out ?? path.join(location.site ?? ".", "rendered"));
   const render = await renderFromSite(location);
   const { input, issues, rendered } = render;
