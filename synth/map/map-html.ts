@@ -17,8 +17,49 @@ import {
   type SiteMap,
 } from "./site-map.ts";
 
-/** Cluster colours (Tableau 10 without its red, kept for findings, and grey, kept for free hosts). */
-const PALETTE = ["#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#76b7b2", "#edc948", "#ff9da7", "#9c755f"];
+/** The first cluster colours (Tableau 10 without its red, kept for findings, and grey, kept for free hosts). */
+const TABLEAU = ["#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#76b7b2", "#edc948", "#ff9da7", "#9c755f"];
+
+/**
+ * Clusters with a colour of their own; past this many, colours repeat (the name on each tile tells
+ * them apart). Each colour costs the page CSS rules that every tile is matched against: a hub of
+ * 1,000 clusters with a colour each made the browser's style recalculation, and its search, crawl.
+ */
+const MAX_COLOURS = 64;
+
+/**
+ * A colour for each of `count` clusters, no two alike: Tableau's first, then hues a golden angle
+ * apart (away from the findings' red), at three lightnesses in turn. Reusing the palette round-robin
+ * painted two clusters of a site with more than eight the same, and the colour is how a reader tells
+ * whose a rack's tiles are at a glance.
+ */
+export function clusterPalette(count: number): string[] {
+  const palette = TABLEAU.slice(0, count);
+  const used = new Set(palette);
+  for (let index = palette.length; index < count; index++) {
+    const step = index - TABLEAU.length;
+    let hue = 30 + ((step * 137.508) % 300);
+    let colour = hslHex(hue, 0.55, [0.45, 0.6, 0.35][step % 3] ?? 0.45);
+    // Rounding to 8 bits a channel can land two hues on one colour: nudge until it is new.
+    while (used.has(colour)) colour = hslHex((hue = 30 + ((hue - 30 + 0.7) % 300)), 0.55, 0.45);
+    used.add(colour);
+    palette.push(colour);
+  }
+  return palette;
+}
+
+/** `#rrggbb` of a hue in degrees, saturation and lightness in [0, 1]. */
+function hslHex(hue: number, saturation: number, lightness: number): string {
+  const chroma = (1 - Math.abs(2 * lightness - 1)) * saturation;
+  const channel = (n: number) => {
+    const k = (n + hue / 30) % 12;
+    const value = lightness - (chroma * Math.max(-1, Math.min(k - 3, 9 - k, 1))) / 2;
+    return Math.round(value * 255)
+      .toString(16)
+      .padStart(2, "0");
+  };
+  return `#${channel(0)}${channel(8)}${channel(4)}`;
+}
 
 const TILE = { width: 196, height: 96, gap: 8, columns: 4 } as const;
 
@@ -60,19 +101,21 @@ function groupingWord(map: SiteMap): string {
 
 /** The whole page. */
 export function mapHtml(map: SiteMap): string {
-  const colours = new Map(map.clusters.map((cluster) => [cluster.key, cluster.colour % PALETTE.length]));
+  // Never fewer than Tableau's eight: the legend's swatches use the first even on a site without clusters.
+  const palette = clusterPalette(Math.min(Math.max(TABLEAU.length, map.clusters.length), MAX_COLOURS));
+  const colours = new Map(map.clusters.map((cluster) => [cluster.key, cluster.colour % palette.length]));
   const groupWord = groupingWord(map);
   const facts = mapFacts(map);
   const openGroups = map.hostCount <= OPEN_GROUPS_UP_TO_HOSTS;
   return [
     `<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n`,
     `<meta name="viewport" content="width=device-width, initial-scale=1">\n`,
-    `<title>metalsynth site map</title>\n<style>\n${css()}</style>\n</head>\n<body>\n`,
+    `<title>metalsynth site map</title>\n<style>\n${css(palette)}</style>\n</head>\n<body>\n`,
     `<header>\n<h1>Site map</h1>\n<p class="facts">${escapeHtml(facts.join(" · "))}</p>\n`,
     `<div class="search"><label for="search">Find a host, cluster or MAC</label> `,
     `<input id="search" type="search" autocomplete="off" spellcheck="false" placeholder="r01-node-04, tenant-a, 3c:fd:fe…">`,
     ` <output id="search-status" for="search" aria-live="polite"></output></div>\n</header>\n`,
-    patterns(),
+    patterns(palette),
     `<main>\n<section class="groups" aria-labelledby="groups-heading">\n`,
     `<h2 id="groups-heading">Hosts by ${escapeHtml(groupWord)}</h2>\n`,
     legend(map, colours),
@@ -101,13 +144,15 @@ function tint(hex: string, share: number): string {
   return `#${channel(1)}${channel(3)}${channel(5)}`;
 }
 
-function css(): string {
-  const clusterRules = PALETTE.map(
-    (colour, index) =>
-      `.k${index} .bg{fill:${tint(colour, 0.3)}}.k${index} .band{fill:${colour}}` +
-      `.k${index}.wk .band{fill:url(#stripes${index})}.k${index}.rl .bg{stroke:${colour}}` +
-      `.sw.k${index}{background:${colour}}\n`,
-  ).join("");
+function css(palette: readonly string[]): string {
+  const clusterRules = palette
+    .map(
+      (colour, index) =>
+        `.k${index} .bg{fill:${tint(colour, 0.3)}}.k${index} .band{fill:${colour}}` +
+        `.k${index}.wk .band{fill:url(#stripes${index})}.k${index}.rl .bg{stroke:${colour}}` +
+        `.sw.k${index}{background:${colour}}\n`,
+    )
+    .join("");
   return `${BASE_CSS}${clusterRules}`;
 }
 
@@ -151,13 +196,15 @@ td.n{text-align:right}
 .muted{color:#555}
 `;
 
-/** Shared SVG patterns: a striped band per palette colour (workers) and the standby hatching. */
-function patterns(): string {
-  const stripes = PALETTE.map(
-    (colour, index) =>
-      `<pattern id="stripes${index}" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)">` +
-      `<rect width="6" height="6" fill="#fff"/><rect width="3" height="6" fill="${colour}"/></pattern>`,
-  ).join("");
+/** Shared SVG patterns: a striped band per cluster colour (workers) and the standby hatching. */
+function patterns(palette: readonly string[]): string {
+  const stripes = palette
+    .map(
+      (colour, index) =>
+        `<pattern id="stripes${index}" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)">` +
+        `<rect width="6" height="6" fill="#fff"/><rect width="3" height="6" fill="${colour}"/></pattern>`,
+    )
+    .join("");
   return (
     `<svg width="0" height="0" style="position:absolute" aria-hidden="true" focusable="false"><defs>${stripes}` +
     `<pattern id="hatch" width="8" height="8" patternUnits="userSpaceOnUse">` +

@@ -9,7 +9,7 @@ import {
 import { parseDocuments } from "../documents.ts";
 import { evaluateSite } from "../evaluate.ts";
 import { EMPTY_LOCK, type Lock } from "../plan/lock.ts";
-import { escapeHtml, mapHtml } from "./map-html.ts";
+import { clusterPalette, escapeHtml, mapHtml } from "./map-html.ts";
 import { siteMap, type MapInput, type SiteMap } from "./site-map.ts";
 
 const GiB = 2 ** 30;
@@ -130,6 +130,25 @@ describe("siteMap", () => {
     expect(marked.map((mapHost) => mapHost.host.name)).toEqual(["a1"]);
   });
 
+  it("marks a host a Provisioning names twice, under two labels, with that finding", () => {
+    const twice = `apiVersion: bpa.akraino.org/v1alpha1
+kind: Provisioning
+metadata: {name: twice, namespace: edge, labels: {cluster: twice}}
+spec:
+  masters:
+    - master-1: {mac-address: "${macFor("metal3/b2", 0)}"}
+    - master-2: {mac-address: "${macFor("metal3/b2", 0)}"}
+  workers:
+    - master-1:
+`;
+    const named = siteMap(mapInput({ specs: twice }));
+    expect(tileOf(named, "b2").findings.map((found) => [found.rule, found.path])).toEqual([
+      ["mac-duplicate", "spec.masters[1].master-2.mac-address"],
+    ]);
+    const marked = named.groups.flatMap((group) => group.hosts).filter((mapHost) => mapHost.findings.length);
+    expect(marked.map((mapHost) => mapHost.host.name)).toEqual(["b2"]);
+  });
+
   it("lists a cluster's unplaced node with its no-fit histogram", () => {
     const big = map.clusters.find((cluster) => cluster.key === "edge/big");
     expect(big?.unplaced).toEqual([
@@ -183,6 +202,36 @@ describe("siteMap", () => {
 
 describe("mapHtml", () => {
   const html = mapHtml(siteMap(mapInput()));
+
+  it("gives each cluster a colour of its own, also past the first eight", () => {
+    const specs = Array.from(
+      { length: 12 },
+      (_, index) => `apiVersion: bpa.akraino.org/v1alpha1
+kind: Provisioning
+metadata: {name: c${index}, namespace: edge, labels: {cluster: c${index}}}
+spec:
+  masters:
+    - master-1: {cpu: 1}
+`,
+    ).join("---\n");
+    const many = siteMap(mapInput({ specs }));
+    const page = mapHtml(many);
+    const band = (index: number) =>
+      new RegExp(`\\.k${index} \\.band\\{fill:(#[0-9a-f]{6})\\}`).exec(page)?.[1];
+    const swatches = many.clusters.map((cluster) => {
+      const index = new RegExp(`<span class="sw k(\\d+)"></span><b>${cluster.key}</b>`).exec(page)?.[1];
+      return band(Number(index));
+    });
+    // The twelve, and other/ghost of HOSTS' SIP labels.
+    expect(swatches).toHaveLength(13);
+    expect(swatches.every((colour) => colour !== undefined)).toBe(true);
+    expect(new Set(swatches).size).toBe(13);
+    // The findings' red and the free hosts' grey stay theirs.
+    const palette = clusterPalette(200);
+    expect(new Set(palette).size).toBe(200);
+    expect(palette).not.toContain("#c1121f");
+    expect(palette.filter((colour) => colour[1] === colour[3] && colour[3] === colour[5])).toEqual([]);
+  });
 
   it("is one self-contained page: no network, one inline script, one tile per host", () => {
     expect(html).toMatch(/^<!doctype html>\n/);

@@ -5,6 +5,7 @@
  */
 import { clusterKey, parseClusterKey, type ClusterKey } from "../cluster-key.ts";
 import { explainDecision } from "../explain.ts";
+import { formatPath } from "../field-path.ts";
 import { pushTo } from "../group.ts";
 import { compareText, type Issue } from "../issue.ts";
 import type { Host } from "../inventory/host.ts";
@@ -123,7 +124,11 @@ export function siteMap(input: MapInput): SiteMap {
   const { inventory, plan } = input;
   const holdings = holdingsByHost(plan, inventory);
   const findingsByHost = new Map<string, Issue[]>();
-  for (const found of input.issues) if (found.host !== undefined) pushTo(findingsByHost, found.host, found);
+  const namedTwice = namedTwiceFindings(plan, input.issues);
+  for (const found of input.issues) {
+    const host = found.host ?? namedTwice.get(found);
+    if (host !== undefined) pushTo(findingsByHost, host, found);
+  }
   const before = input.previous && clustersByHost(input.previous.lock.entries);
   const after = clustersByHost(plan.lock.entries);
 
@@ -157,6 +162,36 @@ export function siteMap(input: MapInput): SiteMap {
     ),
     hostCount: inventory.size,
   };
+}
+
+/**
+ * The host of each finding about a node entry whose host another entry of the same Provisioning,
+ * under another label, names too (`mac-duplicate`: two labels, one MAC). Such a finding is about the
+ * CR's text and carries no host, but the host is what is wrong on the map: it would serve as two nodes.
+ */
+function namedTwiceFindings(plan: SitePlan, issues: readonly Issue[]): Map<Issue, string> {
+  const hosts = new Map<Issue, string>();
+  for (const cluster of plan.clusters) {
+    if (cluster.kind !== "bpa" || cluster.provisioning === undefined) continue;
+    const labels = new Map<string, Set<string>>();
+    const entries = [...cluster.masters, ...cluster.workers];
+    for (const { host, request } of entries) {
+      const seen = labels.get(host.id);
+      if (seen === undefined) labels.set(host.id, new Set([request.label]));
+      else seen.add(request.label);
+    }
+    const object = cluster.provisioning.resource.key;
+    for (const { host, request } of entries) {
+      if ((labels.get(host.id)?.size ?? 0) < 2) continue;
+      const entry = formatPath(request.path);
+      for (const found of issues) {
+        const within =
+          found.path === entry || found.path.startsWith(`${entry}.`) || found.path.startsWith(`${entry}[`);
+        if (found.host === undefined && found.object === object && within) hosts.set(found, host.id);
+      }
+    }
+  }
+  return hosts;
 }
 
 /** Roles drawn as the control plane (solid) rather than as workers (striped). */

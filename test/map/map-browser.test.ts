@@ -132,6 +132,7 @@ describe("the site map in Chromium", () => {
       ];
     });
     expect(marked).toEqual([
+      ["metal3/r01-node-08", ["error[mac-duplicate"]],
       ["metal3/r02-node-03", ["error[host-claimed"]],
       ["metal3/r02-node-06", ["error[cpu-insufficient", "error[memory-insufficient"]],
       ["metal3/r03-node-03", ["error[sriov-missing"]],

@@ -50,6 +50,8 @@ describe("metalsynth map", () => {
       classes.split(" ").includes("bad"),
     );
     expect(marked.map(([host]) => host)).toEqual([
+      // copy-paste names it twice (mac-duplicate): it would serve as two nodes.
+      "metal3/r01-node-08",
       "metal3/r02-node-03",
       "metal3/r02-node-06",
       "metal3/r03-node-03",
