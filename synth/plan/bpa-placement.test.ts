@@ -109,6 +109,44 @@ describe("placeBpaCluster", () => {
       [],
     ],
     [
+      "two labels naming one host by two of its NICs: mac-duplicate on the later entry",
+      [
+        {
+          name: "a",
+          nics: [
+            { name: "eno1", mac: macFor("metal3/a", 0), ipv4: "10.0.0.1" },
+            { name: "eno2", mac: macFor("metal3/a", 1), ipv4: "10.0.1.1" },
+          ],
+        },
+      ],
+      {
+        masters: { m1: { "mac-address": macFor("metal3/a", 0) } },
+        workers: { w1: { "mac-address": macFor("metal3/a", 1) } },
+      },
+      {},
+      ["master m1=a", "worker w1=a"],
+      ["mac-duplicate"],
+    ],
+    [
+      "one label as master and worker by two NICs of its host is not mac-duplicate",
+      [
+        {
+          name: "a",
+          nics: [
+            { name: "eno1", mac: macFor("metal3/a", 0), ipv4: "10.0.0.1" },
+            { name: "eno2", mac: macFor("metal3/a", 1), ipv4: "10.0.1.1" },
+          ],
+        },
+      ],
+      {
+        masters: { m1: { "mac-address": macFor("metal3/a", 0) } },
+        workers: { m1: { "mac-address": macFor("metal3/a", 1) } },
+      },
+      {},
+      ["master m1=a", "worker m1=a"],
+      [],
+    ],
+    [
       "a null worker shares its master's host",
       [{ name: "a" }],
       { masters: { m1: {} }, workers: { m1: null } },
@@ -180,6 +218,25 @@ describe("placeBpaCluster", () => {
     const placed = place(hosts, nodes, setup);
     expect(placed.nodes).toEqual(expected);
     expect(placed.rules).toEqual(rules);
+  });
+
+  it("reports a host named by two of its NICs on the later entry's mac-address, about that host", () => {
+    const nics = [
+      { name: "eno1", mac: macFor("metal3/a", 0), ipv4: "10.0.0.1" },
+      { name: "eno2", mac: macFor("metal3/a", 1), ipv4: "10.0.1.1" },
+    ];
+    const { issues } = place([{ name: "a", nics }], {
+      masters: { m1: { "mac-address": macFor("metal3/a", 0) } },
+      workers: { w1: { "mac-address": macFor("metal3/a", 1) } },
+    });
+    expect(issues.map((found) => [found.rule, found.path, found.host, found.message])).toEqual([
+      [
+        "mac-duplicate",
+        "spec.workers[0].w1.mac-address",
+        "metal3/a",
+        `${macFor("metal3/a", 1)} is a NIC of host metal3/a, which master "m1" (spec.masters[0]) names by ${macFor("metal3/a", 0)}; one host can't be two nodes`,
+      ],
+    ]);
   });
 
   it("explains a no-fit with the histogram, and every host in the decision", () => {

@@ -11,6 +11,7 @@ import type { Inventory } from "../inventory/inventory.ts";
 import { formatBytes } from "../quantity.ts";
 import {
   chosenHostWithoutIp,
+  hostNamedTwice,
   hostNotReady,
   macHostClaimed,
   macUnknown,
@@ -183,6 +184,8 @@ export function placeBpaCluster(
   // Hosts this cluster already uses: a resource-only entry must not land on another entry's host.
   const used = new Set<string>();
   const reserved = reservedHosts(key, provisioning, context);
+  // The first MAC entry naming each host: a later one under another label by another NIC is a duplicate.
+  const namedBy = new Map<string, MacRequest>();
   const place = (placement: NodePlacement, decision: Decision) => {
     const { request } = placement;
     // A host in both lists is master and worker (upstream semantics).
@@ -261,6 +264,11 @@ export function placeBpaCluster(
           });
           break;
         }
+        const { host } = placed.placement;
+        const earlier = namedBy.get(host.id);
+        if (earlier === undefined) namedBy.set(host.id, request);
+        else if (earlier.label !== request.label && earlier.mac !== request.mac)
+          issues.push(hostNamedTwice(host, request, earlier, report));
         context.bestFit.take(placed.placement.host);
         place(placed.placement, {
           subject,

@@ -3,7 +3,7 @@
  * must exist, belong to no other cluster, have an address, have what the entry asks for and be
  * installed; and `no-fit` when no host will do. Planning decides which host; these say what is wrong.
  */
-import type { FieldPath } from "../field-path.ts";
+import { formatPath, type FieldPath } from "../field-path.ts";
 import type { Issue, RuleId } from "../issue.ts";
 import { QAT_LABEL, SRIOV_LABEL } from "../inventory/bmh.ts";
 import { ipForMac, type Host } from "../inventory/host.ts";
@@ -162,6 +162,25 @@ export function macHostClaimed(
       ? `already belongs to ${holder.cluster}: ${holder.why}`
       : `is already requested by mac-address for cluster ${holder.cluster} in ${holder.requestedIn}; a host belongs to at most one cluster`;
   return onHost("host-claimed", [...path, "mac-address"], `host ${host.id} (${mac}) ${taken}`);
+}
+
+/**
+ * `mac-duplicate` for two MACs of one host: entries under two node labels of one CR name the same
+ * host by different NICs, so it would be two nodes. The same MAC twice is found in the CR alone
+ * (`nodeEntries` in `bpa.ts`); this case needs the inventory.
+ */
+export function hostNamedTwice(
+  host: Host,
+  request: MacRequest,
+  earlier: MacRequest,
+  report: Reporter,
+): Issue {
+  const entry = `${earlier.role} "${earlier.label}" (${formatPath(earlier.path.slice(0, 3))})`;
+  return aboutHost(report, host)(
+    "mac-duplicate",
+    [...request.path, "mac-address"],
+    `${request.mac} is a NIC of host ${host.id}, which ${entry} names by ${earlier.mac}; one host can't be two nodes`,
+  );
 }
 
 /** `report`, tagging each finding with the host it is about, so the site map can mark that host. */

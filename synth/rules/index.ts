@@ -83,7 +83,8 @@ export const RULES = {
   "mac-format": { severity: "error", summary: "malformed MAC address", module: "synth/rules/bpa.ts" },
   "mac-duplicate": {
     severity: "error",
-    summary: "the same MAC for two different node labels in one CR",
+    // Two MACs of one host under two labels is the same mistake; only the inventory shows it (hosts.ts).
+    summary: "the same MAC (or two MACs of one host) for two different node labels in one CR",
     module: "synth/rules/bpa.ts",
   },
   "mac-unknown": {
