@@ -4,7 +4,7 @@
  * bytes (no clock, no paths but those in the input), so a map can be committed or attached to a
  * pull request. Every colour has a text alternative: the tile's words, its pattern, and a legend.
  */
-import { issueText, type Issue } from "../issue.ts";
+import { issueText, oneLine, type Issue } from "../issue.ts";
 import type { Host } from "../inventory/host.ts";
 import { formatBytes } from "../quantity.ts";
 import { freeShapeText, type Capacity } from "./capacity.ts";
@@ -302,7 +302,10 @@ function tileTitle(mapHost: MapHost, groupWord: string, groupName: string): stri
       ? ["free"]
       : mapHost.holdings.map((holding) => `${holding.cluster}: ${holdingText(holding)}`)),
     ...(host.macs.length > 0 ? [`MACs: ${host.macs.join(", ")}`] : []),
-    ...mapHost.findings.map((found) => `${found.severity}[${found.rule}] ${found.path}: ${found.message}`),
+    // One line each, as the CLI prints them: the tooltip's lines are split on line breaks.
+    ...mapHost.findings.map((found) =>
+      oneLine(`${found.severity}[${found.rule}] ${found.path}: ${found.message}`),
+    ),
     ...(mapHost.change === undefined
       ? []
       : [`changes hands: ${clusterList(mapHost.change.before)} → ${clusterList(mapHost.change.after)}`]),

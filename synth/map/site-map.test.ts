@@ -285,6 +285,15 @@ spec:
     expect(escapeHtml(`<a href="x">'&`)).toBe("&lt;a href=&quot;x&quot;&gt;&#39;&amp;");
   });
 
+  it("writes each finding in a tile's tooltip on one line", () => {
+    const input = mapInput();
+    const found = { rule: "host-not-ready", severity: "warning", path: "spec", host: "metal3/a1" } as const;
+    const issues = [...input.issues, { ...found, message: "state\nprovisioning\u2028now" }];
+    const page = mapHtml(siteMap({ ...input, issues }));
+    const title = /<title>(metal3\/a1\n[^<]*)<\/title>/.exec(page)?.[1] ?? "";
+    expect(title.split("\n")).toContain("warning[host-not-ready] spec: state\\nprovisioning\\u2028now");
+  });
+
   it("shows hosts changing hands against the lock it names", () => {
     const lock: Lock = {
       entries: [{ host: "metal3/b2", cluster: "edge/gone", kind: "bpa", role: "master" }],
