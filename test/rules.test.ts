@@ -515,6 +515,15 @@ describe("warnings", () => {
       "spec.masters[0].master-1.memory",
       /no hardware details; can't check memory: 8Gi/,
     ],
+    [
+      // treasuremap's SIPClusters set it (SIP's CRD of that release requires it); it was "unknown field".
+      "field-ignored",
+      sip(
+        `${sipNodes}  services:\n    loadBalancerWorker:\n      - {nodeInterfaceId: oam-ipv4, nodePort: 30001, nodePortRange: {start: 30002, end: 30011}}\n`,
+      ),
+      "spec.services.loadBalancerWorker[0].nodePort",
+      /nodePort 30001 is ignored, as SIP ignores it: a worker load balancer listens on nodePortRange/,
+    ],
   ])("%s (case %#)", (rule, yaml, path, message) => {
     const issues = evaluateYaml(yaml, inventory).all;
     expect(rulesAndPaths(issues)).toEqual([`${rule} ${path}`]);
@@ -551,6 +560,7 @@ describe("the catalogue", () => {
       .filter(([, rule]) => rule.severity === "warning")
       .map(([id]) => id);
     expect(warnings.sort()).toEqual([
+      "field-ignored",
       "host-not-ready",
       "inventory-unmatched",
       "no-objects",
