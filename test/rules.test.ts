@@ -66,6 +66,13 @@ describe("valid input passes every rule", () => {
       ),
     ],
     [
+      // Kubernetes' quantity grammar allows a leading or trailing decimal point; it was refused.
+      "memory with a leading decimal point",
+      provisioning(
+        `  masters:\n    - master-1:\n        mac-address: 00:c6:14:04:61:b3\n        memory: .5Gi\n`,
+      ),
+    ],
+    [
       "memory in bytes",
       provisioning(
         `  masters:\n    - master-1:\n        mac-address: 00:c6:14:04:61:b3\n        memory: 68719476736\n`,
@@ -267,6 +274,41 @@ describe("each rule reports its id at the field path", () => {
       ),
       "spec.masters[0].master-1.memory",
       /4096 bytes \(4Ki\), less than any host has.*did you mean 4096Mi\?/,
+    ],
+    [
+      // Kubernetes refuses spaces around a quantity; metalsynth trimmed them and read 64Gi.
+      "memory-format",
+      provisioning(
+        `  masters:\n    - master-1:\n        mac-address: 00:c6:14:04:61:b3\n        memory: "64Gi "\n`,
+      ),
+      "spec.masters[0].master-1.memory",
+      /"64Gi " has spaces around it, which a Kubernetes quantity can't; write "64Gi"/,
+    ],
+    [
+      "memory-format",
+      provisioning(
+        `  masters:\n    - master-1:\n        mac-address: 00:c6:14:04:61:b3\n        memory: -8Gi\n`,
+      ),
+      "spec.masters[0].master-1.memory",
+      /"-8Gi" is negative/,
+    ],
+    [
+      // It said "matches none of the allowed shapes", not what to write.
+      "schema",
+      provisioning(
+        `  masters:\n    - master-1:\n        mac-address: 00:c6:14:04:61:b3\n        memory: 1.5\n`,
+      ),
+      "spec.masters[0].master-1.memory",
+      /expected a quantity such as "64Gi" or "4096Mi", or a whole number of bytes, found 1\.5 \(did you mean "1\.5Gi"\?\)/,
+    ],
+    [
+      // It said "found a map".
+      "schema",
+      provisioning(
+        `  masters:\n    - master-1:\n        mac-address: 00:c6:14:04:61:b3\n        cpu: !!binary aGVsbG8=\n`,
+      ),
+      "spec.masters[0].master-1.cpu",
+      /expected number, found binary data \(!!binary\)/,
     ],
     [
       "sriov-missing",
