@@ -55,7 +55,7 @@ export function fixClaims(input: FixedClaimsInput): FixedClaims {
   const ledger = new ClaimLedger((host) => {
     const owner = sipOwnerKey(host);
     if (owner !== undefined && heldByLock.has(owner)) return undefined;
-    if (host.sipPartial !== undefined) return partialSipClaim(host.sipPartial, owner);
+    if (host.sipPartial !== undefined) return partialSipClaim(host, host.sipPartial);
     if (owner === undefined) return undefined;
     return {
       cluster: owner,
@@ -112,13 +112,25 @@ export function fixClaims(input: FixedClaimsInput): FixedClaims {
 }
 
 /**
- * The claim of a partial SIP label set (decision 0032). Airship SIP counts a host with
- * `cluster-name` as taken whatever else it carries, so the host is never free: with the cluster's
- * namespace and name, that SIPCluster holds it (and its own label patch completes the set); without
- * them, a key no cluster can have (Kubernetes names have no parentheses) holds it until someone
- * completes or removes the labels.
+ * The cluster a host's SIP labels give it to, complete or partial (decision 0032). Airship SIP counts
+ * a host with `cluster-name` as taken whatever else it carries, so a partial set never leaves the
+ * host free: with the cluster's namespace and name, that SIPCluster holds it (and its own label patch
+ * completes the set); without them, a key no cluster can have (Kubernetes names have no parentheses)
+ * holds it until someone completes or removes the labels.
  */
-function partialSipClaim(partial: PartialSipLabels, owner: ClusterKey | undefined): StandingClaim {
+export function sipLabelHolder(host: Host): ClusterKey | undefined {
+  return host.sipPartial === undefined ? sipOwnerKey(host) : partialHolder(host, host.sipPartial);
+}
+
+function partialHolder(host: Host, partial: PartialSipLabels): ClusterKey {
+  return (
+    sipOwnerKey(host) ??
+    clusterKey(partial.namespace ?? "(no namespace)", partial.name ?? "(no cluster name)")
+  );
+}
+
+/** The claim of a partial SIP label set, with a message naming the labels present and missing. */
+function partialSipClaim(host: Host, partial: PartialSipLabels): StandingClaim {
   const present = SIP_LABEL_PARTS.filter((part) => partial[part] !== undefined).map(
     (part) => `${SIP_LABELS[part]}=${partial[part] ?? ""}`,
   );
@@ -126,7 +138,7 @@ function partialSipClaim(partial: PartialSipLabels, owner: ClusterKey | undefine
     (part) => SIP_LABELS[part],
   );
   return {
-    cluster: owner ?? clusterKey(partial.namespace ?? "(no namespace)", partial.name ?? "(no cluster name)"),
+    cluster: partialHolder(host, partial),
     why: `partially labelled for a SIPCluster (${present.join(", ")}; no ${missing.join(", ")}), which SIP counts as taken: complete or remove the host's SIP labels`,
   };
 }
