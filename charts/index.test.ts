@@ -59,7 +59,7 @@ describe("addBpaClusterCharts", () => {
       expect(objects.length, file).toBeGreaterThan(0);
       for (const object of objects) {
         expect(object.metadata.namespace).toBe("edge-b");
-        expect(object.metadata.labels).toEqual({
+        expect(object.metadata.labels).toMatchObject({
           "app.kubernetes.io/managed-by": "metalsynth",
           "metalsynth.io/cluster": "cluster-east",
         });

@@ -63,10 +63,17 @@ describe("KudInstallerChart", () => {
       expect(object.metadata.labels).toEqual({
         "app.kubernetes.io/managed-by": "metalsynth",
         "metalsynth.io/cluster": "west",
+        // Upstream BPA's Job label (its controller test asserts it); the Job only.
+        ...(object.kind === "Job" ? { cluster: "west" } : {}),
       });
       expect(object.metadata.annotations).toEqual({ "argocd.argoproj.io/sync-wave": "1" });
       validateKubernetesObject(object);
     }
+  });
+
+  it("labels the Job cluster: <name>, as upstream BPA does and tools select it by", () => {
+    const { objects } = render({ cluster: "west" });
+    expect(findObject(objects, "Job").metadata.labels?.["cluster"]).toBe("west");
   });
 
   it("stores hosts.ini under data key hosts.ini, byte for byte", () => {

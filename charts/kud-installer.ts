@@ -31,6 +31,11 @@ export interface KudInstallerChartProps {
 
 /** Where KUD's installer looks for a cluster's hosts.ini and writes its artifacts (upstream layout). */
 const MULTI_CLUSTER_DIR = "/opt/kud/multi-cluster";
+/**
+ * Label upstream BPA puts on its KUD Job, valued with the cluster name: tools written for BPA select
+ * the Job by it (`kubectl get jobs -l cluster=<name>`), and BPA's controller test asserts it.
+ */
+const BPA_JOB_CLUSTER_LABEL = "cluster";
 /** Field manager of the server-side apply that stores the kubeconfig. */
 const KUBECONFIG_FIELD_MANAGER = "metalsynth-kud";
 
@@ -224,7 +229,11 @@ export class KudInstallerChart extends Chart {
       roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: identity },
       subjects: [{ kind: "ServiceAccount", name: identity, namespace: cluster.namespace }],
     });
-    new ApiObject(this, "job", { ...hashed.manifest, metadata: { name: hashed.name, annotations } });
+    // The label is metadata, outside the hash: adding it renames no Job and re-runs no installer.
+    new ApiObject(this, "job", {
+      ...hashed.manifest,
+      metadata: { name: hashed.name, annotations, labels: { [BPA_JOB_CLUSTER_LABEL]: name } },
+    });
   }
 }
 

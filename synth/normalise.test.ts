@@ -40,6 +40,12 @@ describe("parseMemory", () => {
     [1048576, 1048576],
     // An explicit unit is taken at its word, however small.
     ["4Ki", 4096],
+    // Kubernetes' grammar: a decimal point may lead or trail, a plus sign and an exponent are allowed.
+    [".5Gi", 2 ** 29],
+    ["2.Gi", 2 * 2 ** 30],
+    ["+4Gi", 4 * 2 ** 30],
+    ["8e9", 8e9],
+    ["1E", 1e18],
   ])("%j is %d bytes", (text, bytes) => expect(parseMemory(text)).toEqual({ bytes }));
 
   it.each([
@@ -50,8 +56,13 @@ describe("parseMemory", () => {
     ["1024", /did you mean 1024Mi\?/],
     [1048575, /did you mean 1048575Mi\?/],
     ["4 GiB", /not a Kubernetes quantity/],
-    ["-1Gi", /not a Kubernetes quantity/],
+    ["-1Gi", /"-1Gi" is negative/],
     ["4gb", /not a Kubernetes quantity/],
+    // Kubernetes refuses surrounding whitespace; it was trimmed and accepted.
+    ["64Gi ", /"64Gi " has spaces around it, which a Kubernetes quantity can't; write "64Gi"/],
+    ["\t64Gi", /write "64Gi"/],
+    ["1e9Gi", /not a Kubernetes quantity/],
+    [".", /not a Kubernetes quantity/],
   ])("refuses %j", (text, problem) =>
     expect(parseMemory(text)).toEqual({ problem: expect.stringMatching(problem) }),
   );

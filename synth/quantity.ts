@@ -17,22 +17,36 @@ const BINARY: Readonly<Record<string, number>> = {
 const DECIMAL: Readonly<Record<string, number>> = { k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18 };
 /** The smallest bare number read as bytes: below it, no host is that small and a unit was forgotten. */
 const MIN_BARE_BYTES = 2 ** 20;
-const QUANTITY = /^([0-9]+(?:\.[0-9]+)?)(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?$/;
+/**
+ * Kubernetes' quantity grammar (apimachinery `resource.ParseQuantity`) without the sub-unit suffixes
+ * m, u and n, which no memory size uses: `.5Gi` and `5.` are quantities, an exponent (`1e9`) is a
+ * bare number, and no whitespace is allowed around it. A sign is matched to be refused by name.
+ */
+const QUANTITY =
+  /^([+-]?)([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)|([eE][+-]?[0-9]+))?$/;
 
 /** Parsed memory, or the reason it was refused. */
 export type MemoryParse = { readonly bytes: number } | { readonly problem: string };
 
 /** Parses a memory quantity into bytes. */
 export function parseMemory(value: string | number): MemoryParse {
-  const text = String(value).trim();
+  const text = String(value);
+  const trimmed = text.trim();
+  if (trimmed !== text && QUANTITY.test(trimmed)) {
+    // Kubernetes refuses it, so the API server or another reader would; metalsynth used to trim.
+    return {
+      problem: `"${text}" has spaces around it, which a Kubernetes quantity can't; write "${trimmed}"`,
+    };
+  }
   const match = QUANTITY.exec(text);
   if (!match) {
     return {
       problem: `"${text}" is not a Kubernetes quantity (expected e.g. 4Gi, 4096Mi, 8G or a byte count)`,
     };
   }
-  const amount = Number(match[1]);
-  const suffix = match[2];
+  if (match[1] === "-") return { problem: `"${text}" is negative; memory is a size, such as 64Gi` };
+  const amount = Number(`${match[2]}${match[4] ?? ""}`);
+  const suffix = match[3];
   if (suffix === undefined) {
     if (amount < 1024) {
       return { problem: `bare number ${text} is ambiguous (bytes? GiB?); write a unit such as ${text}Gi` };

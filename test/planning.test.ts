@@ -320,6 +320,91 @@ spec:
   });
 });
 
+describe("a partial SIP label set is a claim (decision 0032)", () => {
+  const SIP = "sip.airshipit.org";
+  const selected = { "vino.airshipit.org/flavor": "control-plane" };
+  const sipCluster = (name: string) => `apiVersion: airship.airshipit.org/v1
+kind: SIPCluster
+metadata: {name: ${name}, namespace: ns}
+spec:
+  nodes:
+    ControlPlane:
+      labelSelector: {matchLabels: {vino.airshipit.org/flavor: control-plane}}
+      count: {active: 2}
+`;
+  const members = (yaml: string, inventory: Inventory) => {
+    const { plan, issues } = evaluateSite(parseDocuments("sip.yaml", yaml).documents, inventory, EMPTY_LOCK);
+    const [cluster] = plan.clusters;
+    if (cluster?.kind !== "sip") throw new Error("expected one SIP plan");
+    return {
+      rules: issues.map((found) => `${found.rule} ${found.path}`),
+      members: cluster.members.map((m) => m.host.name),
+    };
+  };
+
+  // The reported case: cluster-name and cluster-namespace of another SIPCluster, no node-type. SIP
+  // counts a host with cluster-name as taken; metalsynth handed it to the next SIPCluster.
+  it.each([
+    [
+      "cluster-name and cluster-namespace",
+      { [`${SIP}/cluster-name`]: "other", [`${SIP}/cluster-namespace`]: "ns" },
+    ],
+    ["cluster-name only", { [`${SIP}/cluster-name`]: "other" }],
+    ["node-type only", { [`${SIP}/node-type`]: "ControlPlane" }],
+  ])("never gives a host labelled with %s to another SIPCluster", (_name, labels) => {
+    const inventory = makeInventory([
+      { name: "cp-a", labels: { ...selected, ...labels } },
+      { name: "cp-b", labels: selected },
+      { name: "cp-c", labels: selected },
+    ]);
+    expect(members(sipCluster("t"), inventory)).toEqual({ rules: [], members: ["cp-b", "cp-c"] });
+  });
+
+  it("reports no-fit, counting the host as claimed, when it is the only one left", () => {
+    const inventory = makeInventory([
+      { name: "cp-a", labels: { ...selected, [`${SIP}/cluster-name`]: "other" } },
+      { name: "cp-b", labels: selected },
+    ]);
+    const { issues } = evaluateSite(
+      parseDocuments("sip.yaml", sipCluster("t")).documents,
+      inventory,
+      EMPTY_LOCK,
+    );
+    expect(issues.map((found) => `${found.rule} ${found.path}`)).toEqual(["no-fit spec.nodes.ControlPlane"]);
+    expect(issues[0]?.message).toMatch(/1\/2 hosts fit: 1 claimed by other clusters/);
+  });
+
+  it("lets the SIPCluster the partial set names take the host, which its label patch completes", () => {
+    const inventory = makeInventory([
+      {
+        name: "cp-a",
+        labels: { ...selected, [`${SIP}/cluster-name`]: "t", [`${SIP}/cluster-namespace`]: "ns" },
+      },
+      { name: "cp-b", labels: selected },
+      { name: "cp-c", labels: selected },
+    ]);
+    expect(members(sipCluster("t"), inventory)).toEqual({ rules: [], members: ["cp-a", "cp-b"] });
+  });
+
+  it("reports host-claimed at the MAC entry of a BPA cluster that names such a host", () => {
+    const inventory = makeInventory([{ name: "cp-a", labels: { [`${SIP}/cluster-name`]: "other" } }]);
+    const yaml = `apiVersion: bpa.akraino.org/v1alpha1
+kind: Provisioning
+metadata: {name: alpha, namespace: edge-a, labels: {cluster: alpha}}
+spec:
+  masters:
+    - master-1: {mac-address: "${macFor("metal3/cp-a", 0)}"}
+`;
+    const { issues } = evaluateSite(parseDocuments("specs/test.yaml", yaml).documents, inventory, EMPTY_LOCK);
+    expect(issues.map((found) => `${found.rule} ${found.path}`)).toEqual([
+      "host-claimed spec.masters[0].master-1.mac-address",
+    ]);
+    expect(issues[0]?.message).toMatch(
+      /partially labelled for a SIPCluster \(sip\.airshipit\.org\/cluster-name=other; no sip\.airshipit\.org\/cluster-namespace, sip\.airshipit\.org\/node-type\)/,
+    );
+  });
+});
+
 describe("SPEC §3.4: a lost host never reshuffles its siblings", () => {
   /** Who serves what, keyed by node (BPA) or host (SIP), so a moved node shows as one changed entry. */
   const placements = (plan: SitePlan): Map<string, string> =>

@@ -66,6 +66,13 @@ describe("valid input passes every rule", () => {
       ),
     ],
     [
+      // Kubernetes' quantity grammar allows a leading or trailing decimal point; it was refused.
+      "memory with a leading decimal point",
+      provisioning(
+        `  masters:\n    - master-1:\n        mac-address: 00:c6:14:04:61:b3\n        memory: .5Gi\n`,
+      ),
+    ],
+    [
       "memory in bytes",
       provisioning(
         `  masters:\n    - master-1:\n        mac-address: 00:c6:14:04:61:b3\n        memory: 68719476736\n`,
@@ -267,6 +274,41 @@ describe("each rule reports its id at the field path", () => {
       ),
       "spec.masters[0].master-1.memory",
       /4096 bytes \(4Ki\), less than any host has.*did you mean 4096Mi\?/,
+    ],
+    [
+      // Kubernetes refuses spaces around a quantity; metalsynth trimmed them and read 64Gi.
+      "memory-format",
+      provisioning(
+        `  masters:\n    - master-1:\n        mac-address: 00:c6:14:04:61:b3\n        memory: "64Gi "\n`,
+      ),
+      "spec.masters[0].master-1.memory",
+      /"64Gi " has spaces around it, which a Kubernetes quantity can't; write "64Gi"/,
+    ],
+    [
+      "memory-format",
+      provisioning(
+        `  masters:\n    - master-1:\n        mac-address: 00:c6:14:04:61:b3\n        memory: -8Gi\n`,
+      ),
+      "spec.masters[0].master-1.memory",
+      /"-8Gi" is negative/,
+    ],
+    [
+      // It said "matches none of the allowed shapes", not what to write.
+      "schema",
+      provisioning(
+        `  masters:\n    - master-1:\n        mac-address: 00:c6:14:04:61:b3\n        memory: 1.5\n`,
+      ),
+      "spec.masters[0].master-1.memory",
+      /expected a quantity such as "64Gi" or "4096Mi", or a whole number of bytes, found 1\.5 \(did you mean "1\.5Gi"\?\)/,
+    ],
+    [
+      // It said "found a map".
+      "schema",
+      provisioning(
+        `  masters:\n    - master-1:\n        mac-address: 00:c6:14:04:61:b3\n        cpu: !!binary aGVsbG8=\n`,
+      ),
+      "spec.masters[0].master-1.cpu",
+      /expected number, found binary data \(!!binary\)/,
     ],
     [
       "sriov-missing",
@@ -515,6 +557,15 @@ describe("warnings", () => {
       "spec.masters[0].master-1.memory",
       /no hardware details; can't check memory: 8Gi/,
     ],
+    [
+      // treasuremap's SIPClusters set it (SIP's CRD of that release requires it); it was "unknown field".
+      "field-ignored",
+      sip(
+        `${sipNodes}  services:\n    loadBalancerWorker:\n      - {nodeInterfaceId: oam-ipv4, nodePort: 30001, nodePortRange: {start: 30002, end: 30011}}\n`,
+      ),
+      "spec.services.loadBalancerWorker[0].nodePort",
+      /nodePort 30001 is ignored, as SIP ignores it: a worker load balancer listens on nodePortRange/,
+    ],
   ])("%s (case %#)", (rule, yaml, path, message) => {
     const issues = evaluateYaml(yaml, inventory).all;
     expect(rulesAndPaths(issues)).toEqual([`${rule} ${path}`]);
@@ -551,6 +602,7 @@ describe("the catalogue", () => {
       .filter(([, rule]) => rule.severity === "warning")
       .map(([id]) => id);
     expect(warnings.sort()).toEqual([
+      "field-ignored",
       "host-not-ready",
       "inventory-unmatched",
       "no-objects",

@@ -5,7 +5,7 @@
 import type { FieldPath } from "../field-path.ts";
 import { normalizeMac } from "../mac.ts";
 import { isIPv4 } from "../network.ts";
-import type { Nic, SipOwnership } from "./host.ts";
+import type { Nic, PartialSipLabels, SipOwnership } from "./host.ts";
 import { DEFAULT_NAMESPACE, StringPool, describe, detach, field, isRecord, stringField } from "./raw.ts";
 
 /** Reports a problem at a field path of the object being read. */
@@ -145,6 +145,20 @@ export function sipOwnerOf(labels: Readonly<Record<string, string>>): SipOwnersh
   const nodeType = labels[SIP_LABELS.nodeType];
   if (namespace === undefined || name === undefined || nodeType === undefined) return undefined;
   return { namespace, name, nodeType };
+}
+
+/** The SIP labels of a host that has some of the three but not all, else undefined. */
+export function sipPartialOf(labels: Readonly<Record<string, string>>): PartialSipLabels | undefined {
+  const namespace = labels[SIP_LABELS.namespace];
+  const name = labels[SIP_LABELS.name];
+  const nodeType = labels[SIP_LABELS.nodeType];
+  const present = [namespace, name, nodeType].filter((value) => value !== undefined).length;
+  if (present === 0 || present === 3) return undefined;
+  const partial: Mutable<PartialSipLabels> = {};
+  if (namespace !== undefined) partial.namespace = namespace;
+  if (name !== undefined) partial.name = name;
+  if (nodeType !== undefined) partial.nodeType = nodeType;
+  return partial;
 }
 
 /**

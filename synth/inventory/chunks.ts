@@ -19,6 +19,12 @@ export interface TextChunk {
   readonly text: string;
   readonly line: number;
   readonly column: number;
+  /**
+   * How many object keys the JSON splitter counted in the text (a colon outside a string is one).
+   * `JSON.parse` keeps the last of two equal keys without a word, where YAML and the spec reader
+   * refuse them; fewer keys parsed than counted means a duplicate.
+   */
+  readonly keys?: number;
 }
 
 /** Maps a position inside the chunk's text to the file: lines shift; columns only on the first line. */
@@ -81,10 +87,33 @@ export function parseJsonChunk(file: string, chunk: TextChunk, issues: Issue[]):
   } catch {
     return parseYamlChunkFully(file, chunk, issues);
   }
+  // A duplicate key: the YAML parser reports it (yaml-syntax, at the key) as it does in a YAML file.
+  if (chunk.keys !== undefined && keyCount(value) !== chunk.keys)
+    return parseYamlChunkFully(file, chunk, issues);
   const source: SourcePosition = { file, line: chunk.line, column: chunk.column };
   // JSON text is never shorter than the compact JSON the API server measures, so only long text is.
   const textBytes = chunk.text.length > MAX_DOCUMENT_BYTES ? chunk.text.length : 0;
   return withLazyPositions(file, chunk, value, source, textBytes, issues);
+}
+
+/** Keys of every object in a parsed JSON value, walked without recursion (nesting may be deep). */
+function keyCount(value: unknown): number {
+  let count = 0;
+  const pending: unknown[] = [value];
+  while (pending.length > 0) {
+    const next = pending.pop();
+    if (typeof next !== "object" || next === null) continue;
+    if (Array.isArray(next)) {
+      for (const element of next) if (typeof element === "object" && element !== null) pending.push(element);
+      continue;
+    }
+    for (const key in next) {
+      count++;
+      const child = (next as Record<string, unknown>)[key];
+      if (typeof child === "object" && child !== null) pending.push(child);
+    }
+  }
+  return count;
 }
 
 /**

@@ -35,6 +35,17 @@ export interface SipOwnership {
 }
 
 /**
+ * The SIP labels of a host that carries some of the three but not all: set by hand, or left half
+ * applied or half removed. Airship SIP counts a host with `cluster-name` as taken, so metalsynth
+ * counts any partial set as a claim (decision 0032): never a free host.
+ */
+export interface PartialSipLabels {
+  readonly namespace?: string;
+  readonly name?: string;
+  readonly nodeType?: string;
+}
+
+/**
  * The facts metalsynth uses about one BareMetalHost (SPEC §1.3), normalised once at load time so
  * rules and planning never look at raw YAML.
  */
@@ -70,6 +81,8 @@ export interface Host {
   readonly bmc?: { readonly address: string; readonly credentialsName?: string };
   /** Current SIP owner from the host's labels, if all three labels are present. */
   readonly sipOwner?: SipOwnership;
+  /** The SIP labels the host has when it has some but not all three (then `sipOwner` is unset). */
+  readonly sipPartial?: PartialSipLabels;
   /** Where the BMH was defined, for messages. */
   readonly source?: SourcePosition;
 }
@@ -84,9 +97,15 @@ export function sameHost(a: Host, b: Host): boolean {
   return sameData(a, b);
 }
 
-/** The SIPCluster the host's SIP labels assign it to, if they do. */
+/**
+ * The SIPCluster the host's SIP labels assign it to, if they do: all three labels, or a partial set
+ * that names the cluster's namespace and name (the role is unknown, but the owner is not).
+ */
 export function sipOwnerKey(host: Host): ClusterKey | undefined {
-  return host.sipOwner && clusterKey(host.sipOwner.namespace, host.sipOwner.name);
+  const owner = host.sipOwner ?? host.sipPartial;
+  return owner?.namespace !== undefined && owner.name !== undefined
+    ? clusterKey(owner.namespace, owner.name)
+    : undefined;
 }
 
 /** The IP for a MAC (SPEC §1.3): the IPv4 of the NIC with that MAC, else its global IPv6. */

@@ -58,6 +58,7 @@ describe("JsonSplitter", () => {
           text: '{\n            "kind": "BareMetalHost",\n            "metadata": { "name": "a" }\n        }',
           line: 4,
           column: 9,
+          keys: 3,
         },
       },
       {
@@ -65,6 +66,7 @@ describe("JsonSplitter", () => {
           text: '{ "kind": "BareMetalHost", "metadata": { "name": "b, \\"quoted\\" ]}" } }',
           line: 8,
           column: 9,
+          keys: 3,
         },
       },
       { rootString: ["kind", "List"] },
@@ -74,6 +76,8 @@ describe("JsonSplitter", () => {
           text: '{\n    "apiVersion": "v1",\n    "items": null\n\n\n\n\n\n,\n    "kind": "List",\n    "metadata": { "resourceVersion": "" }\n}',
           line: 1,
           column: 1,
+          // The items' keys are their own chunks'.
+          keys: 5,
         },
         hadItems: true,
       },
@@ -106,18 +110,18 @@ describe("JsonSplitter", () => {
   it("delivers an object without items whole, and several top-level values one by one", () => {
     expect(split('{"kind": "BareMetalHost"}\n"a scalar" 42\n{"kind": "Secret"}')).toEqual([
       { rootString: ["kind", "BareMetalHost"] },
-      { root: { text: '{"kind": "BareMetalHost"}', line: 1, column: 1 }, hadItems: false },
+      { root: { text: '{"kind": "BareMetalHost"}', line: 1, column: 1, keys: 1 }, hadItems: false },
       { rootString: ["kind", "Secret"] },
-      { root: { text: '{"kind": "Secret"}', line: 3, column: 1 }, hadItems: false },
+      { root: { text: '{"kind": "Secret"}', line: 3, column: 1, keys: 1 }, hadItems: false },
     ]);
   });
 
   it("counts columns in characters, skips a byte order mark, and handles scalar items", () => {
     expect(split('\uFEFF{"a": "ééé", "items": [1, "x" , {"k": 2}]}')).toEqual([
-      { item: { text: "1", line: 1, column: 24 } },
-      { item: { text: '"x"', line: 1, column: 27 } },
-      { item: { text: '{"k": 2}', line: 1, column: 33 } },
-      { root: { text: '{"a": "ééé", "items": null}', line: 1, column: 1 }, hadItems: true },
+      { item: { text: "1", line: 1, column: 24, keys: 0 } },
+      { item: { text: '"x"', line: 1, column: 27, keys: 0 } },
+      { item: { text: '{"k": 2}', line: 1, column: 33, keys: 1 } },
+      { root: { text: '{"a": "ééé", "items": null}', line: 1, column: 1, keys: 2 }, hadItems: true },
     ]);
   });
 
@@ -147,7 +151,7 @@ describe("JsonSplitter", () => {
     expect(events[0]).toEqual({
       issue: expect.objectContaining({ rule: "too-large", source: { file: "f.json", line: 2, column: 2 } }),
     });
-    expect(events[1]).toEqual({ item: { text: '{"b": 1}', line: 3, column: 2 } });
+    expect(events[1]).toEqual({ item: { text: '{"b": 1}', line: 3, column: 2, keys: 1 } });
   });
 });
 
@@ -212,6 +216,45 @@ describe("jsonInventoryStream", () => {
         source: expect.objectContaining({ file: "f.json", line: 3 }),
       }),
     ]);
+  });
+
+  // JSON.parse keeps the last of two equal keys: `"name": "a", "name": "b"` read as host b, silently,
+  // where the same in YAML or in a JSON spec is an error.
+  it.each([
+    [
+      "an item of a list",
+      `{"kind": "List", "items": [\n{"kind": "BareMetalHost",\n "metadata": {"name": "a", "name": "b"}},\nGOOD]}`,
+      3,
+      28,
+    ],
+    [
+      "a nested map",
+      `{"kind": "List", "items": [\nGOOD,\n{"kind": "BareMetalHost", "metadata": {"name": "a"},\n "spec": {"online": true, "x": {}, "online": false}}]}`,
+      4,
+      36,
+    ],
+    [
+      "a single object",
+      `{"kind": "BareMetalHost", "metadata": {"name": "a"},\n "kind": "BareMetalHost"}\nGOOD`,
+      2,
+      2,
+    ],
+  ])(
+    "refuses a duplicate key in %s as yaml-syntax at the key, as in YAML",
+    (_name, template, line, column) => {
+      const text = template.replace("GOOD", JSON.stringify(makeBmh({ name: "good" })));
+      const { inventory, issues } = load(text);
+      expect(inventory.hosts.map((host) => host.name)).toEqual(["good"]);
+      expect(
+        issues.map((found) => `${found.rule} ${found.path} ${found.source?.line}:${found.source?.column}`),
+      ).toEqual([`yaml-syntax  ${line}:${column}`]);
+      expect(issues[0]?.message).toMatch(/Map keys must be unique/);
+    },
+  );
+
+  it("reads items whose colons sit inside strings or whose keys differ only in case", () => {
+    const text = `{"kind": "List", "items": [{"kind": "BareMetalHost", "metadata": {"name": "a:b", "Name": "x", "annotations": {"k": "x: y"}}}]}`;
+    expect(load(text).issues).toEqual([]);
   });
 
   it("points inventory-invalid issues at the field inside a streamed item", () => {

@@ -130,6 +130,11 @@ export class JsonSplitter {
   #column = 1;
   #failed = false;
   #atStart = true;
+  /**
+   * Colons outside strings so far: one per object key. `JSON.parse` keeps the last of two equal keys
+   * silently, so each chunk carries its count and the parser compares (see `TextChunk.keys`).
+   */
+  #colons = 0;
 
   // The current top-level value.
   readonly #root = new Recorder(MAX_DOCUMENT_TEXT_BYTES);
@@ -137,6 +142,9 @@ export class JsonSplitter {
   #rootColumn = 0;
   #rootIsObject = false;
   #rootHadItems = false;
+  #rootColonsStart = 0;
+  /** Colons inside the items of the current top-level value: the root chunk has `null` there. */
+  #rootItemColons = 0;
   /** Inside the top-level object: the next string is a key. */
   #keyExpected = false;
   #lastKey: string | undefined;
@@ -150,6 +158,7 @@ export class JsonSplitter {
   #itemLine = 0;
   #itemColumn = 0;
   #itemIsContainer = false;
+  #itemColonsStart = 0;
   #afterItem = false;
 
   /** @param file the file name issues carry. */
@@ -256,6 +265,7 @@ export class JsonSplitter {
         this.#itemLine = this.#line;
         this.#itemColumn = this.#column;
         this.#itemIsContainer = byte === OPEN_BRACE || byte === OPEN_BRACKET;
+        this.#itemColonsStart = this.#colons;
       } else if (this.#item.active && !this.#itemIsContainer && (byte === COMMA || byte === CLOSE_BRACKET)) {
         this.#endItem(bytes, index); // a scalar item ends at its separator
       }
@@ -306,6 +316,7 @@ export class JsonSplitter {
         if (depth === 1 && this.#rootIsObject) this.#keyExpected = true;
         return;
       case COLON:
+        this.#colons++;
         if (depth === 1 && this.#rootIsObject) this.#keyExpected = false;
         return;
     }
@@ -317,6 +328,8 @@ export class JsonSplitter {
     this.#rootColumn = this.#column;
     this.#rootIsObject = byte === OPEN_BRACE;
     this.#rootHadItems = false;
+    this.#rootColonsStart = this.#colons;
+    this.#rootItemColons = 0;
     this.#keyExpected = this.#rootIsObject;
     this.#lastKey = undefined;
   }
@@ -327,17 +340,20 @@ export class JsonSplitter {
       const source = { file: this.#file, line: this.#rootLine, column: this.#rootColumn };
       this.#events.issue(tooLarge(this.#root.size, source));
     } else {
-      this.#events.root({ text, line: this.#rootLine, column: this.#rootColumn }, this.#rootHadItems);
+      const keys = this.#colons - this.#rootColonsStart - this.#rootItemColons;
+      this.#events.root({ text, line: this.#rootLine, column: this.#rootColumn, keys }, this.#rootHadItems);
     }
   }
 
   #endItem(bytes: Uint8Array, end: number): void {
+    const keys = this.#colons - this.#itemColonsStart;
+    this.#rootItemColons += keys;
     const text = this.#item.finish(bytes, end, this.#decode);
     if (text === undefined) {
       const source = { file: this.#file, line: this.#itemLine, column: this.#itemColumn };
       this.#events.issue(tooLarge(this.#item.size, source));
     } else {
-      this.#events.item({ text: text.trimEnd(), line: this.#itemLine, column: this.#itemColumn });
+      this.#events.item({ text: text.trimEnd(), line: this.#itemLine, column: this.#itemColumn, keys });
     }
   }
 

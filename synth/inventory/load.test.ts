@@ -245,7 +245,7 @@ describe("buildInventory: accepted shapes", () => {
     expect(inventory.byId("default/node-0")?.namespace).toBe("default");
   });
 
-  it("reads SIP ownership only when all three labels are there", () => {
+  it("reads SIP ownership only when all three labels are there, and keeps a partial set apart", () => {
     const sip = {
       "sip.airshipit.org/cluster-namespace": "tenant",
       "sip.airshipit.org/cluster-name": "c1",
@@ -263,6 +263,9 @@ describe("buildInventory: accepted shapes", () => {
       nodeType: "ControlPlane",
     });
     expect(inventory.byId("metal3/half")?.sipOwner).toBeUndefined();
+    // A partial set is a claim (decision 0032), so it is read, not dropped.
+    expect(inventory.byId("metal3/half")?.sipPartial).toEqual({ name: "c1" });
+    expect(inventory.byId("metal3/owned")?.sipPartial).toBeUndefined();
   });
 
   it("treats missing or zero hardware counts as unknown, never 0", () => {

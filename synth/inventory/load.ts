@@ -19,6 +19,7 @@ import {
   readHardware,
   readHostDraft,
   sipOwnerOf,
+  sipPartialOf,
 } from "./bmh.ts";
 import type { Host, Nic } from "./host.ts";
 import { Inventory } from "./inventory.ts";
@@ -446,6 +447,8 @@ function toHost(
   if (draft.provisioningState !== undefined) host.provisioningState = draft.provisioningState;
   if (draft.bmc !== undefined) host.bmc = draft.bmc;
   if (sipOwner !== undefined) host.sipOwner = sipOwner;
+  const sipPartial = sipOwner === undefined ? sipPartialOf(draft.labels) : undefined;
+  if (sipPartial !== undefined) host.sipPartial = sipPartial;
   if (draft.networkData !== undefined)
     host.networkData = { ...draft.networkData, found: secret !== undefined };
   return host;

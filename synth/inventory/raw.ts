@@ -30,6 +30,9 @@ export function describe(value: unknown): string {
   if (value === undefined) return "nothing";
   if (value === null) return "null";
   if (Array.isArray(value)) return "a list";
+  // YAML's `!!binary` and `!!timestamp` tags parse to these objects, which are no map to the writer.
+  if (ArrayBuffer.isView(value)) return "binary data (!!binary)";
+  if (value instanceof Date) return "a timestamp (!!timestamp)";
   if (typeof value === "object") return "a map";
   if (typeof value === "string")
     return JSON.stringify(value.length > 80 ? `${value.slice(0, 77)}...` : value);

@@ -122,6 +122,30 @@ describe("siteMap", () => {
     ]);
   });
 
+  it("shows a host with part of the SIP labels held, as planning holds it, never free", () => {
+    const partial = siteMap(
+      mapInput({
+        hosts: [
+          ...HOSTS,
+          { name: "c3", rack: "r3", labels: { "sip.airshipit.org/cluster-name": "half" } },
+          {
+            name: "c4",
+            rack: "r3",
+            labels: {
+              "sip.airshipit.org/cluster-name": "ghost",
+              "sip.airshipit.org/cluster-namespace": "other",
+            },
+          },
+        ],
+      }),
+    );
+    const roles = (name: string) =>
+      tileOf(partial, name).holdings.map((holding) => [holding.cluster, holding.kind, holding.role]);
+    expect(roles("c3")).toEqual([["(no namespace)/half", "label", "no node-type"]]);
+    expect(roles("c4")).toEqual([["other/ghost", "label", "no node-type"]]);
+    expect(partial.capacity.freeHosts).toBe(map.capacity.freeHosts);
+  });
+
   it("marks the host a finding is about with that finding, and nothing else", () => {
     expect(tileOf(map, "a1").findings.map((found) => found.rule)).toEqual(["cpu-insufficient"]);
     const marked = map.groups

@@ -3,13 +3,14 @@
  * the findings about it, whether it changes hands against a previous lock; per cluster its hosts and
  * the nodes it could not place; the free capacity. Pure: `map-html.ts` draws it.
  */
-import { clusterKey, parseClusterKey, type ClusterKey } from "../cluster-key.ts";
+import { parseClusterKey, type ClusterKey } from "../cluster-key.ts";
 import { explainDecision } from "../explain.ts";
 import { formatPath } from "../field-path.ts";
 import { pushTo } from "../group.ts";
 import { compareText, type Issue } from "../issue.ts";
 import type { Host } from "../inventory/host.ts";
 import type { Inventory } from "../inventory/inventory.ts";
+import { sipLabelHolder } from "../plan/fixed-claims.ts";
 import type { Lock, LockEntry } from "../plan/lock.ts";
 import type { SitePlan } from "../plan/model.ts";
 import { freeCapacity, type Capacity } from "./capacity.ts";
@@ -230,17 +231,11 @@ function holdingsByHost(plan: SitePlan, inventory: Inventory): Map<string, Holdi
     });
   }
   for (const host of inventory.hosts) {
-    if (byHost.has(host.id) || host.sipOwner === undefined) continue;
-    const { namespace, name, nodeType } = host.sipOwner;
-    byHost.set(host.id, [
-      {
-        cluster: clusterKey(namespace, name),
-        kind: "label",
-        role: nodeType,
-        standby: false,
-        released: false,
-      },
-    ]);
+    // A partial label set holds its host as planning has it (decision 0032), so it is never shown free.
+    const cluster = byHost.has(host.id) ? undefined : sipLabelHolder(host);
+    if (cluster === undefined) continue;
+    const role = host.sipOwner?.nodeType ?? host.sipPartial?.nodeType ?? "no node-type";
+    byHost.set(host.id, [{ cluster, kind: "label", role, standby: false, released: false }]);
   }
   for (const list of byHost.values()) list.sort(compareHoldings);
   return byHost;

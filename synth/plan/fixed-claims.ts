@@ -5,10 +5,11 @@
  * function serves a whole site and, with only the entries of a few hosts, the webhook's review of
  * one CR (`site-snapshot.ts`).
  */
-import { parseClusterKey, type ClusterKey } from "../cluster-key.ts";
+import { clusterKey, parseClusterKey, type ClusterKey } from "../cluster-key.ts";
 import { pushTo } from "../group.ts";
 import type { Issue } from "../issue.ts";
-import { sipOwnerKey, type Host } from "../inventory/host.ts";
+import { SIP_LABELS } from "../inventory/bmh.ts";
+import { sipOwnerKey, type Host, type PartialSipLabels } from "../inventory/host.ts";
 import type { Inventory } from "../inventory/inventory.ts";
 import { claimMacHosts, type BpaGroup, type ContestedEntries } from "./bpa-placement.ts";
 import { ClaimLedger, type Release, type StandingClaim } from "./claim-ledger.ts";
@@ -53,7 +54,9 @@ export function fixClaims(input: FixedClaimsInput): FixedClaims {
   const heldByLock = new Map<ClusterKey, LockEntry[]>();
   const ledger = new ClaimLedger((host) => {
     const owner = sipOwnerKey(host);
-    if (owner === undefined || heldByLock.has(owner)) return undefined;
+    if (owner !== undefined && heldByLock.has(owner)) return undefined;
+    if (host.sipPartial !== undefined) return partialSipClaim(host, host.sipPartial);
+    if (owner === undefined) return undefined;
     return {
       cluster: owner,
       why: `labelled for SIPCluster ${owner} (sip.airshipit.org labels in the inventory)`,
@@ -93,7 +96,8 @@ export function fixClaims(input: FixedClaimsInput): FixedClaims {
     claimedHosts: () => {
       // Recorded claims, and SIP labels the lock does not overrule.
       const ids = new Set(ledger.recorded.keys());
-      for (const host of inventory.hosts) if (host.sipOwner !== undefined) ids.add(host.id);
+      for (const host of inventory.hosts)
+        if (host.sipOwner !== undefined || host.sipPartial !== undefined) ids.add(host.id);
       return [...ids].flatMap((id) => {
         const host = inventory.byId(id);
         return host !== undefined && claimOf(host) !== undefined ? [host] : [];
@@ -106,3 +110,37 @@ export function fixClaims(input: FixedClaimsInput): FixedClaims {
     issuesByHost,
   };
 }
+
+/**
+ * The cluster a host's SIP labels give it to, complete or partial (decision 0032). Airship SIP counts
+ * a host with `cluster-name` as taken whatever else it carries, so a partial set never leaves the
+ * host free: with the cluster's namespace and name, that SIPCluster holds it (and its own label patch
+ * completes the set); without them, a key no cluster can have (Kubernetes names have no parentheses)
+ * holds it until someone completes or removes the labels.
+ */
+export function sipLabelHolder(host: Host): ClusterKey | undefined {
+  return host.sipPartial === undefined ? sipOwnerKey(host) : partialHolder(host, host.sipPartial);
+}
+
+function partialHolder(host: Host, partial: PartialSipLabels): ClusterKey {
+  return (
+    sipOwnerKey(host) ??
+    clusterKey(partial.namespace ?? "(no namespace)", partial.name ?? "(no cluster name)")
+  );
+}
+
+/** The claim of a partial SIP label set, with a message naming the labels present and missing. */
+function partialSipClaim(host: Host, partial: PartialSipLabels): StandingClaim {
+  const present = SIP_LABEL_PARTS.filter((part) => partial[part] !== undefined).map(
+    (part) => `${SIP_LABELS[part]}=${partial[part] ?? ""}`,
+  );
+  const missing = SIP_LABEL_PARTS.filter((part) => partial[part] === undefined).map(
+    (part) => SIP_LABELS[part],
+  );
+  return {
+    cluster: partialHolder(host, partial),
+    why: `partially labelled for a SIPCluster (${present.join(", ")}; no ${missing.join(", ")}), which SIP counts as taken: complete or remove the host's SIP labels`,
+  };
+}
+
+const SIP_LABEL_PARTS = ["namespace", "name", "nodeType"] as const;

@@ -4,6 +4,7 @@ import { makeInventory, type HostOptions } from "../../test/builders/inventory.t
 import { makeProvisioning, makeSipCluster, type NodeEntry } from "../../test/builders/specs.ts";
 import { clusterKey, type ClusterKey } from "../cluster-key.ts";
 import { compareText, type Issue } from "../issue.ts";
+import { SIP_LABELS } from "../inventory/bmh.ts";
 import type { Inventory } from "../inventory/inventory.ts";
 import type { Provisioning } from "../site/bpa.ts";
 import type { SipCluster } from "../site/sip.ts";
@@ -57,6 +58,8 @@ const hostArbitrary = (index: number) =>
         fc.record({
           name: fc.constantFrom("s0", "s1", "s2"),
           role: fc.constantFrom("ControlPlane", "Worker"),
+          // Some hosts carry a partial SIP label set, which claims them as well (decision 0032).
+          labels: fc.constantFrom("all", "all", "all", "no node-type", "name only"),
         }),
         { freq: 4 },
       ),
@@ -71,7 +74,7 @@ const hostArbitrary = (index: number) =>
         cpus,
         memoryBytes: memory * GiB,
         rack,
-        labels: { pool },
+        labels: { pool, ...(owner && owner.labels !== "all" && partialSipLabels(owner.name, owner.labels)) },
         nics: [
           {
             name: "enp1s0",
@@ -80,9 +83,18 @@ const hostArbitrary = (index: number) =>
           },
         ],
         provisioningState: state,
-        ...(owner && { sipOwner: { namespace: "ns", name: owner.name, nodeType: owner.role } }),
+        ...(owner?.labels === "all" && {
+          sipOwner: { namespace: "ns", name: owner.name, nodeType: owner.role },
+        }),
       };
     });
+
+/** The SIP labels of a host labelled for `name` in part only. */
+function partialSipLabels(name: string, which: "no node-type" | "name only"): Record<string, string> {
+  return which === "name only"
+    ? { [SIP_LABELS.name]: name }
+    : { [SIP_LABELS.name]: name, [SIP_LABELS.namespace]: "ns" };
+}
 
 /** Hosts h00…h13, and h14…h15 that may join the inventory later. */
 const JOINING = 2;

@@ -570,10 +570,12 @@ function fixAgain(
   for (const [key, change] of changes) {
     for (const group of [trace.clusters.bpaByKey.get(key), change.bpa])
       if (group) for (const host of macNamedHosts(group, inventory)) refixed.add(host);
-    if (isLive(key) !== wasLive(key)) {
+    if (isLive(key) !== wasLive(key))
       for (const entry of index.lockEntriesAbout([], [key])) addHost(entry.host);
-      for (const host of inventory.ownedBySip(key)) refixed.add(host);
-    }
+    // Whether SIP labels claim a host depends on whether the lock records their cluster at all, which
+    // a lock entry's host joining or leaving turns either way (a host labelled in part is no member
+    // the cluster keeps, so it stays outside the lock and only this refix reaches it: decision 0032).
+    for (const host of inventory.ownedBySip(key)) refixed.add(host);
   }
   const ids = new Set([...refixed].map((host) => host.id));
   // Whether a SIP label claims a host depends on whether the lock records its owner at all.

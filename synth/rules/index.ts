@@ -169,6 +169,12 @@ export const RULES = {
     summary: "nodePort out of range, reversed/oversized range, or used twice",
     module: "synth/rules/sip.ts",
   },
+  "field-ignored": {
+    severity: "warning",
+    summary:
+      "an upstream field metalsynth accepts but ignores, as upstream does (a worker load balancer's nodePort)",
+    module: "synth/rules/sip.ts",
+  },
   "ssh-key": {
     severity: "error",
     summary: "sshAuthorizedKeys entry is not an OpenSSH public key",

@@ -90,9 +90,7 @@ export function schemaIssues(
         ),
       ];
     case "invalid_union":
-      return [
-        report("schema", path, `${describe(found)} matches none of the allowed shapes (${unionHint(path)})`),
-      ];
+      return [report("schema", path, unionMessage(path, found))];
     case "too_small":
     case "too_big":
       return [
@@ -101,6 +99,15 @@ export function schemaIssues(
     default:
       return [report("schema", path, zodIssue.message)];
   }
+}
+
+function unionMessage(path: FieldPath, found: unknown): string {
+  if (path.at(-1) === "memory") {
+    // A fraction below 1024 is a size in GiB written without its unit, as with bare numbers (0014).
+    const fix = typeof found === "number" && found > 0 && found < 1024 ? ` (did you mean "${found}Gi"?)` : "";
+    return `expected a quantity such as "64Gi" or "4096Mi", or a whole number of bytes, found ${describe(found)}${fix}`;
+  }
+  return `${describe(found)} matches none of the allowed shapes (${unionHint(path)})`;
 }
 
 function unionHint(path: FieldPath): string {

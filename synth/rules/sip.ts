@@ -101,6 +101,22 @@ export function nodePortRange(
   return { ports, issues: [] };
 }
 
+/**
+ * `field-ignored`: a worker load balancer's `nodePort`. SIP's CRD of some releases requires it (all
+ * services shared one struct; treasuremap's SIPClusters set it), but SIP listens on `nodePortRange`
+ * only, and so does metalsynth. Accepted, as SIP does, with a warning so nobody waits for that port.
+ */
+export function ignoredWorkerNodePort(port: number | undefined, path: FieldPath, report: Reporter): Issue[] {
+  if (port === undefined) return [];
+  return [
+    report(
+      "field-ignored",
+      path,
+      `nodePort ${port} is ignored, as SIP ignores it: a worker load balancer listens on nodePortRange (remove nodePort unless your SIP release's CRD requires it)`,
+    ),
+  ];
+}
+
 /** `ssh-key`: every `sshAuthorizedKeys` entry of a jump host is an OpenSSH public key. */
 export function sshAuthorizedKeys(keys: readonly string[], path: FieldPath, report: Reporter): Issue[] {
   return keys.flatMap((key, index) => {

@@ -47,6 +47,11 @@ export const SipClusterSpecSchema = z.strictObject({
         .array(
           z.strictObject({
             ...ServiceSpec,
+            // SIP's CRD of the treasuremap releases requires it (every service shared one struct), but
+            // SIP never reads it for workers; accepted so those SIPClusters load (warning field-ignored).
+            nodePort: NodePort.optional().describe(
+              "Required by some SIP releases' CRD, ignored by SIP and by metalsynth: workers use nodePortRange.",
+            ),
             nodePortRange: z.strictObject({ start: z.int(), end: z.int() }),
           }),
         )

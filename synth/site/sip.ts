@@ -2,7 +2,14 @@ import { sipKey } from "../cluster-key.ts";
 import type { FieldPath } from "../field-path.ts";
 import { compareText, type Issue } from "../issue.ts";
 import type { LabelSelector } from "../inventory/selector.ts";
-import { nodePort, nodePortRange, roleSelector, sipClusterName, sshAuthorizedKeys } from "../rules/sip.ts";
+import {
+  ignoredWorkerNodePort,
+  nodePort,
+  nodePortRange,
+  roleSelector,
+  sipClusterName,
+  sshAuthorizedKeys,
+} from "../rules/sip.ts";
 import type { SipClusterSpec } from "../schema/sipcluster.ts";
 import { reporter, type Resource } from "./resources.ts";
 
@@ -81,14 +88,10 @@ export function normalizeSipCluster(resource: Resource<"SIPCluster">): { sip: Si
     take(nodePort(service.nodePort, [...path, "nodePort"], report));
     issues.push(...sshAuthorizedKeys(service.sshAuthorizedKeys ?? [], path, report));
   });
-  (services.loadBalancerWorker ?? []).forEach((service, index) =>
-    take(
-      nodePortRange(
-        service.nodePortRange,
-        ["spec", "services", "loadBalancerWorker", index, "nodePortRange"],
-        report,
-      ),
-    ),
-  );
+  (services.loadBalancerWorker ?? []).forEach((service, index) => {
+    const path: FieldPath = ["spec", "services", "loadBalancerWorker", index];
+    take(nodePortRange(service.nodePortRange, [...path, "nodePortRange"], report));
+    issues.push(...ignoredWorkerNodePort(service.nodePort, [...path, "nodePort"], report));
+  });
   return { sip: { resource, roles, services, ports }, issues };
 }

@@ -4,7 +4,14 @@
  * memory tests and the benchmark. Every call returns fresh objects.
  */
 import { stringify } from "yaml";
-import { QAT_LABEL, SIP_LABELS, SRIOV_LABEL, isOsInstalled, sipOwnerOf } from "../../synth/inventory/bmh.ts";
+import {
+  QAT_LABEL,
+  SIP_LABELS,
+  SRIOV_LABEL,
+  isOsInstalled,
+  sipOwnerOf,
+  sipPartialOf,
+} from "../../synth/inventory/bmh.ts";
 import type { Host, Nic } from "../../synth/inventory/host.ts";
 import { Inventory } from "../../synth/inventory/inventory.ts";
 
@@ -131,7 +138,8 @@ export interface HostOptions extends Partial<Omit<Host, "id">> {
 
 /**
  * A fresh normalised {@link Host}. Derived fields stay consistent with the labels the loader reads
- * them from: `sriov: true` adds the SR-IOV label, a SIP-labelled host gets its `sipOwner`, `macs`
+ * them from: `sriov: true` adds the SR-IOV label, a SIP-labelled host gets its `sipOwner` (or its
+ * `sipPartial`, with some of the SIP labels), `macs`
  * follow the NICs. Passing `cpus: undefined` explicitly makes the resources unknown.
  */
 export function makeHost(options: HostOptions = {}): Host {
@@ -157,6 +165,7 @@ export function makeHost(options: HostOptions = {}): Host {
   const memoryBytes = "memoryBytes" in options ? options.memoryBytes : 64 * 2 ** 30;
   const provisioningState = "provisioningState" in options ? options.provisioningState : "provisioned";
   const sipOwner = sipOwnerOf(labels);
+  const sipPartial = sipOwner ? undefined : sipPartialOf(labels);
   return {
     id,
     namespace,
@@ -175,6 +184,7 @@ export function makeHost(options: HostOptions = {}): Host {
     ...(options.bootMac !== undefined && { bootMac: options.bootMac }),
     ...(options.networkData && { networkData: { ...options.networkData } }),
     ...(sipOwner && { sipOwner }),
+    ...(sipPartial && { sipPartial }),
     ...(options.source && { source: { ...options.source } }),
   };
 }
