@@ -49,7 +49,7 @@ describe("ArgoApplicationSetChart", () => {
             // the cluster; decision 0033 says how it was checked against Go's text/template and sprig.
             name: [
               "{{- $ns := index .path.segments 4 -}}",
-              '{{- $name := printf "%s%s%s" $ns (ternary "-" "." (eq (len (splitList "-" $ns)) 2)) .path.basename -}}',
+              '{{- $name := printf "%s%s%s" $ns (ternary "." "-" (contains "-" $ns)) .path.basename -}}',
               "{{- if lt (len $name) 63 }}{{ $name }}{{ else -}}",
               '{{ regexReplaceAll "[.]$" (trunc 54 $name) "-" }}-{{ trunc 8 (sha256sum $name) }}{{ end -}}',
             ].join(""),
@@ -91,7 +91,7 @@ describe("FluxKustomizationChart", () => {
         kind: "Kustomization",
         metadata: {
           labels: { "app.kubernetes.io/managed-by": "metalsynth", "metalsynth.io/cluster": "cluster-east" },
-          name: "edge-a-cluster-east",
+          name: "edge-a.cluster-east",
           namespace: "flux-system",
         },
         spec: {

@@ -92,8 +92,8 @@ export class FluxKustomizationChart extends Chart {
 
 /**
  * {@link clusterDirectoryName} as a go template over the git directory generator's path, with the
- * sprig functions ApplicationSets offer: the namespace joined with `-` when it holds exactly one
- * dash and with `.` otherwise, and a name of 63 characters or more shortened to its first 54, `-`
+ * sprig functions ApplicationSets offer: the namespace joined with `.` when it has a dash and
+ * with `-` otherwise, and a name of 63 characters or more shortened to its first 54, `-`
  * and the first 8 hex digits of its SHA-256. `segment` is the index of the namespace in the
  * directory's path.
  */
@@ -101,7 +101,7 @@ export function applicationName(segment: number): string {
   const kept = MAX_LABEL_NAME - 9;
   return [
     `{{- $ns := index .path.segments ${segment} -}}`,
-    `{{- $name := printf "%s%s%s" $ns (ternary "-" "." (eq (len (splitList "-" $ns)) 2)) .path.basename -}}`,
+    `{{- $name := printf "%s%s%s" $ns (ternary "." "-" (contains "-" $ns)) .path.basename -}}`,
     `{{- if lt (len $name) ${MAX_LABEL_NAME} }}{{ $name }}{{ else -}}`,
     `{{ regexReplaceAll "[.]$" (trunc ${kept} $name) "-" }}-{{ trunc 8 (sha256sum $name) }}{{ end -}}`,
   ].join("");

@@ -21,11 +21,11 @@ const pair = fc.tuple(label, label);
 describe("clusterDirectoryName", () => {
   it.each([
     // Issue #21 case 4: both used to be edge-a-cluster-east, one Flux file and one Application.
-    ["edge-a", "cluster-east", "edge-a-cluster-east"],
-    ["edge", "a-cluster-east", "edge.a-cluster-east"],
+    ["edge-a", "cluster-east", "edge-a.cluster-east"],
+    ["edge", "a-cluster-east", "edge-a-cluster-east"],
     ["edge-a-b", "c", "edge-a-b.c"],
-    ["default", "cluster-1", "default.cluster-1"],
-    ["sipcluster-system", "sipcluster-system", "sipcluster-system-sipcluster-system"],
+    ["default", "cluster-xyz", "default-cluster-xyz"],
+    ["sipcluster-system", "sipcluster-system", "sipcluster-system.sipcluster-system"],
   ])("names %s/%s %s", (namespace, cluster, expected) => {
     expect(clusterDirectoryName(namespace, cluster)).toBe(expected);
   });
@@ -46,16 +46,17 @@ describe("clusterDirectoryName", () => {
   it("shortens the longest pairs to 63 and keeps the one dot a valid place", () => {
     const long = clusterDirectoryName("n".repeat(63), "c".repeat(63));
     expect(long).toMatch(/^n{54}-[0-9a-f]{8}$/);
-    expect(clusterDirectoryName("a".repeat(53), "b".repeat(10))).toMatch(/^a{53}--[0-9a-f]{8}$/);
+    // Cut right after the dot: a-a…a. would end a label in a dot, so the dot becomes a dash.
+    expect(clusterDirectoryName(`a-${"a".repeat(51)}`, "b".repeat(10))).toMatch(/^a-a{51}--[0-9a-f]{8}$/);
   });
 });
 
 describe("labelRoleName", () => {
   it.each([
-    ["edge-sip", "tenant-a", "bmh-labels-tenant-a-edge-sip"],
-    // Issue #21 case 4: this one used to be bmh-labels-tenant-a-edge-sip too.
+    // Issue #21 case 4: both used to be bmh-labels-tenant-a-edge-sip.
+    ["edge-sip", "tenant-a", "bmh-labels-tenant-a.edge-sip"],
     ["a-edge-sip", "tenant", "bmh-labels-tenant.a-edge-sip"],
-    ["metal3", "tenant", "bmh-labels-tenant.metal3"],
+    ["metal3", "tenant", "bmh-labels-tenant-metal3"],
   ])("names the Role of %s/%s %s", (namespace, cluster, expected) => {
     expect(labelRoleName(namespace, cluster)).toBe(expected);
   });

@@ -41,21 +41,22 @@ function nameHash(text: string): string {
 }
 
 /**
- * What joins a namespace to a name in a flat space of names: `-` when the namespace holds exactly
- * one dash (`edge-a`, `kube-system`: the usual shape, and the names metalsynth has always rendered),
- * since the namespace then ends at the second dash of the whole; `.` for any other namespace, which
- * neither part can contain. Either way the pair can be read back from the name.
+ * What joins a namespace to a name in a flat space of names: `-` when the namespace has no dash
+ * (`default`, where upstream BPA kept every CR, `metal3`), since the namespace then ends at the
+ * first dash of the whole, as metalsynth has always named these; `.` for a namespace with a dash,
+ * which neither part can contain. Either way the pair can be read back from the name.
  */
 function namespaceJoint(namespace: string): "-" | "." {
-  return namespace.split("-").length === 2 ? "-" : ".";
+  return namespace.includes("-") ? "." : "-";
 }
 
 /**
  * The name of cluster directory `<namespace>/<cluster>` among all of a site's: its Flux
  * Kustomization, the file that holds it (`rendered/flux/<name>.yaml`) and its Argo CD Application
- * (SPEC §4). `edge-a-cluster-east` for `edge-a/cluster-east`, `edge.a-cluster-east` for
- * `edge/a-cluster-east`. At most 63 characters: Flux copies a Kustomization's name into a label of
- * every object it applies, and Argo CD's label tracking does the same with an Application's name.
+ * (SPEC §4): `default-cluster-xyz` for `default/cluster-xyz`, `edge-a.cluster-east` for
+ * `edge-a/cluster-east`, `edge-a-cluster-east` for `edge/a-cluster-east`. At most 63 characters:
+ * Flux copies a Kustomization's name into a label of every object it applies, and Argo CD's label
+ * tracking does the same with an Application's name.
  * `charts/gitops-wiring.ts` spells the same function as a go template.
  */
 export function clusterDirectoryName(namespace: string, cluster: string): string {

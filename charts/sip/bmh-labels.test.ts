@@ -177,7 +177,7 @@ describe("BmhLabelsChart", () => {
     it("lets the Job get and patch exactly the hosts it labels, in their namespace", () => {
       const objects = renderWithJob(shrunk());
       const role = objects.find((object) => object.kind === "Role");
-      expect(role?.metadata).toMatchObject({ name: "bmh-labels-tenant-a-edge-sip", namespace: "metal3" });
+      expect(role?.metadata).toMatchObject({ name: "bmh-labels-tenant-a.edge-sip", namespace: "metal3" });
       expect(role?.rules).toEqual([
         {
           apiGroups: ["metal3.io"],
@@ -203,7 +203,7 @@ describe("BmhLabelsChart", () => {
         .map((object) => `${object.kind} ${object.metadata.namespace}/${object.metadata.name}`),
     );
     expect(roleNames).toEqual([
-      ["Role metal3/bmh-labels-tenant-a-edge-sip", "RoleBinding metal3/bmh-labels-tenant-a-edge-sip"],
+      ["Role metal3/bmh-labels-tenant-a.edge-sip", "RoleBinding metal3/bmh-labels-tenant-a.edge-sip"],
       ["Role metal3/bmh-labels-tenant.a-edge-sip", "RoleBinding metal3/bmh-labels-tenant.a-edge-sip"],
     ]);
   });
