@@ -20,14 +20,14 @@ import type { SiteModel } from "../plan/model.ts";
 import { reporter, type AnyResource } from "../site/resources.ts";
 
 /** The CR a rendered name comes from, and the field that names its cluster. */
-interface NameSource {
+export interface NameSource {
   readonly resource: AnyResource;
   readonly cluster: ClusterKey;
   readonly path: FieldPath;
 }
 
 /** One thing a cluster renders, as the message names it. */
-interface RenderedName {
+export interface RenderedName {
   /** `Kind namespace/name`, or the file or BareMetalHost-namespace objects it stands for. */
   readonly what: string;
   readonly source: NameSource;
@@ -70,9 +70,11 @@ export function nameClashes(model: SiteModel): Issue[] {
 
 /**
  * Every name the site's clusters would render, by the CR that makes it: a supported Provisioning
- * with a cluster label, a Software of a cluster that has one, every SIPCluster.
+ * with a cluster label, a Software of a cluster that has one (of any cluster, with `everySoftware`:
+ * what the webhook's snapshot needs to relate a Software to the CRs it could clash with before its
+ * Provisioning is among them), every SIPCluster.
  */
-function renderedNames(model: SiteModel): RenderedName[] {
+export function renderedNames(model: SiteModel, everySoftware = false): RenderedName[] {
   const names: RenderedName[] = [];
   const add = (source: NameSource, what: string) => names.push({ what, source });
   const clusterLabel: FieldPath = ["metadata", "labels", "cluster"];
@@ -89,7 +91,8 @@ function renderedNames(model: SiteModel): RenderedName[] {
     addDirectory(source, resource.namespace, cluster, add);
   }
   for (const { resource, cluster } of model.softwares) {
-    if (cluster === undefined || !provisioned.has(clusterKey(resource.namespace, cluster))) continue;
+    if (cluster === undefined) continue;
+    if (!everySoftware && !provisioned.has(clusterKey(resource.namespace, cluster))) continue;
     const source = { resource, cluster: clusterKey(resource.namespace, cluster), path: clusterLabel };
     add(source, `ConfigMap ${resource.namespace}/${bpaObjectNames(cluster).software}`);
   }
