@@ -2,6 +2,7 @@ import { Chart } from "cdk8s";
 import { k8s } from "cdk8s-plus-27";
 import type { Construct } from "constructs";
 import { kudRoles } from "../synth/hosts-ini.ts";
+import { bpaObjectNames } from "../synth/names.ts";
 import type { BpaRender } from "../synth/plan/render-plan.ts";
 import { SYNC_WAVES, clusterChartProps, waveAnnotations } from "./metadata.ts";
 
@@ -26,7 +27,10 @@ export class ClusterConfigMapChart extends Chart {
     for (const node of roles.masters) data[`MASTER_${node.label}`] = node.ip;
     for (const node of roles.workers) data[`WORKER_${node.label}`] = node.ip;
     new k8s.KubeConfigMap(this, "configmap", {
-      metadata: { name: `${cluster.name}-configmap`, annotations: waveAnnotations(SYNC_WAVES.installer) },
+      metadata: {
+        name: bpaObjectNames(cluster.name).addressBook,
+        annotations: waveAnnotations(SYNC_WAVES.installer),
+      },
       data,
     });
   }

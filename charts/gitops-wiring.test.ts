@@ -45,8 +45,14 @@ describe("ArgoApplicationSetChart", () => {
               "app.kubernetes.io/managed-by": "metalsynth",
               "metalsynth.io/cluster": "{{ .path.basename }}",
             },
-            // The namespace is the segment after the four of the prefix.
-            name: "{{ index .path.segments 4 }}-{{ .path.basename }}",
+            // clusterDirectoryName over the namespace (the segment after the four of the prefix) and
+            // the cluster; decision 0033 says how it was checked against Go's text/template and sprig.
+            name: [
+              "{{- $ns := index .path.segments 4 -}}",
+              '{{- $name := printf "%s%s%s" $ns (ternary "." "-" (contains "-" $ns)) .path.basename -}}',
+              "{{- if lt (len $name) 63 }}{{ $name }}{{ else -}}",
+              '{{ regexReplaceAll "[.]$" (trunc 54 $name) "-" }}-{{ trunc 8 (sha256sum $name) }}{{ end -}}',
+            ].join(""),
           },
           spec: {
             destination: {
@@ -85,7 +91,7 @@ describe("FluxKustomizationChart", () => {
         kind: "Kustomization",
         metadata: {
           labels: { "app.kubernetes.io/managed-by": "metalsynth", "metalsynth.io/cluster": "cluster-east" },
-          name: "edge-a-cluster-east",
+          name: "edge-a.cluster-east",
           namespace: "flux-system",
         },
         spec: {

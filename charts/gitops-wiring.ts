@@ -1,6 +1,7 @@
 import { ApiObject, Chart } from "cdk8s";
 import type { Construct } from "constructs";
 import type { SiteSettings } from "../synth/schema/settings.ts";
+import { clusterDirectoryName, MAX_LABEL_NAME } from "../synth/names.ts";
 import { CLUSTER_LABEL, MANAGED_BY_LABEL, clusterLabels } from "./metadata.ts";
 
 /** Props of {@link ArgoApplicationSetChart}. */
@@ -9,14 +10,16 @@ export interface ArgoApplicationSetChartProps {
 }
 
 /**
- * `rendered/argocd/applicationset.yaml` (SPEC §4): one Application `<namespace>-<cluster>` per
- * `<pathPrefix>/<namespace>/<cluster>` directory, whose synced objects outlive it (decision 0008).
+ * `rendered/argocd/applicationset.yaml` (SPEC §4): one Application per
+ * `<pathPrefix>/<namespace>/<cluster>` directory, named as its Flux Kustomization is
+ * ({@link clusterDirectoryName}), whose synced objects outlive it (decision 0008).
  */
 export class ArgoApplicationSetChart extends Chart {
   constructor(scope: Construct, id: string, props: ArgoApplicationSetChartProps) {
     const { argocd, pathPrefix } = props.settings.gitops;
     super(scope, id, { namespace: argocd.namespace, labels: { [MANAGED_BY_LABEL]: "metalsynth" } });
-    const namespaceSegment = `{{ index .path.segments ${pathPrefix.split("/").length} }}`;
+    const segment = pathPrefix.split("/").length;
+    const namespaceSegment = `{{ index .path.segments ${segment} }}`;
     new ApiObject(this, "applicationset", {
       apiVersion: "argoproj.io/v1alpha1",
       kind: "ApplicationSet",
@@ -37,7 +40,7 @@ export class ArgoApplicationSetChart extends Chart {
         syncPolicy: { preserveResourcesOnDeletion: true },
         template: {
           metadata: {
-            name: `${namespaceSegment}-{{ .path.basename }}`,
+            name: applicationName(segment),
             labels: { [MANAGED_BY_LABEL]: "metalsynth", [CLUSTER_LABEL]: "{{ .path.basename }}" },
           },
           spec: {
@@ -64,7 +67,7 @@ export interface FluxKustomizationChartProps {
 }
 
 /**
- * `rendered/flux/<namespace>-<cluster>.yaml` (SPEC §4): the Flux Kustomization of one cluster
+ * `rendered/flux/<name>.yaml` (SPEC §4, {@link clusterDirectoryName}): the Flux Kustomization of one cluster
  * directory, after the site's `dependsOn`; the objects carry the order inside it (decision 0008).
  */
 export class FluxKustomizationChart extends Chart {
@@ -75,7 +78,7 @@ export class FluxKustomizationChart extends Chart {
     new ApiObject(this, "kustomization", {
       apiVersion: "kustomize.toolkit.fluxcd.io/v1",
       kind: "Kustomization",
-      metadata: { name: fluxKustomizationName(namespace, cluster) },
+      metadata: { name: clusterDirectoryName(namespace, cluster) },
       spec: {
         interval: flux.interval,
         path: `./${pathPrefix}/${namespace}/${cluster}`,
@@ -87,7 +90,19 @@ export class FluxKustomizationChart extends Chart {
   }
 }
 
-/** The Flux Kustomization (and file) name of a cluster directory: `<namespace>-<cluster>`. */
-export function fluxKustomizationName(namespace: string, cluster: string): string {
-  return `${namespace}-${cluster}`;
+/**
+ * {@link clusterDirectoryName} as a go template over the git directory generator's path, with the
+ * sprig functions ApplicationSets offer: the namespace joined with `.` when it has a dash and
+ * with `-` otherwise, and a name of 63 characters or more shortened to its first 54, `-`
+ * and the first 8 hex digits of its SHA-256. `segment` is the index of the namespace in the
+ * directory's path.
+ */
+export function applicationName(segment: number): string {
+  const kept = MAX_LABEL_NAME - 9;
+  return [
+    `{{- $ns := index .path.segments ${segment} -}}`,
+    `{{- $name := printf "%s%s%s" $ns (ternary "." "-" (contains "-" $ns)) .path.basename -}}`,
+    `{{- if lt (len $name) ${MAX_LABEL_NAME} }}{{ $name }}{{ else -}}`,
+    `{{ regexReplaceAll "[.]$" (trunc ${kept} $name) "-" }}-{{ trunc 8 (sha256sum $name) }}{{ end -}}`,
+  ].join("");
 }

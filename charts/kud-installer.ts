@@ -2,6 +2,7 @@ import { ApiObject, Chart } from "cdk8s";
 import { k8s } from "cdk8s-plus-27";
 import type { Construct } from "constructs";
 import { hostsIni } from "../synth/hosts-ini.ts";
+import { bpaObjectNames } from "../synth/names.ts";
 import type { BpaRender } from "../synth/plan/render-plan.ts";
 import type { SiteSettings } from "../synth/schema/settings.ts";
 import { toYaml } from "../synth/yaml-output.ts";
@@ -60,10 +61,11 @@ export class KudInstallerChart extends Chart {
 
     const name = cluster.name;
     const clusterDir = `${MULTI_CLUSTER_DIR}/${name}`;
-    const hostsConfigMap = `${name}-hosts-ini`;
-    const kustomizationConfigMap = `${name}-kubeconfig-kustomization`;
+    const names = bpaObjectNames(name);
+    const hostsConfigMap = names.hostsIni;
+    const kustomizationConfigMap = names.kubeconfigKustomization;
     const kubeconfigSecret = kubeconfigSecretName(name);
-    const identity = `kud-${name}`;
+    const identity = names.installer;
     const annotations = waveAnnotations(SYNC_WAVES.installer);
 
     const hostsConfigMapData = {

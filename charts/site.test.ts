@@ -56,8 +56,8 @@ describe("addSiteCharts", () => {
     expect(clusters[1]?.retired?.key).toBe("edge-sip/tenant-old");
     expect([...wiring.keys()]).toEqual([
       "argocd/applicationset.yaml",
-      "flux/edge-sip-tenant-a.yaml",
-      "flux/edge-sip-tenant-old.yaml",
+      "flux/edge-sip.tenant-a.yaml",
+      "flux/edge-sip.tenant-old.yaml",
     ]);
   });
 
@@ -79,8 +79,25 @@ describe("addSiteCharts", () => {
       ...addSiteCharts(sitePlan(), withTargets(targets), testApp).wiring.keys(),
     ];
     expect(wiringFor(["argocd"])).toEqual(["argocd/applicationset.yaml"]);
-    expect(wiringFor(["flux"])).toEqual(["flux/edge-sip-tenant-a.yaml", "flux/edge-sip-tenant-old.yaml"]);
+    expect(wiringFor(["flux"])).toEqual(["flux/edge-sip.tenant-a.yaml", "flux/edge-sip.tenant-old.yaml"]);
     expect(wiringFor([])).toEqual([]);
+  });
+
+  it("gives edge-a/cluster-east and edge/a-cluster-east a Flux file each (issue #21 case 4)", () => {
+    const plan: RenderPlan = {
+      clusters: [
+        bpaPlan({ namespace: "edge", cluster: "a-cluster-east" }),
+        bpaPlan({ namespace: "edge-a", cluster: "cluster-east" }),
+      ],
+      retired: [],
+      lock: EMPTY_LOCK,
+    };
+    const { wiring } = addSiteCharts(plan, withTargets(["flux"]), testApp);
+    expect([...wiring.keys()]).toEqual(["flux/edge-a-cluster-east.yaml", "flux/edge-a.cluster-east.yaml"]);
+    expect([...wiring.values()].map((chart) => synthObjects(chart)[0]?.metadata.name)).toEqual([
+      "edge-a-cluster-east",
+      "edge-a.cluster-east",
+    ]);
   });
 
   it("lets one App hold the whole site, as `npx cdk8s synth` does", () => {

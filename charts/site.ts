@@ -3,7 +3,8 @@ import type { Construct } from "constructs";
 import type { RetiredSipCluster } from "../synth/plan/model.ts";
 import type { ClusterRender, RenderPlan } from "../synth/plan/render-plan.ts";
 import type { SiteSettings } from "../synth/schema/settings.ts";
-import { ArgoApplicationSetChart, FluxKustomizationChart, fluxKustomizationName } from "./gitops-wiring.ts";
+import { clusterDirectoryName } from "../synth/names.ts";
+import { ArgoApplicationSetChart, FluxKustomizationChart } from "./gitops-wiring.ts";
 import { addBpaClusterCharts } from "./index.ts";
 import { chartId } from "./metadata.ts";
 import { addSipClusterCharts, BmhLabelsChart, labelJobProps } from "./sip/index.ts";
@@ -79,7 +80,7 @@ export function* clusterDirectoryCharts(
       namespace,
       cluster: name,
     });
-    return new Map([[`flux/${fluxKustomizationName(namespace, name)}.yaml`, chart]]);
+    return new Map([[`flux/${clusterDirectoryName(namespace, name)}.yaml`, chart]]);
   };
   for (const plans of byDirectory(plan.clusters)) {
     const scope = scopeFor();

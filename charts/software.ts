@@ -2,6 +2,7 @@ import { ApiObject, Chart } from "cdk8s";
 import { k8s } from "cdk8s-plus-27";
 import type { Construct } from "constructs";
 import { kudRoles, type InventoryNode } from "../synth/hosts-ini.ts";
+import { bpaObjectNames } from "../synth/names.ts";
 import type { BpaRender } from "../synth/plan/render-plan.ts";
 import type { Package } from "../synth/site/bpa.ts";
 import type { SiteSettings } from "../synth/schema/settings.ts";
@@ -135,7 +136,7 @@ export class SoftwareChart extends Chart {
     super(scope, id, clusterChartProps(cluster));
 
     const name = cluster.name;
-    const configMapName = `${name}-software`;
+    const configMapName = bpaObjectNames(name).software;
     const annotations = waveAnnotations(SYNC_WAVES.software);
     const roles = kudRoles(cluster.masters, cluster.workers);
     const data = {

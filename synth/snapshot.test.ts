@@ -19,7 +19,11 @@ const HOSTS = Array.from({ length: 12 }, (_, index): HostOptions => ({
 }));
 const inventory = makeInventory(HOSTS);
 const MACS = [...inventory.hosts.flatMap((host) => host.macs), "aa:bb:cc:dd:ee:ff"];
-const CLUSTERS = ["c0", "c1", "c2"];
+/**
+ * `jumphost-c0`'s address book and Software ConfigMap are the jump hosts of SIPClusters
+ * `c0-configmap` and `c0-software`: `name-clash`.
+ */
+const CLUSTERS = ["c0", "c1", "c2", "jumphost-c0"];
 
 const entry = fc.oneof(
   fc.constantFrom(...MACS).map((mac) => ({ "mac-address": mac })),
@@ -68,7 +72,7 @@ const crArbitrary = fc.oneof(
     })),
   fc
     .record({
-      name: fc.constantFrom("s0", "s1", "c0"),
+      name: fc.constantFrom("s0", "s1", "c0", "c0-configmap", "c0-software"),
       workers: fc.integer({ min: 1, max: 3 }),
       nodePort: fc.constantFrom(30001, 30002, 30003),
     })

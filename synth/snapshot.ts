@@ -3,7 +3,7 @@
  * reach, not of the site (SPEC §8: the webhook answers in milliseconds with a hub's clusters loaded).
  *
  * - The checks across CRs (`siteModel`) run on the CRs the changed one shares something with: its
- *   cluster, the names its references use, its NodePorts. Each of those checks groups CRs by exactly
+ *   cluster, the names its references use, its NodePorts, the names its cluster renders. Each of those checks groups CRs by exactly
  *   such a value, so on that subset it finds what it finds on the whole site about those CRs.
  * - Planning runs again from the evaluation's trace (`plan/replan.ts`), re-placing only the turns
  *   the change reaches, whether CRs changed or BareMetalHosts did.
@@ -16,11 +16,14 @@ import type { Lock } from "./plan/lock.ts";
 import type { SiteModel, SitePlan } from "./plan/model.ts";
 import { planClusters, tracePlan, type PlanClusters, type PlanTrace } from "./plan/plan-site.ts";
 import { replan, replanInventory, TraceIndex, type ClusterChange } from "./plan/replan.ts";
+import { renderedNames } from "./rules/names.ts";
 import { siteModel } from "./site/model.ts";
 import { resourceKey, type AnyResource, type InvalidResource } from "./site/resources.ts";
 
 /** Scope values naming a cluster start so; the rest is its key. */
 const CLUSTER_SCOPE = "cluster\u0000";
+/** Scope values naming what a cluster renders start so (`name-clash`). */
+const RENDERED_SCOPE = "rendered\u0000";
 
 /** What a snapshot is taken of: the site's CRs (sorted by key), the inventory, the lock. */
 export interface SnapshotInput {
@@ -145,6 +148,15 @@ export class SiteSnapshot {
     for (const known of this.invalid.filter(sameKey)) {
       if (known.cluster !== undefined) touched.add(clusterScope(clusterKey(known.namespace, known.cluster)));
     }
+    // What a cluster renders depends on all its CRs (a Provisioning makes its Software's ConfigMap
+    // real), so the names its known CRs render relate too.
+    for (const value of [...touched]) {
+      if (scopedCluster(value) === undefined) continue;
+      for (const known of this.#scoped.get(value) ?? []) {
+        for (const scope of this.#scopes.get(known) ?? [])
+          if (scope.startsWith(RENDERED_SCOPE)) touched.add(scope);
+      }
+    }
     // A glue's "no Provisioning … (found: …)" lists the namespace's CRs of that kind.
     if (resource.kind === "Cluster") touched.add(namespaceScope(resource.namespace));
     const related = new Set<AnyResource>();
@@ -204,7 +216,7 @@ function namespaceScope(namespace: string): string {
  * The values each CR of `model` shares with the CRs a check across CRs relates it to: its key
  * (`duplicate-object`), its cluster (`cluster-ref`: one Provisioning/Software/glue a cluster, a
  * Software needs a Provisioning; planning: the SIPCluster and BPA CRs of one key), the names glue
- * references use, and its NodePorts (`node-port`).
+ * references use, its NodePorts (`node-port`), and what its cluster renders (`name-clash`).
  */
 function scopesOf(model: SiteModel): Map<AnyResource, string[]> {
   const scopes = new Map<AnyResource, string[]>();
@@ -237,6 +249,17 @@ function scopesOf(model: SiteModel): Map<AnyResource, string[]> {
       ...cluster(sip.resource.namespace, sip.resource.name),
       ...[...new Set(sip.ports.map((port) => port.port))].map((port) => `port\u0000${port}`),
     );
+  }
+  // What a cluster renders relates every CR of the cluster: a CR reached through a shared name
+  // brings its cluster's other CRs, without which it would render nothing (or be an orphan Software).
+  const rendered = new Map<string, Set<string>>();
+  for (const { what, source } of renderedNames(model, true)) {
+    const scope = clusterScope(source.cluster);
+    rendered.set(scope, (rendered.get(scope) ?? new Set()).add(`${RENDERED_SCOPE}${what}`));
+  }
+  for (const [resource, values] of scopes) {
+    const names = values.flatMap((value) => [...(rendered.get(value) ?? [])]);
+    if (names.length > 0) add(resource, ...new Set(names));
   }
   return scopes;
 }

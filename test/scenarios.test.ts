@@ -17,6 +17,7 @@ import { main, type Console } from "../bin/cli.ts";
 import { asKubeObject, type KubeObject, validateKubernetesObject } from "./support/charts.ts";
 import { readTree, writeTree } from "../gitops/tree-writer.ts";
 import { compareText } from "../synth/issue.ts";
+import { clusterDirectoryName } from "../synth/names.ts";
 import { secretMaterialIn } from "../synth/rules/secrets.ts";
 import { hasKubectl, REPO } from "./harness.ts";
 
@@ -233,12 +234,15 @@ describe.each(ALL.map((scenario) => [scenario.name, scenario] as const))(
           resources: [...components].sort(compareText),
         });
       }
-      // Flux, when the site renders it, has one Kustomization per cluster directory.
+      // Flux, when the site renders it, has one Kustomization per cluster directory, named after it.
       const flux = [...expected.keys()].filter((file) => file.startsWith("flux/"));
       if (flux.length > 0) {
         expect(flux.sort(compareText)).toEqual(
           [...directories.keys()]
-            .map((directory) => `flux/${directory.replace("/", "-")}.yaml`)
+            .map((directory) => {
+              const [namespace, cluster] = directory.split("/");
+              return `flux/${clusterDirectoryName(namespace!, cluster!)}.yaml`;
+            })
             .sort(compareText),
         );
       }

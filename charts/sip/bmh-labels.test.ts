@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { clusterKey } from "../../synth/cluster-key.ts";
 import { synthObjects, testApp, validateKubernetesObject } from "../../test/support/charts.ts";
-import { BmhLabelsChart, labelJobName } from "./bmh-labels.ts";
+import { BmhLabelsChart } from "./bmh-labels.ts";
 import { SIP_HOSTS, sipHost, sipPlan } from "../../test/support/sip.ts";
 import type { SipClusterPlan } from "../../synth/plan/model.ts";
 
@@ -176,7 +177,7 @@ describe("BmhLabelsChart", () => {
     it("lets the Job get and patch exactly the hosts it labels, in their namespace", () => {
       const objects = renderWithJob(shrunk());
       const role = objects.find((object) => object.kind === "Role");
-      expect(role?.metadata).toMatchObject({ name: "bmh-labels-tenant-a-edge-sip", namespace: "metal3" });
+      expect(role?.metadata).toMatchObject({ name: "bmh-labels-tenant-a.edge-sip", namespace: "metal3" });
       expect(role?.rules).toEqual([
         {
           apiGroups: ["metal3.io"],
@@ -192,12 +193,18 @@ describe("BmhLabelsChart", () => {
     });
   });
 
-  it("keeps the label Job's name a valid pod label value for the longest cluster names", () => {
-    expect(labelJobName("tenant-a")).toBe("bmh-labels-tenant-a");
-    const long = "a".repeat(63);
-    const other = `${"a".repeat(62)}b`;
-    expect(labelJobName(long).length).toBeLessThanOrEqual(63);
-    expect(labelJobName(long)).toMatch(/^bmh-labels-a+-[0-9a-f]{8}$/);
-    expect(labelJobName(long)).not.toBe(labelJobName(other));
+  it("gives edge-sip/tenant-a and a-edge-sip/tenant different Roles in metal3 (issue #21 case 4)", () => {
+    const roleNames = [
+      sipPlan(),
+      { ...sipPlan(), key: clusterKey("a-edge-sip", "tenant"), namespace: "a-edge-sip", name: "tenant" },
+    ].map((cluster) =>
+      synthObjects(new BmhLabelsChart(testApp(), "bmh-labels", { cluster, labelJob: LABEL_JOB }))
+        .filter((object) => object.kind === "Role" || object.kind === "RoleBinding")
+        .map((object) => `${object.kind} ${object.metadata.namespace}/${object.metadata.name}`),
+    );
+    expect(roleNames).toEqual([
+      ["Role metal3/bmh-labels-tenant-a.edge-sip", "RoleBinding metal3/bmh-labels-tenant-a.edge-sip"],
+      ["Role metal3/bmh-labels-tenant.a-edge-sip", "RoleBinding metal3/bmh-labels-tenant.a-edge-sip"],
+    ]);
   });
 });

@@ -1,10 +1,10 @@
 import { ApiObject, Chart } from "cdk8s";
 import { k8s } from "cdk8s-plus-27";
 import type { Construct } from "constructs";
-import { hash8 } from "../../synth/content-hash.ts";
 import { SIP_LABELS } from "../../synth/inventory/bmh.ts";
 import type { Host } from "../../synth/inventory/host.ts";
 import { compareText } from "../../synth/issue.ts";
+import { labelJobName, labelRoleName } from "../../synth/names.ts";
 import type { SipRender } from "../../synth/plan/render-plan.ts";
 import {
   CLUSTER_LABEL,
@@ -121,7 +121,7 @@ export class BmhLabelsChart extends Chart {
     }
     // A Role in each BMH namespace, named after the cluster's namespace too: one BMH namespace
     // serves SIPClusters of many namespaces.
-    const roleName = `${name}-${cluster.namespace}`;
+    const roleName = labelRoleName(cluster.namespace, cluster.name);
     for (const [namespace, hosts] of byNamespace) {
       const roleMetadata = { ...metadata(namespace), name: roleName };
       new k8s.KubeRole(this, `role-${namespace}`, {
@@ -213,20 +213,6 @@ function memberLabels(cluster: { readonly namespace: string; readonly name: stri
 
 /** The keys of {@link memberLabels}: what a released host loses. */
 const MEMBER_LABEL_KEYS = [CLUSTER_LABEL, SIP_LABELS.namespace, SIP_LABELS.name, SIP_LABELS.nodeType];
-
-/** Longest Job name: the Job controller copies it into a pod label value. */
-const MAX_JOB_NAME = 63;
-
-/**
- * `bmh-labels-<cluster>`, a fixed name so Argo CD's `BeforeHookCreation` replaces the previous run.
- * A cluster name too long for it is cut and given a hash of the whole name, so names stay unique.
- */
-export function labelJobName(cluster: string): string {
-  const name = `bmh-labels-${cluster}`;
-  if (name.length <= MAX_JOB_NAME) return name;
-  const hash = hash8(cluster);
-  return `${name.slice(0, MAX_JOB_NAME - hash.length - 1).replace(/-+$/, "")}-${hash}`;
-}
 
 /** Each host's patch, by `namespace/name`; a host released and chosen again is a member. */
 function hostPatches(cluster: BmhLabelsChartProps["cluster"]): HostPatch[] {

@@ -19,7 +19,7 @@ import {
 } from "../../test/support/charts.ts";
 import { addSipClusterCharts } from "./index.ts";
 import { examplePlan, sipPlan } from "../../test/support/sip.ts";
-import { serviceObjectName } from "./workload.ts";
+import { serviceObjectName } from "../../synth/names.ts";
 
 /** The objects of each of a cluster's files, as synth writes them. */
 function sipClusterObjects(cluster: SipClusterPlan, settings: SiteSettings): Map<string, unknown[]> {

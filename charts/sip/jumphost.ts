@@ -4,7 +4,8 @@ import type { Construct } from "constructs";
 import type { SipRender } from "../../synth/plan/render-plan.ts";
 import type { SiteSettings } from "../../synth/schema/settings.ts";
 import { SYNC_WAVES, clusterChartProps, waveAnnotations } from "../metadata.ts";
-import { serviceObjectName, servedHosts, serviceWorkload, type ServedHost } from "./workload.ts";
+import { SERVICE_NAME_PREFIXES, serviceObjectName } from "../../synth/names.ts";
+import { servedHosts, serviceWorkload, type ServedHost } from "./workload.ts";
 
 /** Props of {@link JumpHostChart}. */
 export interface JumpHostChartProps {
@@ -81,7 +82,7 @@ export class JumpHostChart extends Chart {
     const { cluster, settings } = props;
     super(scope, id, clusterChartProps(cluster));
     (cluster.sip.services.jumpHost ?? []).forEach((service, index) => {
-      const name = serviceObjectName("jumphost", cluster.name, index);
+      const name = serviceObjectName(SERVICE_NAME_PREFIXES.jumpHost, cluster.name, index);
       const hosts = servedHosts(cluster, service.nodeInterfaceId);
       serviceWorkload(this, {
         name,

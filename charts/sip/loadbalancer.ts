@@ -16,7 +16,8 @@ import {
   haproxyConfig,
   type HaproxyHealthCheck,
 } from "./haproxy-config.ts";
-import { serviceObjectName, servedHosts, serviceWorkload, type PublishedPort } from "./workload.ts";
+import { SERVICE_NAME_PREFIXES, serviceObjectName } from "../../synth/names.ts";
+import { servedHosts, serviceWorkload, type PublishedPort } from "./workload.ts";
 
 /** Which of a SIPCluster's load balancers. */
 export type LoadBalancerTier = "controlplane" | "worker";
@@ -36,6 +37,8 @@ const KUBE_APISERVER_PORT = 6443;
 const HAPROXY_CONFIG_DIR = "/usr/local/etc/haproxy";
 
 interface Tier {
+  /** What its objects' names start with. */
+  readonly prefix: string;
   /** The SIP role whose hosts, active and standby, are the backends. */
   readonly role: string;
   readonly check: HaproxyHealthCheck;
@@ -51,6 +54,7 @@ interface TierService {
 
 const TIERS: Readonly<Record<LoadBalancerTier, Tier>> = {
   controlplane: {
+    prefix: SERVICE_NAME_PREFIXES.loadBalancerControlPlane,
     role: "ControlPlane",
     check: "kube-apiserver",
     services: (cluster) =>
@@ -60,6 +64,7 @@ const TIERS: Readonly<Record<LoadBalancerTier, Tier>> = {
       })),
   },
   worker: {
+    prefix: SERVICE_NAME_PREFIXES.loadBalancerWorker,
     role: "Worker",
     check: "tcp",
     // Each port of the range is a frontend, a container port and a Service port of the same number,
@@ -91,7 +96,7 @@ export class LoadBalancerChart extends Chart {
     super(scope, id, clusterChartProps(cluster));
     const tier = TIERS[props.tier];
     tier.services(cluster).forEach(({ nodeInterfaceId, image, ports }, index) => {
-      const name = serviceObjectName(`loadbalancer-${props.tier}`, cluster.name, index);
+      const name = serviceObjectName(tier.prefix, cluster.name, index);
       // Each published port is a listener of the same name and number.
       const config = haproxyConfig({
         title: `${name} (SIPCluster ${cluster.key}, interface ${nodeInterfaceId})`,

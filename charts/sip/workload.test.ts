@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { serviceObjectName } from "./workload.ts";
+import { serviceObjectName } from "../../synth/names.ts";
 
 /** SIPCluster names as users write them: DNS-1123 labels, with the dashes and digits that made names clash. */
 const clusterName = fc.stringMatching(/^[a-z0-9]([-a-z0-9]{0,20}[a-z0-9])?$/);

@@ -1,6 +1,7 @@
 /**
- * What the SIP service charts share: which members a service reaches and under which name, object
- * names, and the Deployment + NodePort Service pair every service runs as.
+ * What the SIP service charts share: which members a service reaches and under which name, and the
+ * Deployment + NodePort Service pair every service runs as (named by `serviceObjectName` in
+ * `synth/names.ts`).
  */
 import { k8s } from "cdk8s-plus-27";
 import type { Construct } from "constructs";
@@ -13,35 +14,6 @@ import { clusterLabels } from "../metadata.ts";
 
 /** Pod annotation holding a hash of the pod's ConfigMap: a changed config rolls the Deployment. */
 const CONFIG_HASH_ANNOTATION = "metalsynth.io/config-hash";
-
-/** Longest DNS-1035 label: a Service name must be one. */
-const MAX_SERVICE_NAME = 63;
-const DNS_1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
-
-/**
- * `<prefix>-<cluster>` for the first service of a kind (SPEC §4.2), `<prefix><index>-<cluster>` for
- * the service at `index` > 0 (`loadbalancer-controlplane1-x` for `loadbalancerControlPlane[1]`). The
- * index goes before the cluster name because a cluster name may end in `-1` itself: with
- * `<prefix>-<cluster>-<index>`, the second service of SIPCluster `x` and the first of SIPCluster `x-1`
- * in the same namespace would be one object. A first-service name continues the prefix with `-`,
- * a further one with a digit, so the two forms never meet.
- *
- * The Service of that name must be a DNS-1035 label of at most 63 characters, which a SIPCluster name
- * (any DNS subdomain) need not allow: such a name is shortened, dots become dashes, and a hash of the
- * cluster and index keeps it unique.
- */
-export function serviceObjectName(prefix: string, cluster: string, index: number): string {
-  const head = index === 0 ? prefix : `${prefix}${index}`;
-  const wanted = `${head}-${cluster}`;
-  if (wanted.length <= MAX_SERVICE_NAME && DNS_1035_LABEL.test(wanted)) return wanted;
-  const hash = hash8({ cluster, index });
-  const room = MAX_SERVICE_NAME - head.length - hash.length - 2;
-  const stem = cluster
-    .replace(/[^a-z0-9-]+/g, "-")
-    .slice(0, room)
-    .replace(/^-+|-+$/g, "");
-  return stem === "" ? `${head}-${hash}` : `${head}-${stem}-${hash}`;
-}
 
 /** A member as a service sees it: the name it is known by and its address on the service's interface. */
 export interface ServedHost {

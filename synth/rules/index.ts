@@ -2,9 +2,9 @@
  * The rule catalogue (SPEC §2): every rule id with its severity, a one-line summary and the module
  * that holds its check. The rules proper live in this folder, one module per family: `bpa.ts`
  * (Provisioning, Software, Cluster CRs), `sip.ts` (SIPCluster), `site.ts` (across CRs), `hosts.ts`
- * (a request against the inventory), `schema.ts` and `secrets.ts` (reading a CR). Findings about
- * the input files themselves (`yaml-syntax`, `too-large`, `file-unread`, `no-objects`,
- * `inventory-*`) are made by the readers that meet them, named here.
+ * (a request against the inventory), `names.ts` (what clusters render), `schema.ts` and `secrets.ts`
+ * (reading a CR). Findings about the input files themselves (`yaml-syntax`, `too-large`,
+ * `file-unread`, `no-objects`, `inventory-*`) are made by the readers that meet them, named here.
  */
 import type { Severity } from "../issue.ts";
 
@@ -189,6 +189,12 @@ export const RULES = {
     severity: "error",
     summary: "recognised but unsupported mode (e.g. virtlet-vm)",
     module: "synth/rules/bpa.ts",
+  },
+  "name-clash": {
+    severity: "error",
+    summary:
+      "two clusters would render objects (kind, namespace, name) or files with one name; names both CRs",
+    module: "synth/rules/names.ts",
   },
   "inventory-invalid": {
     severity: "error",

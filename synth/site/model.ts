@@ -10,13 +10,15 @@ import {
 } from "./bpa.ts";
 import type { AnyResource, InvalidResource } from "./resources.ts";
 import { clusterReferences, duplicateObjects } from "../rules/site.ts";
+import { nameClashes } from "../rules/names.ts";
 import { nodePortClashes } from "../rules/sip.ts";
 import { normalizeSipCluster, type SipCluster } from "./sip.ts";
 
 /**
  * Normalises schema-valid resources into the site model and runs the checks that look across CRs
  * but not at the inventory (`synth/rules/site.ts`, `synth/rules/sip.ts`): duplicate objects, one
- * Provisioning/Software per cluster, Cluster glue references, NodePorts used twice. A reference to an `invalid` CR (one that failed its schema, already
+ * Provisioning/Software per cluster, Cluster glue references, NodePorts used twice, rendered names
+ * two clusters would share. A reference to an `invalid` CR (one that failed its schema, already
  * reported) is not reported again as a reference to nothing.
  */
 export function siteModel(
@@ -60,6 +62,6 @@ export function siteModel(
     }
   }
 
-  issues.push(...clusterReferences(model, invalid), ...nodePortClashes(model.sips));
+  issues.push(...clusterReferences(model, invalid), ...nodePortClashes(model.sips), ...nameClashes(model));
   return { model, issues };
 }

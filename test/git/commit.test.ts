@@ -34,7 +34,7 @@ describe("metalsynth commit", () => {
       expect.arrayContaining([
         "rendered/metalsynth.lock.yaml",
         "rendered/argocd/applicationset.yaml",
-        "rendered/flux/edge-a-cluster-east.yaml",
+        "rendered/flux/edge-a.cluster-east.yaml",
         "rendered/clusters/edge-a/cluster-east/kud-installer.yaml",
         "rendered/clusters/edge-a/cluster-west/kustomization.yaml",
       ]),
