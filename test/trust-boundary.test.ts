@@ -2,9 +2,10 @@
  * The trust boundary under fuzz, with the real readers as judges (issue #21, SPEC §2 "Typed at the
  * door", §9 "Real readers of what we write"). Arbitrary strings go into every input field of a small
  * site that reaches a rendered text file; for each input, either `validate` and `synth` both refuse
- * it with findings (rule, file, line) and leave rendered/ as it was, or every rendered file is read by
- * its real reader as exactly what the site planned: HAProxy's backends, ansible-inventory's groups and
- * hosts, `ssh -G`'s addresses, `ssh-keygen -l`'s keys.
+ * it with findings (rule, file, line), leave rendered/ as it was, and the webhook's review of the CRs
+ * finds each error validate found in them; or every rendered file is read by its real reader as
+ * exactly what the site planned (HAProxy's backends, ansible-inventory's groups and hosts, `ssh -G`'s
+ * addresses, `ssh-keygen -l`'s keys) and the webhook admits every CR.
  *
  * The directed tests first prove each reader invocation on known-good renders (the example site's
  * committed files and the fuzz's own baseline) and on tampered ones, so a broken invocation cannot
@@ -16,7 +17,12 @@ import path from "node:path";
 import fc from "fast-check";
 import { parseAllDocuments } from "yaml";
 import { describe, expect, it } from "vitest";
+import { readInventory } from "../gitops/inventory-reader.ts";
 import { readTree } from "../gitops/tree-writer.ts";
+import { parseDocuments, type SourceDocument } from "../synth/documents.ts";
+import { EMPTY_LOCK } from "../synth/plan/lock.ts";
+import { readResources } from "../synth/site/resources.ts";
+import { SiteReviewer } from "../webhook/site-review.ts";
 import { REPO } from "./harness.ts";
 import { run } from "./run-cli.ts";
 import { judgeRendered } from "./support/judge-rendered.ts";
@@ -182,24 +188,55 @@ describe.skipIf(!READERS)("the readers, on known-good and tampered files", () =>
   });
 });
 
+describe.skipIf(!READERS)("the webhook's side of the property", () => {
+  it("finds in the webhook's review each error validate reports in a spec file, and says when one is missing", async () => {
+    const values = { ...BASELINE, kudPlugins: ["multus", "Bad Plugin"] };
+    const site = await writeSite(values);
+    const validated = await run("validate", "--site", site, "--format", "json");
+    const errors = (JSON.parse(validated.out) as { severity: string; rule: string; file: string }[]).filter(
+      (found) => found.severity === "error",
+    );
+    expect(errors.map((found) => `${found.rule} ${path.relative(site, path.resolve(found.file))}`)).toEqual([
+      "plugin-name specs/bpa.yaml",
+    ]);
+    expect(await webhookProblems(site, errors)).toEqual([]);
+    const unheard = { rule: "ssh-key", file: path.join(site, "specs", "bpa.yaml") };
+    expect(await webhookProblems(site, [...errors, unheard])).toEqual([
+      expect.stringMatching(
+        /^validate reports ssh-key in specs\/bpa\.yaml, the webhook does not: .*plugin-name/,
+      ),
+    ]);
+    expect(await webhookProblems(site, [])).toEqual([
+      expect.stringMatching(/^validate accepts specs\/bpa\.yaml, the webhook denies it: \[plugin-name\]/),
+    ]);
+  });
+});
+
 /** What `validate` and `synth` made of a site. */
 type SynthOutcome =
   | { readonly accepted: true; readonly dir: string; readonly files: ReadonlyMap<string, string> }
   | { readonly accepted: false; readonly problems: readonly string[] };
 
-/**
- * Writes the site of `values` to a fresh directory and runs `validate` and `synth` on it in-process
- * (the CLI's own code, as `metalsynth validate|synth --site <dir> --format json`). Accepted: both
- * exit 0 and the rendered tree is returned. Refused: both exit 1, with findings that name a rule, a
- * file and a line, and rendered/ unchanged; anything else is a problem.
- */
-async function synthSite(values: SiteValues): Promise<SynthOutcome> {
-  const dir = await mkdtemp(path.join(tmpdir(), "metalsynth-trust-"));
-  const site = path.join(dir, "site");
+/** The site of `values`, written to `site/` of a fresh directory. */
+async function writeSite(values: SiteValues): Promise<string> {
+  const site = path.join(await mkdtemp(path.join(tmpdir(), "metalsynth-trust-")), "site");
   for (const [file, text] of siteFiles(values)) {
     await mkdir(path.dirname(path.join(site, file)), { recursive: true });
     await writeFile(path.join(site, file), text);
   }
+  return site;
+}
+
+/**
+ * Writes the site of `values` to a fresh directory and runs `validate` and `synth` on it in-process
+ * (the CLI's own code, as `metalsynth validate|synth --site <dir> --format json`). Accepted: both
+ * exit 0, the webhook admits the CRs, and the rendered tree is returned. Refused: both exit 1, with
+ * findings that name a rule, a file and a line, the same errors from the webhook for the CRs, and
+ * rendered/ unchanged; anything else is a problem.
+ */
+async function synthSite(values: SiteValues): Promise<SynthOutcome> {
+  const site = await writeSite(values);
+  const dir = path.dirname(site);
   // A site never rendered before: a refused synth must not create rendered/.
   const out = path.join(site, "rendered");
   const validated = await run("validate", "--site", site, "--format", "json");
@@ -215,7 +252,11 @@ async function synthSite(values: SiteValues): Promise<SynthOutcome> {
   if (validated.code !== synthesised.code)
     problems.push(`validate exited ${validated.code} but synth ${synthesised.code}`);
   if (problems.length > 0) return { accepted: false, problems };
-  if (synthesised.code === 0) return { accepted: true, dir, files: await readTree(out) };
+  if (synthesised.code === 0) {
+    const denied = await webhookProblems(site, []);
+    if (denied.length > 0) return { accepted: false, problems: denied };
+    return { accepted: true, dir, files: await readTree(out) };
+  }
 
   const diagnostics = JSON.parse(validated.out) as {
     severity: string;
@@ -230,9 +271,62 @@ async function synthSite(values: SiteValues): Promise<SynthOutcome> {
     if (!finding.rule || !finding.file || !(Number(finding.line) >= 1))
       problems.push(`a finding without rule, file or line: ${JSON.stringify(finding)}`);
   }
+  problems.push(...(await webhookProblems(site, errors)));
   const left = await readdir(out, { recursive: true }).catch(() => undefined);
   if (left !== undefined) problems.push(`a refused synth wrote rendered/: ${left.join(", ")}`);
   return { accepted: false, problems };
+}
+
+/**
+ * Rules that the webhook downgrades to warnings on purpose: the CR they refer to may be applied next
+ * (decision 0011).
+ */
+const ADMISSION_WARNINGS = new Set(["cluster-ref"]);
+
+/**
+ * What the webhook's reviewer (the rules as the webhook runs them, against the site's inventory and
+ * CRs) says that `validate` did not: for an accepted site, any error on one of its CRs; for a refused
+ * one, each error `validate` reported in a spec file that the review of that file's CRs lacks.
+ */
+async function webhookProblems(
+  site: string,
+  validateErrors: readonly { rule?: string; file?: string }[],
+): Promise<string[]> {
+  const { inventory } = await readInventory([path.join(site, "inventory")], { relativeTo: site });
+  const files = new Map<string, readonly SourceDocument[]>();
+  for (const file of ["specs/sipcluster.yaml", "specs/bpa.yaml"]) {
+    files.set(file, parseDocuments(file, await readFile(path.join(site, file), "utf8")).documents);
+  }
+  const read = readResources([...files.values()].flat());
+  const reviewer = new SiteReviewer({
+    inventory,
+    resources: read.resources,
+    invalid: read.invalid,
+    lock: EMPTY_LOCK,
+  });
+  const problems: string[] = [];
+  for (const [file, documents] of files) {
+    const errors = documents
+      .flatMap((document) => reviewer.review(document.value))
+      .filter((found) => found.severity === "error");
+    const wanted = validateErrors.filter(
+      (found) =>
+        found.file !== undefined &&
+        path.relative(site, path.resolve(found.file)) === file &&
+        !ADMISSION_WARNINGS.has(found.rule ?? ""),
+    );
+    if (validateErrors.length === 0 && errors.length > 0)
+      problems.push(
+        `validate accepts ${file}, the webhook denies it: ${errors.map((found) => `[${found.rule}] ${found.text}`).join("; ")}`,
+      );
+    for (const found of wanted) {
+      if (!errors.some((error) => error.rule === found.rule))
+        problems.push(
+          `validate reports ${found.rule} in ${file}, the webhook does not: ${JSON.stringify(errors)}`,
+        );
+    }
+  }
+  return problems;
 }
 
 /** Replaces item `index` of `items` with `change` applied to it. */

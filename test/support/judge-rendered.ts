@@ -263,9 +263,11 @@ function referenceProblems(object: KubeObject): string[] {
 }
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+/** Kubernetes' IsDNS1123Subdomain: labels of any length, at most 253 in all. */
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
 function isDnsSubdomain(text: string): boolean {
-  return text.length <= 253 && text.split(".").every((label) => DNS_LABEL.test(label));
+  return text.length <= 253 && DNS_SUBDOMAIN.test(text);
 }
 
 /** distribution/reference's grammar: `[domain[:port]/]path[:tag][@digest]`, path lowercase. */
