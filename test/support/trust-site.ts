@@ -6,7 +6,7 @@
  * the readers of the rendered files must find. The counts ask for every host of each role, so a
  * site that plans at all plans exactly these hosts.
  */
-import { stringify } from "yaml";
+import { parseAllDocuments, stringify } from "yaml";
 
 /** A host of the site as the fuzz sees it: its BareMetalHost name and its address. */
 export interface SiteHost {
@@ -177,7 +177,7 @@ export function siteFiles(values: SiteValues): Map<string, string> {
       type: "Opaque",
       ...(index % 2 === 0
         ? { data: { networkData: Buffer.from(JSON.stringify(networkData)).toString("base64") } }
-        : { stringData: { networkData: stringify(networkData) } }),
+        : { stringData: { networkData: yamlDocuments([networkData]) } }),
     };
   });
   const role = (flavor: string, active: number, standby: number) => ({
@@ -248,14 +248,26 @@ export function siteFiles(values: SiteValues): Map<string, string> {
     images: { kudInstaller: values.kudInstallerImage, haproxy: values.haproxyImage },
     sshKeySecret: values.sshKeySecret,
   };
-  const documents = (objects: readonly unknown[]) => objects.map((object) => stringify(object)).join("---\n");
   return new Map([
-    ["metalsynth.yaml", stringify(settings)],
-    ["inventory/hosts.yaml", documents(bmhs)],
-    ["inventory/networkdata.yaml", documents(secrets)],
-    ["specs/sipcluster.yaml", stringify(sipCluster)],
-    ["specs/bpa.yaml", documents([provisioning, software])],
+    ["metalsynth.yaml", yamlDocuments([settings])],
+    ["inventory/hosts.yaml", yamlDocuments(bmhs)],
+    ["inventory/networkdata.yaml", yamlDocuments(secrets)],
+    ["specs/sipcluster.yaml", yamlDocuments([sipCluster])],
+    ["specs/bpa.yaml", yamlDocuments([provisioning, software])],
   ]);
+}
+
+/**
+ * `objects` as a multi-document YAML file, checked to read back as the same objects: a value the
+ * fuzz puts in must reach metalsynth as it is, or a failure would be the writer's, not metalsynth's.
+ */
+function yamlDocuments(objects: readonly unknown[]): string {
+  const text = objects.map((object) => stringify(object)).join("---\n");
+  const back = parseAllDocuments(text);
+  const read = Array.isArray(back) ? back.map((document) => document.toJS() as unknown) : [];
+  if (JSON.stringify(read) !== JSON.stringify(objects))
+    throw new Error(`the site's YAML does not read back as written:\n${text}`);
+  return text;
 }
 
 /** What each reader must find in the rendered files of a site that synth accepted. */
