@@ -1,0 +1,335 @@
+/**
+ * A small site for the trust-boundary fuzz (issue #21): one SIPCluster with all three services over
+ * five hosts with networkData Secrets, and one BPA cluster (Provisioning + Software) over two hosts
+ * pinned by MAC. Every value of it that can reach a rendered text file is a field of
+ * {@link SiteValues}, so the fuzz can replace any of them and {@link plannedReadings} can say what
+ * the readers of the rendered files must find. The counts ask for every host of each role, so a
+ * site that plans at all plans exactly these hosts.
+ */
+import { parseAllDocuments, stringify } from "yaml";
+
+/** A host of the site as the fuzz sees it: its BareMetalHost name and its address. */
+export interface SiteHost {
+  readonly name: string;
+  /** The address: networkData `ip_address` (SIP hosts) or the NIC's `ip` (BPA hosts). */
+  readonly ip: string;
+}
+
+/** A SIP host: also its BMC address, which the jump host's hosts table lists. */
+export interface SipHost extends SiteHost {
+  readonly bmc: string;
+}
+
+/** A BPA host: also the MAC of its NIC, which the Provisioning CR names. */
+export interface BpaHost extends SiteHost {
+  readonly mac: string;
+}
+
+/** A Software package, `name` or `name` at `version`. */
+export interface SitePackage {
+  readonly name: string;
+  readonly version?: string;
+}
+
+/** Every value of the site that reaches a rendered file. */
+export interface SiteValues {
+  /** `metadata.namespace` of every BareMetalHost and networkData Secret. */
+  readonly hostNamespace: string;
+  /** The ControlPlane hosts (three) and the Worker hosts (two) of the SIPCluster. */
+  readonly controlPlane: readonly SipHost[];
+  readonly workers: readonly SipHost[];
+  /** The label value the SIP roles select by, on the hosts and in the selector alike. */
+  readonly controlPlaneFlavor: string;
+  readonly workerFlavor: string;
+  /** The network id of the address in the networkData Secrets and the services' `nodeInterfaceId`. */
+  readonly interfaceId: string;
+  readonly sipNamespace: string;
+  readonly sipName: string;
+  readonly loadBalancerImage: string;
+  readonly jumpHostImage: string;
+  readonly sshAuthorizedKeys: readonly string[];
+  readonly nodeSshPrivateKeys: string;
+  /** The Provisioning's (and Software's) namespace, and its `cluster` label and name. */
+  readonly bpaNamespace: string;
+  readonly cluster: string;
+  /** The node labels of the master and the worker, and the hosts they are pinned to by MAC. */
+  readonly masterLabel: string;
+  readonly workerLabel: string;
+  readonly master: BpaHost;
+  readonly worker: BpaHost;
+  /** The MACs the Provisioning names: the hosts' own, unless the fuzz changed one side only. */
+  readonly masterMac: string;
+  readonly workerMac: string;
+  readonly kudPlugins: readonly string[];
+  readonly masterPackages: readonly SitePackage[];
+  /** Site settings (metalsynth.yaml). */
+  readonly sshKeySecret: string;
+  readonly kudInstallerImage: string;
+  readonly haproxyImage: string;
+}
+
+/** Two ed25519 public keys (of throwaway keys that exist nowhere else). */
+export const SITE_KEYS = [
+  "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIM8u0Z4+88F1dyoQt/UfAgSmyZCbWngnlNSbqbHOvluv ops@site-a",
+  "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIDHXQiN/ZLNvrabC0XxRI4mkS4Cd1FYaXDmKX5n9N+BH oncall@site-a",
+] as const;
+
+/** The site before the fuzz changes anything: every value valid, every reader content. */
+export const BASELINE: SiteValues = {
+  hostNamespace: "metal3",
+  controlPlane: [
+    { name: "cp-1", ip: "10.41.0.11", bmc: "redfish+https://10.20.0.11/redfish/v1/Systems/1" },
+    { name: "cp-2", ip: "10.41.0.12", bmc: "redfish+https://10.20.0.12/redfish/v1/Systems/1" },
+    { name: "cp-3", ip: "fd00:41::13", bmc: "ipmi://10.20.0.13:623" },
+  ],
+  workers: [
+    { name: "wk-1", ip: "10.41.0.21", bmc: "redfish+https://10.20.0.21/redfish/v1/Systems/1" },
+    { name: "wk-2", ip: "10.41.0.22", bmc: "ipmi://10.20.0.22:623" },
+  ],
+  controlPlaneFlavor: "control-plane",
+  workerFlavor: "worker",
+  interfaceId: "oam-ipv4",
+  sipNamespace: "edge-sip",
+  sipName: "tenant-a",
+  loadBalancerImage: "haproxy:2.3.2",
+  jumpHostImage: "quay.io/airshipit/jump-host:v2.1.0",
+  sshAuthorizedKeys: SITE_KEYS,
+  nodeSshPrivateKeys: "tenant-a-ssh-keys",
+  bpaNamespace: "edge-a",
+  cluster: "cluster-east",
+  masterLabel: "master-1",
+  workerLabel: "worker-1",
+  master: { name: "node-01", ip: "10.10.110.21", mac: "00:c6:14:04:61:01" },
+  worker: { name: "node-02", ip: "10.10.110.22", mac: "00:c6:14:04:61:02" },
+  masterMac: "00:c6:14:04:61:01",
+  workerMac: "00:c6:14:04:61:02",
+  kudPlugins: ["multus", "ovn4nfv"],
+  masterPackages: [{ name: "htop" }, { name: "jq", version: "1.6-2.1ubuntu3" }],
+  sshKeySecret: "ssh-key-secret",
+  kudInstallerImage: "integratedcloudnative/bpa-operator-kud:v0.4.0",
+  haproxyImage: "haproxy:2.3.2",
+};
+
+/** The load balancer's worker ports (a range of two). */
+export const WORKER_PORTS = [30100, 30101] as const;
+/** The port of the control-plane load balancer's backends. */
+export const API_SERVER_PORT = 6443;
+
+/** The site's input files, relative path → text, as a person (or `kubectl get -o yaml`) writes them. */
+export function siteFiles(values: SiteValues): Map<string, string> {
+  const sipHosts = [
+    ...values.controlPlane.map((host, index) => ({ host, flavor: values.controlPlaneFlavor, index })),
+    ...values.workers.map((host, index) => ({ host, flavor: values.workerFlavor, index: index + 3 })),
+  ];
+  const bmhs = [
+    ...sipHosts.map(({ host, flavor, index }) => ({
+      apiVersion: "metal3.io/v1alpha1",
+      kind: "BareMetalHost",
+      metadata: {
+        name: host.name,
+        namespace: values.hostNamespace,
+        labels: { "vino.airshipit.org/flavor": flavor },
+      },
+      spec: {
+        online: true,
+        bmc: { address: host.bmc, credentialsName: `bmc-secret-${index}` },
+        bootMACAddress: `02:00:00:00:00:${String(index + 10)}`,
+        networkData: { name: `networkdata-${index}`, namespace: values.hostNamespace },
+      },
+      status: {
+        provisioning: { state: "provisioned" },
+        hardware: {
+          cpu: { count: 16 },
+          ramMebibytes: 65536,
+          nics: [{ name: "eno1", mac: `02:00:00:00:00:${String(index + 10)}`, ip: `172.22.0.${index + 10}` }],
+        },
+      },
+    })),
+    ...[values.master, values.worker].map((host) => ({
+      apiVersion: "metal3.io/v1alpha1",
+      kind: "BareMetalHost",
+      metadata: { name: host.name, namespace: values.hostNamespace },
+      spec: { online: true, bootMACAddress: host.mac },
+      status: {
+        provisioning: { state: "provisioned" },
+        hardware: {
+          cpu: { count: 32 },
+          ramMebibytes: 131072,
+          nics: [{ name: "ens1f0", mac: host.mac, ip: host.ip }],
+        },
+      },
+    })),
+  ];
+  // Half the Secrets hold base64 JSON in `data`, half YAML in `stringData`, as sites have both.
+  const secrets = sipHosts.map(({ host, index }) => {
+    const networkData = {
+      links: [{ id: "bond0", type: "bond", bond_links: ["eno1"] }],
+      networks: [{ id: values.interfaceId, type: "ipv4", link: "bond0", ip_address: host.ip }],
+    };
+    return {
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: {
+        name: `networkdata-${index}`,
+        namespace: values.hostNamespace,
+        labels: { "metalsynth.io/network-data": "true" },
+      },
+      type: "Opaque",
+      ...(index % 2 === 0
+        ? { data: { networkData: Buffer.from(JSON.stringify(networkData)).toString("base64") } }
+        : { stringData: { networkData: yamlDocuments([networkData]) } }),
+    };
+  });
+  const role = (flavor: string, active: number, standby: number) => ({
+    labelSelector: { matchLabels: { "vino.airshipit.org/flavor": flavor } },
+    count: { active, standby },
+  });
+  const sipCluster = {
+    apiVersion: "airship.airshipit.org/v1",
+    kind: "SIPCluster",
+    metadata: { name: values.sipName, namespace: values.sipNamespace },
+    spec: {
+      nodes: {
+        ControlPlane: role(values.controlPlaneFlavor, 2, values.controlPlane.length - 2),
+        Worker: role(values.workerFlavor, 1, values.workers.length - 1),
+      },
+      services: {
+        loadBalancerControlPlane: [
+          { image: values.loadBalancerImage, nodeInterfaceId: values.interfaceId, nodePort: 30443 },
+        ],
+        loadBalancerWorker: [
+          {
+            image: values.loadBalancerImage,
+            nodeInterfaceId: values.interfaceId,
+            nodePortRange: { start: WORKER_PORTS[0], end: WORKER_PORTS[1] },
+          },
+        ],
+        jumpHost: [
+          {
+            image: values.jumpHostImage,
+            nodeInterfaceId: values.interfaceId,
+            nodePort: 30022,
+            sshAuthorizedKeys: values.sshAuthorizedKeys,
+            nodeSSHPrivateKeys: values.nodeSshPrivateKeys,
+          },
+        ],
+      },
+    },
+  };
+  const provisioning = {
+    apiVersion: "bpa.akraino.org/v1alpha1",
+    kind: "Provisioning",
+    metadata: { name: values.cluster, namespace: values.bpaNamespace, labels: { cluster: values.cluster } },
+    spec: {
+      masters: [{ [values.masterLabel]: { "mac-address": values.masterMac } }],
+      workers: [{ [values.workerLabel]: { "mac-address": values.workerMac } }],
+      KUDPlugins: values.kudPlugins,
+      PodSubnet: "10.244.64.0/18",
+    },
+  };
+  const software = {
+    apiVersion: "bpa.akraino.org/v1alpha1",
+    kind: "Software",
+    metadata: {
+      name: `${values.cluster}-software`,
+      namespace: values.bpaNamespace,
+      labels: { cluster: values.cluster },
+    },
+    spec: {
+      masterSoftware: values.masterPackages.map((item) =>
+        item.version === undefined ? item.name : { [item.name]: { version: item.version } },
+      ),
+      workerSoftware: [],
+    },
+  };
+  const settings = {
+    apiVersion: "metalsynth.io/v1alpha1",
+    kind: "SiteSettings",
+    images: { kudInstaller: values.kudInstallerImage, haproxy: values.haproxyImage },
+    sshKeySecret: values.sshKeySecret,
+  };
+  return new Map([
+    ["metalsynth.yaml", yamlDocuments([settings])],
+    ["inventory/hosts.yaml", yamlDocuments(bmhs)],
+    ["inventory/networkdata.yaml", yamlDocuments(secrets)],
+    ["specs/sipcluster.yaml", yamlDocuments([sipCluster])],
+    ["specs/bpa.yaml", yamlDocuments([provisioning, software])],
+  ]);
+}
+
+/**
+ * `objects` as a multi-document YAML file, checked to read back as the same objects: a value the
+ * fuzz puts in must reach metalsynth as it is, or a failure would be the writer's, not metalsynth's.
+ */
+function yamlDocuments(objects: readonly unknown[]): string {
+  const text = objects.map((object) => stringify(object)).join("---\n");
+  const back = parseAllDocuments(text);
+  const read = Array.isArray(back) ? back.map((document) => document.toJS() as unknown) : [];
+  if (JSON.stringify(read) !== JSON.stringify(objects))
+    throw new Error(`the site's YAML does not read back as written:\n${text}`);
+  return text;
+}
+
+/** What each reader must find in the rendered files of a site that synth accepted. */
+export interface PlannedReadings {
+  /** `clusters/<ns>/<name>/` of each cluster. */
+  readonly sipDirectory: string;
+  readonly bpaDirectory: string;
+  /** Backend → servers (name → `address:port`), for each load balancer's haproxy.cfg. */
+  readonly controlPlaneBackends: ReadonlyMap<string, ReadonlyMap<string, string>>;
+  readonly workerBackends: ReadonlyMap<string, ReadonlyMap<string, string>>;
+  /** ssh_config host → the address `ssh -G` must connect to; also the hosts table's rows. */
+  readonly sshHosts: readonly SipHost[];
+  readonly authorizedKeys: readonly string[];
+  /** The kubespray groups of hosts.ini: group → node labels, and node label → address. */
+  readonly groups: Readonly<Record<string, readonly string[]>>;
+  readonly nodeAddresses: Readonly<Record<string, string>>;
+  readonly kudPlugins: readonly string[];
+  /** The Software ConfigMap's line files: file → lines. */
+  readonly softwareLines: Readonly<Record<string, readonly string[]>>;
+  /** Image of each Deployment the SIP services run, by rendered file. */
+  readonly images: Readonly<Record<string, string>>;
+}
+
+/** What the readers must find when synth renders `values` (it plans every host of every role). */
+export function plannedReadings(values: SiteValues): PlannedReadings {
+  const servers = (hosts: readonly SiteHost[], port: number) =>
+    new Map(hosts.map((host) => [host.name, `${host.ip}:${port}`]));
+  const masters = [values.masterLabel];
+  const workers = [values.workerLabel];
+  return {
+    sipDirectory: `clusters/${values.sipNamespace}/${values.sipName}`,
+    bpaDirectory: `clusters/${values.bpaNamespace}/${values.cluster}`,
+    controlPlaneBackends: new Map([
+      ["kube-apiserver-backend", servers(values.controlPlane, API_SERVER_PORT)],
+    ]),
+    workerBackends: new Map(
+      WORKER_PORTS.map((port) => [`port-${port}-backend`, servers(values.workers, port)]),
+    ),
+    sshHosts: [...values.controlPlane, ...values.workers],
+    authorizedKeys: values.sshAuthorizedKeys,
+    groups: {
+      "kube-master": masters,
+      "kube-node": workers,
+      etcd: masters,
+      "ovn-central": masters,
+      "ovn-controller": workers,
+      virtlet: workers,
+    },
+    nodeAddresses: { [values.masterLabel]: values.master.ip, [values.workerLabel]: values.worker.ip },
+    kudPlugins: values.kudPlugins,
+    softwareLines: {
+      "master-packages": values.masterPackages.map((item) =>
+        item.version === undefined ? item.name : `${item.name}=${item.version}`,
+      ),
+      masters: [values.master.ip],
+      "worker-packages": [],
+      workers: [values.worker.ip],
+    },
+    images: {
+      "loadbalancer-controlplane.yaml": values.loadBalancerImage,
+      "loadbalancer-worker.yaml": values.loadBalancerImage,
+      "jumphost.yaml": values.jumpHostImage,
+    },
+  };
+}
