@@ -1,8 +1,10 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { Inventory } from "../synth/inventory/inventory.ts";
+import { buildInventory } from "../synth/inventory/load.ts";
+import { renderPlan } from "../synth/plan/render-plan.ts";
 import { RULES } from "../synth/rules/index.ts";
 import type { Lock } from "../synth/plan/lock.ts";
-import { makeHost } from "./builders/inventory.ts";
+import { makeBmh, makeHost } from "./builders/inventory.ts";
 import { evaluateYaml, rulesAndPaths, rulesInventory } from "./harness.ts";
 
 let inventory: Inventory;
@@ -545,6 +547,41 @@ describe("host-claimed by the rendered/ lock", () => {
   });
 });
 
+describe("a host set aside at load (issue #21 case 18, decision 0031)", () => {
+  // Metal3's demo hosts repeat a MAC; one host's name would write a server line into haproxy.cfg.
+  const bad = buildInventory(
+    [
+      makeBmh({ name: "demo-a", bootMac: "00:00:00:00:aa:01" }),
+      makeBmh({ name: "demo-b", bootMac: "00:00:00:00:aa:01" }),
+      makeBmh({ name: "a-node\n      server evil 6.6.6.6:6443", bootMac: "00:00:00:00:aa:02" }),
+      makeBmh({ name: "good", bootMac: "00:c6:14:04:61:b3" }),
+    ].map((value, index) => ({
+      value,
+      source: { file: "inventory/hosts.yaml", line: index + 1, column: 1 },
+    })),
+  ).inventory;
+
+  it.each([
+    [
+      "inventory-invalid",
+      "00:00:00:00:aa:01",
+      /BareMetalHost metal3\/demo-a \(inventory\/hosts.yaml:1\), which is set aside: MAC/,
+    ],
+    ["name-invalid", "00:00:00:00:aa:02", /which is set aside: metadata.name "a-node\\n/],
+  ])("refuses a CR that names it by MAC with %s", (rule, mac, message) => {
+    const yaml = provisioning(`  masters:\n    - master-1:\n        mac-address: ${mac}\n`);
+    const issues = evaluateYaml(yaml, bad).all.filter((found) => found.severity === "error");
+    expect(rulesAndPaths(issues)).toEqual([`${rule} spec.masters[0].master-1.mac-address`]);
+    expect(issues[0]?.message).toMatch(message);
+  });
+
+  it("renders a cluster that does not touch it", () => {
+    const { plan, issues } = evaluateYaml(provisioning(oneMaster), bad);
+    expect(issues.filter((found) => found.severity === "error")).toEqual([]);
+    expect(renderPlan(plan, issues)?.clusters.map((cluster) => cluster.key)).toEqual(["edge-a/alpha"]);
+  });
+});
+
 describe("the catalogue", () => {
   it("has the SPEC §2 rule ids with their severities", () => {
     const warnings = Object.entries(RULES)
@@ -582,6 +619,8 @@ describe("the catalogue", () => {
       "ssh-key",
       "secret-inline",
       "unsupported",
+      "name-invalid",
+      "address-invalid",
     ]) {
       expect(RULES).toHaveProperty(id);
     }
