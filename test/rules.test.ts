@@ -222,6 +222,30 @@ describe("each rule reports its id at the field path", () => {
       /already the MAC of master "master-1"/,
     ],
     [
+      "name-invalid",
+      provisioning(oneMaster).replace("namespace: edge-a", 'namespace: "../../x"'),
+      "metadata.namespace",
+      /"..\/..\/x" is not a namespace: expected a DNS-1123 label/,
+    ],
+    [
+      "name-invalid",
+      provisioning(oneMaster).replace("namespace: edge-a", "namespace: Edge_A"),
+      "metadata.namespace",
+      /"Edge_A" is not a namespace/,
+    ],
+    [
+      "name-invalid",
+      sip(sipNodes, '"../../../etc"'),
+      "metadata.name",
+      /"..\/..\/..\/etc" is not a SIPCluster name: expected a DNS-1123 subdomain/,
+    ],
+    [
+      "name-invalid",
+      provisioning(oneMaster, "cluster: alpha", "Alpha"),
+      "metadata.name",
+      /"Alpha" is not a Provisioning name/,
+    ],
+    [
       "mac-unknown",
       provisioning(`  masters:\n    - master-1:\n        mac-address: 00:c6:14:04:61:b2\n`),
       "spec.masters[0].master-1.mac-address",

@@ -187,7 +187,7 @@ export const RULES = {
     severity: "error",
     summary:
       "a namespace, CR name, BareMetalHost name or other name that reaches an object name, file path or config file is not a valid Kubernetes name (a warning on a BareMetalHost no CR names: the host is set aside)",
-    module: "synth/inventory/bmh.ts",
+    module: "synth/rules/schema.ts",
   },
   "address-invalid": {
     severity: "error",
