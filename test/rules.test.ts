@@ -114,6 +114,12 @@ spec: {provisioningCR: alpha}
       ),
     ],
     [
+      'a SIP load balancer with image: "" (unset, as upstream SIP reads it; issue #21 case 16)',
+      sip(
+        `${sipNodes}  services:\n    loadBalancerControlPlane:\n      - {image: "", nodeInterfaceId: oam-ipv4, nodePort: 30443}\n`,
+      ),
+    ],
+    [
       "a kind: List wrapper",
       `apiVersion: v1\nkind: List\nitems:\n  - ${provisioning(oneMaster).replace(/\n/g, "\n    ")}\n`,
     ],
@@ -452,6 +458,22 @@ describe("each rule reports its id at the field path", () => {
       ),
       "spec.services.jumpHost[0].sshAuthorizedKeys[0]",
       /does not contain a ssh-rsa key/,
+    ],
+    [
+      "ssh-key",
+      sip(
+        `${sipNodes}  services:\n    jumpHost:\n      - {nodeInterfaceId: oam-ipv4, nodePort: 30022, nodeSSHPrivateKeys: k, sshAuthorizedKeys: ["${ED25519}\\ncommand=\\"sh -c id\\" ${ED25519}"]}\n`,
+      ),
+      "spec.services.jumpHost[0].sshAuthorizedKeys[0]",
+      /holds a line break or another control character: an authorized_keys entry is exactly one line/,
+    ],
+    [
+      "schema",
+      sip(
+        `${sipNodes}  services:\n    loadBalancerControlPlane:\n      - {image: "haproxy:2.3.2 --evil", nodeInterfaceId: oam-ipv4, nodePort: 30443}\n`,
+      ),
+      "spec.services.loadBalancerControlPlane[0].image",
+      /"haproxy:2.3.2 --evil" is not an image reference/,
     ],
     [
       "no-fit",

@@ -1,6 +1,7 @@
 import { Chart } from "cdk8s";
 import { k8s } from "cdk8s-plus-27";
 import type { Construct } from "constructs";
+import type { ImageReference } from "../../synth/checked.ts";
 import type { SipRender } from "../../synth/plan/render-plan.ts";
 import type { SiteSettings } from "../../synth/schema/settings.ts";
 import {
@@ -45,7 +46,7 @@ interface Tier {
 
 interface TierService {
   readonly nodeInterfaceId: string;
-  readonly image?: string;
+  readonly image?: ImageReference;
   readonly ports: readonly PublishedPort[];
 }
 
@@ -116,7 +117,7 @@ export class LoadBalancerChart extends Chart {
 }
 
 function haproxyPod(
-  image: string,
+  image: ImageReference,
   configMap: string,
   selector: Record<string, string>,
   ports: readonly PublishedPort[],

@@ -1,8 +1,16 @@
+import type { AuthorizedKey, ImageReference } from "../checked.ts";
 import { sipKey } from "../cluster-key.ts";
 import type { FieldPath } from "../field-path.ts";
 import { compareText, type Issue } from "../issue.ts";
 import type { LabelSelector } from "../inventory/selector.ts";
-import { nodePort, nodePortRange, roleSelector, sipClusterName, sshAuthorizedKeys } from "../rules/sip.ts";
+import {
+  nodePort,
+  nodePortRange,
+  roleSelector,
+  serviceImage,
+  sipClusterName,
+  sshAuthorizedKeys,
+} from "../rules/sip.ts";
 import type { SipClusterSpec } from "../schema/sipcluster.ts";
 import { reporter, type Resource } from "./resources.ts";
 
@@ -24,12 +32,31 @@ export interface RequestedPort {
   readonly path: FieldPath;
 }
 
+type ServicesSpec = NonNullable<SipClusterSpec["spec"]["services"]>;
+/** A service as the CR writes it, its image checked (`""` is unset, as upstream SIP reads it). */
+type CheckedService<T> = Omit<T, "image"> & { readonly image?: ImageReference };
+type JumpHostSpec = NonNullable<ServicesSpec["jumpHost"]>[number];
+
+/** A SIPCluster's services, every value that reaches a rendered file checked at the door. */
+export interface SipServices {
+  readonly loadBalancerControlPlane?: readonly CheckedService<
+    NonNullable<ServicesSpec["loadBalancerControlPlane"]>[number]
+  >[];
+  readonly loadBalancerWorker?: readonly CheckedService<
+    NonNullable<ServicesSpec["loadBalancerWorker"]>[number]
+  >[];
+  readonly jumpHost?: readonly (Omit<CheckedService<JumpHostSpec>, "sshAuthorizedKeys"> & {
+    /** One line each, known key types only (`ssh-key` reports the others, which are left out). */
+    readonly sshAuthorizedKeys?: readonly AuthorizedKey[];
+  })[];
+}
+
 /** A SIPCluster after normalisation. */
 export interface SipCluster {
   readonly resource: Resource<"SIPCluster">;
   /** Roles in planning order: ControlPlane, Worker, then any other role by name (SPEC §3.2). */
   readonly roles: readonly SipRole[];
-  readonly services: NonNullable<SipClusterSpec["spec"]["services"]>;
+  readonly services: SipServices;
   /** Every fixed NodePort the services ask for (0 = auto is not listed). */
   readonly ports: readonly RequestedPort[];
 }
@@ -65,30 +92,42 @@ export function normalizeSipCluster(resource: Resource<"SIPCluster">): { sip: Si
       };
     });
 
-  const services = spec.services ?? {};
+  const specs = spec.services ?? {};
   const ports: RequestedPort[] = [];
   const take = (checked: { ports: RequestedPort[]; issues: Issue[] }) => {
     ports.push(...checked.ports);
     issues.push(...checked.issues);
   };
-  (services.loadBalancerControlPlane ?? []).forEach((service, index) =>
-    take(
-      nodePort(service.nodePort, ["spec", "services", "loadBalancerControlPlane", index, "nodePort"], report),
-    ),
-  );
-  (services.jumpHost ?? []).forEach((service, index) => {
-    const path: FieldPath = ["spec", "services", "jumpHost", index];
-    take(nodePort(service.nodePort, [...path, "nodePort"], report));
-    issues.push(...sshAuthorizedKeys(service.sshAuthorizedKeys ?? [], path, report));
-  });
-  (services.loadBalancerWorker ?? []).forEach((service, index) =>
-    take(
-      nodePortRange(
-        service.nodePortRange,
-        ["spec", "services", "loadBalancerWorker", index, "nodePortRange"],
-        report,
-      ),
-    ),
-  );
+  /** The service with its image checked (an empty one is unset), and its image's finding. */
+  const withImage = <T extends { readonly image?: string }>(service: T, path: FieldPath) => {
+    const { image, issues: problems } = serviceImage(service.image, path, report);
+    issues.push(...problems);
+    return { ...service, image };
+  };
+  const services: SipServices = {
+    ...(specs.loadBalancerControlPlane && {
+      loadBalancerControlPlane: specs.loadBalancerControlPlane.map((service, index) => {
+        const path: FieldPath = ["spec", "services", "loadBalancerControlPlane", index];
+        take(nodePort(service.nodePort, [...path, "nodePort"], report));
+        return withImage(service, path);
+      }),
+    }),
+    ...(specs.jumpHost && {
+      jumpHost: specs.jumpHost.map((service, index) => {
+        const path: FieldPath = ["spec", "services", "jumpHost", index];
+        take(nodePort(service.nodePort, [...path, "nodePort"], report));
+        const keys = sshAuthorizedKeys(service.sshAuthorizedKeys ?? [], path, report);
+        issues.push(...keys.issues);
+        return { ...withImage(service, path), sshAuthorizedKeys: keys.keys };
+      }),
+    }),
+    ...(specs.loadBalancerWorker && {
+      loadBalancerWorker: specs.loadBalancerWorker.map((service, index) => {
+        const path: FieldPath = ["spec", "services", "loadBalancerWorker", index];
+        take(nodePortRange(service.nodePortRange, [...path, "nodePortRange"], report));
+        return withImage(service, path);
+      }),
+    }),
+  };
   return { sip: { resource, roles, services, ports }, issues };
 }
