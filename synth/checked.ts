@@ -30,6 +30,11 @@ export type PortNumber = Checked<number, "PortNumber">;
  * since the type must come first.
  */
 export type AuthorizedKey = Checked<string, "AuthorizedKey">;
+/**
+ * A SIP `nodeInterfaceId`: a networkData network id or a NIC name (`oam-ipv4`, `enp1s0`, `bond0.100`),
+ * at most 253 letters, digits, `-`, `_`, `.`, `:` and `@`. It is written into haproxy.cfg's header.
+ */
+export type InterfaceId = Checked<string, "InterfaceId">;
 /** A container image reference (`[domain[:port]/]path[:tag][@digest]`, distribution/reference's grammar). */
 export type ImageReference = Checked<string, "ImageReference">;
 
@@ -37,6 +42,7 @@ const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
 const IPV6 = /^[0-9A-Fa-f:]+$/;
+const INTERFACE_ID = /^[A-Za-z0-9][-A-Za-z0-9_.:@]*$/;
 const HOST_PART = "[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?";
 /** A registry: only a first component with a `.` or a port, or `localhost`, is one (as Docker reads it). */
 const DOMAIN = `(?:localhost(?::[0-9]+)?|${HOST_PART}(?:\\.${HOST_PART})+(?::[0-9]+)?|${HOST_PART}:[0-9]+)`;
@@ -68,6 +74,8 @@ export const EXPECTED = {
     "a label value: at most 63 letters, digits, '-', '_' and '.', starting and ending with a letter or digit",
   port: "a port number from 1 to 65535",
   image: "an image reference such as registry.example.com/team/image:1.2",
+  interfaceId:
+    "a network id or interface name such as oam-ipv4 or enp1s0: letters, digits, '-', '_', '.', ':' and '@', at most 253",
 } as const;
 
 /** `text` as a {@link DnsLabel}, or `undefined`. */
@@ -93,6 +101,11 @@ export function parseLabelValue(text: string): LabelValue | undefined {
 /** `value` as a {@link PortNumber}, or `undefined`. */
 export function parsePort(value: number): PortNumber | undefined {
   return Number.isInteger(value) && value >= 1 && value <= 65535 ? (value as PortNumber) : undefined;
+}
+
+/** `text` as an {@link InterfaceId}, or `undefined`. */
+export function parseInterfaceId(text: string): InterfaceId | undefined {
+  return text.length <= 253 && INTERFACE_ID.test(text) ? (text as InterfaceId) : undefined;
 }
 
 /** `text` as an {@link ImageReference}, or `undefined`. */

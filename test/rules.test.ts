@@ -476,6 +476,14 @@ describe("each rule reports its id at the field path", () => {
       /"haproxy:2.3.2 --evil" is not an image reference/,
     ],
     [
+      "schema",
+      sip(
+        `${sipNodes}  services:\n    loadBalancerControlPlane:\n      - {nodeInterfaceId: "oam-ipv4\\nserver evil 6.6.6.6", nodePort: 30443}\n`,
+      ),
+      "spec.services.loadBalancerControlPlane[0].nodeInterfaceId",
+      /"oam-ipv4\\nserver evil 6.6.6.6" is not a network id or interface name/,
+    ],
+    [
       "no-fit",
       sip(sipNodes.replace("standby: 1", "standby: 2")),
       "spec.nodes.ControlPlane",

@@ -1,7 +1,7 @@
 import { Chart } from "cdk8s";
 import { k8s } from "cdk8s-plus-27";
 import type { Construct } from "constructs";
-import type { ImageReference } from "../../synth/checked.ts";
+import type { ImageReference, InterfaceId } from "../../synth/checked.ts";
 import type { SipRender } from "../../synth/plan/render-plan.ts";
 import type { SiteSettings } from "../../synth/schema/settings.ts";
 import {
@@ -45,7 +45,7 @@ interface Tier {
 }
 
 interface TierService {
-  readonly nodeInterfaceId: string;
+  readonly nodeInterfaceId: InterfaceId;
   readonly image?: ImageReference;
   readonly ports: readonly PublishedPort[];
 }

@@ -2,7 +2,12 @@
  * What the SIP service charts share: which members a service reaches and under which name, object
  * names, and the Deployment + NodePort Service pair every service runs as.
  */
-import { parseDnsSubdomain, type DnsSubdomain, type IpAddress } from "../../synth/checked.ts";
+import {
+  parseDnsSubdomain,
+  type DnsSubdomain,
+  type InterfaceId,
+  type IpAddress,
+} from "../../synth/checked.ts";
 import { k8s } from "cdk8s-plus-27";
 import type { Construct } from "constructs";
 import { hash8 } from "../../synth/content-hash.ts";
@@ -63,7 +68,7 @@ export interface ServedHost {
  */
 export function servedHosts(
   cluster: SipRender,
-  interfaceId: string,
+  interfaceId: InterfaceId,
   which: { readonly role?: string } = {},
 ): ServedHost[] {
   const nameCount = new Map<string, number>();

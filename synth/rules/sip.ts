@@ -8,8 +8,10 @@ import {
   authorizedKeyProblem,
   parseAuthorizedKey,
   parseImageReference,
+  parseInterfaceId,
   type AuthorizedKey,
   type ImageReference,
+  type InterfaceId,
 } from "../checked.ts";
 import { sipKey } from "../cluster-key.ts";
 import type { FieldPath } from "../field-path.ts";
@@ -115,6 +117,21 @@ export function sshAuthorizedKeys(
       issues.push(report("ssh-key", [...path, "sshAuthorizedKeys", index], authorizedKeyProblem(key) ?? ""));
   });
   return { keys: checked, issues };
+}
+
+/**
+ * `schema`: a service's `nodeInterfaceId` is a network id or interface name; it is written into
+ * haproxy.cfg's header, so a line break there would add a directive.
+ */
+export function serviceInterface(
+  id: string,
+  path: FieldPath,
+  report: Reporter,
+): { nodeInterfaceId?: InterfaceId; issues: Issue[] } {
+  const checked = parseInterfaceId(id);
+  if (checked !== undefined) return { nodeInterfaceId: checked, issues: [] };
+  const message = `${JSON.stringify(id)} is not ${EXPECTED.interfaceId}`;
+  return { issues: [report("schema", [...path, "nodeInterfaceId"], message)] };
 }
 
 /**

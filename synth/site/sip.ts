@@ -1,4 +1,4 @@
-import type { AuthorizedKey, ImageReference } from "../checked.ts";
+import type { AuthorizedKey, ImageReference, InterfaceId } from "../checked.ts";
 import { sipKey } from "../cluster-key.ts";
 import type { FieldPath } from "../field-path.ts";
 import { compareText, type Issue } from "../issue.ts";
@@ -8,6 +8,7 @@ import {
   nodePortRange,
   roleSelector,
   serviceImage,
+  serviceInterface,
   sipClusterName,
   sshAuthorizedKeys,
 } from "../rules/sip.ts";
@@ -33,8 +34,14 @@ export interface RequestedPort {
 }
 
 type ServicesSpec = NonNullable<SipClusterSpec["spec"]["services"]>;
-/** A service as the CR writes it, its image checked (`""` is unset, as upstream SIP reads it). */
-type CheckedService<T> = Omit<T, "image"> & { readonly image?: ImageReference };
+/**
+ * A service as the CR writes it, its image (`""` is unset, as upstream SIP reads it) and interface
+ * id checked.
+ */
+type CheckedService<T> = Omit<T, "image" | "nodeInterfaceId"> & {
+  readonly image?: ImageReference;
+  readonly nodeInterfaceId: InterfaceId;
+};
 type JumpHostSpec = NonNullable<ServicesSpec["jumpHost"]>[number];
 
 /** A SIPCluster's services, every value that reaches a rendered file checked at the door. */
@@ -98,35 +105,50 @@ export function normalizeSipCluster(resource: Resource<"SIPCluster">): { sip: Si
     ports.push(...checked.ports);
     issues.push(...checked.issues);
   };
-  /** The service with its image checked (an empty one is unset), and its image's finding. */
-  const withImage = <T extends { readonly image?: string }>(service: T, path: FieldPath) => {
-    const { image, issues: problems } = serviceImage(service.image, path, report);
-    issues.push(...problems);
-    return { ...service, image };
+  /**
+   * The service with its image (an empty one is unset) and interface id checked, or `undefined`
+   * when the id is not one (reported; the service can't be rendered).
+   */
+  const checkedService = <T extends { readonly image?: string; readonly nodeInterfaceId: string }>(
+    service: T,
+    path: FieldPath,
+  ) => {
+    const { image, issues: imageProblems } = serviceImage(service.image, path, report);
+    const { nodeInterfaceId, issues: idProblems } = serviceInterface(service.nodeInterfaceId, path, report);
+    issues.push(...imageProblems, ...idProblems);
+    return nodeInterfaceId === undefined ? undefined : { ...service, image, nodeInterfaceId };
   };
+  const present = <T>(value: T | undefined): value is T => value !== undefined;
   const services: SipServices = {
     ...(specs.loadBalancerControlPlane && {
-      loadBalancerControlPlane: specs.loadBalancerControlPlane.map((service, index) => {
-        const path: FieldPath = ["spec", "services", "loadBalancerControlPlane", index];
-        take(nodePort(service.nodePort, [...path, "nodePort"], report));
-        return withImage(service, path);
-      }),
+      loadBalancerControlPlane: specs.loadBalancerControlPlane
+        .map((service, index) => {
+          const path: FieldPath = ["spec", "services", "loadBalancerControlPlane", index];
+          take(nodePort(service.nodePort, [...path, "nodePort"], report));
+          return checkedService(service, path);
+        })
+        .filter(present),
     }),
     ...(specs.jumpHost && {
-      jumpHost: specs.jumpHost.map((service, index) => {
-        const path: FieldPath = ["spec", "services", "jumpHost", index];
-        take(nodePort(service.nodePort, [...path, "nodePort"], report));
-        const keys = sshAuthorizedKeys(service.sshAuthorizedKeys ?? [], path, report);
-        issues.push(...keys.issues);
-        return { ...withImage(service, path), sshAuthorizedKeys: keys.keys };
-      }),
+      jumpHost: specs.jumpHost
+        .map((service, index) => {
+          const path: FieldPath = ["spec", "services", "jumpHost", index];
+          take(nodePort(service.nodePort, [...path, "nodePort"], report));
+          const keys = sshAuthorizedKeys(service.sshAuthorizedKeys ?? [], path, report);
+          issues.push(...keys.issues);
+          const checked = checkedService(service, path);
+          return checked && { ...checked, sshAuthorizedKeys: keys.keys };
+        })
+        .filter(present),
     }),
     ...(specs.loadBalancerWorker && {
-      loadBalancerWorker: specs.loadBalancerWorker.map((service, index) => {
-        const path: FieldPath = ["spec", "services", "loadBalancerWorker", index];
-        take(nodePortRange(service.nodePortRange, [...path, "nodePortRange"], report));
-        return withImage(service, path);
-      }),
+      loadBalancerWorker: specs.loadBalancerWorker
+        .map((service, index) => {
+          const path: FieldPath = ["spec", "services", "loadBalancerWorker", index];
+          take(nodePortRange(service.nodePortRange, [...path, "nodePortRange"], report));
+          return checkedService(service, path);
+        })
+        .filter(present),
     }),
   };
   return { sip: { resource, roles, services, ports }, issues };
