@@ -6,6 +6,8 @@
  * section is skipped, every raw section is written as `[name]\n` + body + `\n` (`PrettySection`, the
  * last section included), and the `k8s-cluster:children` body has no trailing newline of its own.
  * That is where the blank lines between sections and the single final `kube-master\n` come from.
+ * `[all]` lists masters, then workers (SPEC §4.1); upstream's loop is reported to interleave them for
+ * several masters, which changes no group (decision 0031).
  */
 import type { DnsLabel, IpAddress } from "./checked.ts";
 

@@ -619,7 +619,7 @@ describe("a host set aside at load (issue #21 case 18, decision 0031)", () => {
     [
       "inventory-invalid",
       "00:00:00:00:aa:01",
-      /BareMetalHost metal3\/demo-a \(inventory\/hosts.yaml:1\), which is set aside: MAC/,
+      /BareMetalHost "metal3\/demo-a" \(inventory\/hosts.yaml:1\), which is set aside: MAC/,
     ],
     ["name-invalid", "00:00:00:00:aa:02", /which is set aside: metadata.name "a-node\\n/],
   ])("refuses a CR that names it by MAC with %s", (rule, mac, message) => {

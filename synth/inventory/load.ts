@@ -473,7 +473,9 @@ function setAsideIssue(
   host: string,
   source: SourcePosition | undefined,
 ): Issue {
-  const message = `BareMetalHost ${host}: ${reason}; the host is set aside (no cluster gets it)`;
+  // The id is as written, and may be why the host is set aside: quoted, a line break can't leave the line.
+  const named = /^[\x21-\x7e]+$/.test(host) ? host : JSON.stringify(host);
+  const message = `BareMetalHost ${named}: ${reason}; the host is set aside (no cluster gets it)`;
   return { rule, severity: "warning", path: formatPath(path), message, host, ...(source && { source }) };
 }
 

@@ -37,7 +37,7 @@ export function macUnknown(inventory: Inventory, mac: string, path: FieldPath, r
       ...report(
         aside.rule,
         [...path, "mac-address"],
-        `${mac} is a MAC of BareMetalHost ${aside.id}${where}, which is set aside: ${aside.reason}; fix the host in the inventory`,
+        `${mac} is a MAC of BareMetalHost ${JSON.stringify(aside.id)}${where}, which is set aside: ${aside.reason}; fix the host in the inventory`,
       ),
     };
   }
