@@ -2,9 +2,11 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { Inventory } from "../synth/inventory/inventory.ts";
 import { buildInventory } from "../synth/inventory/load.ts";
 import { renderPlan } from "../synth/plan/render-plan.ts";
+import { DEFAULT_SETTINGS } from "../synth/schema/settings.ts";
+import { renderSite } from "../gitops/render.ts";
 import { RULES } from "../synth/rules/index.ts";
 import type { Lock } from "../synth/plan/lock.ts";
-import { makeBmh, makeHost } from "./builders/inventory.ts";
+import { makeBmh, makeHost, networkDataSecret } from "./builders/inventory.ts";
 import { evaluateYaml, rulesAndPaths, rulesInventory } from "./harness.ts";
 
 let inventory: Inventory;
@@ -633,6 +635,51 @@ describe("a host set aside at load (issue #21 case 18, decision 0031)", () => {
     const { plan, issues } = evaluateYaml(provisioning(oneMaster), bad);
     expect(issues.filter((found) => found.severity === "error")).toEqual([]);
     expect(renderPlan(plan, issues)?.clusters.map((cluster) => cluster.key)).toEqual(["edge-a/alpha"]);
+  });
+});
+
+describe("a networkData address carrying an haproxy server line (issue #21 case 1)", () => {
+  const injected = {
+    ...(networkDataSecret("a-cp-networkdata", "metal3", 1, false) as { stringData: unknown }),
+    stringData: {
+      networkData: JSON.stringify({
+        networks: [
+          { id: "oam-ipv4", type: "ipv4", ip_address: "10.41.0.11:6443 check\n    server evil 6.6.6.6" },
+        ],
+      }),
+    },
+  };
+  const hosts = buildInventory(
+    [
+      makeBmh({ name: "a-cp", labels: { flavor: "cp" }, networkData: { name: "a-cp-networkdata" } }),
+      makeBmh({ name: "b-cp", labels: { flavor: "cp" }, networkData: { name: "b-cp-networkdata" } }),
+      injected,
+      networkDataSecret("b-cp-networkdata", "metal3", 2, false),
+    ].map((value, index) => ({
+      value,
+      source: { file: "inventory/hosts.yaml", line: index + 1, column: 1 },
+    })),
+  );
+  const tenant = sip(
+    "  nodes:\n    ControlPlane:\n      labelSelector: {matchLabels: {flavor: cp}}\n      count: {active: 1}\n" +
+      '  services:\n    loadBalancerControlPlane:\n      - {image: "", nodeInterfaceId: oam-ipv4, nodePort: 30443}\n',
+  );
+
+  it("sets the host aside, chooses the other one, and never writes the line", async () => {
+    expect(hosts.issues.map((found) => [found.rule, found.severity, found.host])).toEqual([
+      ["address-invalid", "warning", "metal3/a-cp"],
+    ]);
+    const { plan, issues } = evaluateYaml(tenant, hosts.inventory);
+    expect(issues.filter((found) => found.severity === "error")).toEqual([]);
+    const ready = renderPlan(plan, issues);
+    expect(ready?.clusters.flatMap((cluster) => (cluster.kind === "sip" ? cluster.members : []))).toEqual([
+      expect.objectContaining({ host: expect.objectContaining({ id: "metal3/b-cp" }) }),
+    ]);
+    const { files } = await renderSite(ready!, DEFAULT_SETTINGS, { workers: 0 });
+    const text = [...files.values()].join("\n");
+    expect(text).toContain("server b-cp 32.68.0.2:6443");
+    expect(text).toContain("image: haproxy:2.3.2");
+    expect(text).not.toContain("evil");
   });
 });
 
