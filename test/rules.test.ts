@@ -486,6 +486,14 @@ describe("each rule reports its id at the field path", () => {
       /"oam-ipv4\\nserver evil 6.6.6.6" is not a network id or interface name/,
     ],
     [
+      "name-invalid",
+      sip(
+        `${sipNodes}  services:\n    jumpHost:\n      - {nodeInterfaceId: oam-ipv4, nodePort: 30022, nodeSSHPrivateKeys: Tenant_Keys}\n`,
+      ),
+      "spec.services.jumpHost[0].nodeSSHPrivateKeys",
+      /"Tenant_Keys" is not a Secret name/,
+    ],
+    [
       "no-fit",
       sip(sipNodes.replace("standby: 1", "standby: 2")),
       "spec.nodes.ControlPlane",

@@ -7,9 +7,11 @@ import {
   EXPECTED,
   authorizedKeyProblem,
   parseAuthorizedKey,
+  parseDnsSubdomain,
   parseImageReference,
   parseInterfaceId,
   type AuthorizedKey,
+  type DnsSubdomain,
   type ImageReference,
   type InterfaceId,
 } from "../checked.ts";
@@ -117,6 +119,21 @@ export function sshAuthorizedKeys(
       issues.push(report("ssh-key", [...path, "sshAuthorizedKeys", index], authorizedKeyProblem(key) ?? ""));
   });
   return { keys: checked, issues };
+}
+
+/**
+ * `name-invalid`: the jump host's `nodeSSHPrivateKeys` names the Secret its pod mounts, so it must be
+ * an object name (the API server would refuse the Deployment otherwise).
+ */
+export function secretReference(
+  name: string,
+  path: FieldPath,
+  report: Reporter,
+): { name?: DnsSubdomain; issues: Issue[] } {
+  const checked = parseDnsSubdomain(name);
+  if (checked !== undefined) return { name: checked, issues: [] };
+  const message = `${JSON.stringify(name)} is not a Secret name: expected ${EXPECTED.dnsSubdomain}`;
+  return { issues: [report("name-invalid", path, message)] };
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { AuthorizedKey, ImageReference, InterfaceId } from "../checked.ts";
+import type { AuthorizedKey, DnsSubdomain, ImageReference, InterfaceId } from "../checked.ts";
 import { sipKey } from "../cluster-key.ts";
 import type { FieldPath } from "../field-path.ts";
 import { compareText, type Issue } from "../issue.ts";
@@ -7,6 +7,7 @@ import {
   nodePort,
   nodePortRange,
   roleSelector,
+  secretReference,
   serviceImage,
   serviceInterface,
   sipClusterName,
@@ -52,7 +53,12 @@ export interface SipServices {
   readonly loadBalancerWorker?: readonly CheckedService<
     NonNullable<ServicesSpec["loadBalancerWorker"]>[number]
   >[];
-  readonly jumpHost?: readonly (Omit<CheckedService<JumpHostSpec>, "sshAuthorizedKeys"> & {
+  readonly jumpHost?: readonly (Omit<
+    CheckedService<JumpHostSpec>,
+    "sshAuthorizedKeys" | "nodeSSHPrivateKeys"
+  > & {
+    /** The Secret the pod mounts the node keys from, checked (`name-invalid`). */
+    readonly nodeSSHPrivateKeys: DnsSubdomain;
     /** One line each, known key types only (`ssh-key` reports the others, which are left out). */
     readonly sshAuthorizedKeys?: readonly AuthorizedKey[];
   })[];
@@ -136,8 +142,11 @@ export function normalizeSipCluster(resource: Resource<"SIPCluster">): { sip: Si
           take(nodePort(service.nodePort, [...path, "nodePort"], report));
           const keys = sshAuthorizedKeys(service.sshAuthorizedKeys ?? [], path, report);
           issues.push(...keys.issues);
+          const secret = secretReference(service.nodeSSHPrivateKeys, [...path, "nodeSSHPrivateKeys"], report);
+          issues.push(...secret.issues);
           const checked = checkedService(service, path);
-          return checked && { ...checked, sshAuthorizedKeys: keys.keys };
+          if (checked === undefined || secret.name === undefined) return undefined;
+          return { ...checked, sshAuthorizedKeys: keys.keys, nodeSSHPrivateKeys: secret.name };
         })
         .filter(present),
     }),
