@@ -223,17 +223,16 @@ export function readHardware(
       const text = stringField(rawNic, "ip")?.trim() ?? "";
       // Link-local addresses carry a zone (`fe80::1%enp1s0`): not an address a peer can use, not bad.
       if (text === "" || isLinkLocal(text)) return;
-      const ip = parseIpAddress(detach(text));
-      if (ip === undefined) {
+      if (parseIpAddress(text) === undefined) {
         const problem: HostFault = {
           rule: "address-invalid",
           reason: `NIC ${mac} has ip ${JSON.stringify(text)}, which is not ${EXPECTED.ipAddress}`,
         };
         firstFault ??= problem;
         fault([...base, "nics", index, "ip"], problem);
-      } else if (ip.includes(":")) {
-        if (nic.ipv6 === undefined && isGlobalIpv6(ip)) nic.ipv6 = ip;
-      } else nic.ipv4 ??= ip;
+      } else if (text.includes(":")) {
+        if (nic.ipv6 === undefined && isGlobalIpv6(text)) nic.ipv6 = parseIpAddress(detach(text));
+      } else nic.ipv4 ??= parseIpAddress(detach(text));
     });
   }
   const facts: Mutable<HardwareFacts> = { nics };

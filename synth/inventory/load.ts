@@ -260,13 +260,14 @@ export class InventoryBuilder {
         draft.fault ??
         facts?.fault ??
         (secret?.fault && { rule: "address-invalid", reason: secret.fault.reason });
-      const host = fault === undefined ? toHost(draft, facts, secret, source) : undefined;
-      if (host !== undefined) hosts.set(draft.id, host);
-      else {
-        const macs = hostMacs(draft, facts);
-        // toHost makes a host of every draft without a fault: its names passed the same parsers.
-        const { rule, reason } = fault ?? { rule: "name-invalid", reason: "its name is not valid" };
-        setAside.set(draft.id, { id: draft.id, macs, rule, reason, source });
+      if (fault === undefined) {
+        const host = toHost(draft, facts, secret, source);
+        // readHostDraft gives every draft whose names fail these parsers a fault.
+        if (host === undefined) throw new Error(`BareMetalHost ${draft.id}: a bad name without a fault`);
+        hosts.set(draft.id, host);
+      } else {
+        const { rule, reason } = fault;
+        setAside.set(draft.id, { id: draft.id, macs: hostMacs(draft, facts), rule, reason, source });
       }
     }
     for (const { value, source } of this.#hardware) {
@@ -288,16 +289,16 @@ export class InventoryBuilder {
 
     // A MAC two hosts claim names neither for sure: both are set aside (Metal3's and CAPM3's own
     // example hosts repeat one), and a CR naming it hears so.
-    const macOwners = new Map<string, Host[]>();
+    const macOwner = new Map<string, Host>();
+    const shared = new Map<string, Host[]>();
     for (const host of [...hosts.values()].sort((a, b) => compareText(a.id, b.id))) {
       for (const mac of host.macs) {
-        const owners = macOwners.get(mac);
-        if (owners) owners.push(host);
-        else macOwners.set(mac, [host]);
+        const owner = macOwner.get(mac);
+        if (owner === undefined) macOwner.set(mac, host);
+        else shared.set(mac, [...(shared.get(mac) ?? [owner]), host]);
       }
     }
-    for (const [mac, owners] of macOwners) {
-      if (owners.length < 2) continue;
+    for (const [mac, owners] of shared) {
       const ids = owners.map((owner) => owner.id).join(", ");
       const reason = `MAC ${mac} belongs to ${owners.length} hosts (${ids})`;
       for (const host of owners) {
