@@ -84,11 +84,15 @@ export class Inventory {
   }
 
   /**
-   * Whether `other` holds the same hosts with the same facts: a feed that reads every BMH again, or
-   * an informer relaying a status refresh that changed nothing metalsynth reads, makes one.
+   * Whether `other` holds the same hosts with the same facts, and sets the same hosts aside for the
+   * same reasons: a feed that reads every BMH again, or an informer relaying a status refresh that
+   * changed nothing metalsynth reads, makes one.
    */
   sameHosts(other: Inventory): boolean {
-    return other === this || this.changesTo(other).length === 0;
+    return (
+      other === this ||
+      (this.changesTo(other).length === 0 && JSON.stringify(this.setAside) === JSON.stringify(other.setAside))
+    );
   }
 
   /**
