@@ -1,6 +1,10 @@
 import { Job } from "kubernetes-models/batch/v1";
 import { ConfigMap } from "kubernetes-models/v1";
 import { describe, expect, it } from "vitest";
+import { checked } from "../test/builders/inventory.ts";
+import { parseImageReference } from "../synth/checked.ts";
+
+const image = (text: string) => checked(parseImageReference, text);
 import { parse } from "yaml";
 import type { SiteSettings } from "../synth/schema/settings.ts";
 import { toYamlStream } from "../synth/yaml-output.ts";
@@ -150,7 +154,11 @@ describe("KudInstallerChart", () => {
     });
     const siteSettings = {
       ...custom,
-      images: { ...custom.images, kudInstaller: "registry.local/kud:1", kubectl: "registry.local/kubectl:1" },
+      images: {
+        ...custom.images,
+        kudInstaller: image("registry.local/kud:1"),
+        kubectl: image("registry.local/kubectl:1"),
+      },
       sshKeySecret: "site-key",
     };
     const { objects } = render({}, siteSettings);
@@ -263,8 +271,8 @@ describe("KudInstallerChart", () => {
     });
 
     it.each<[string, SiteSettings]>([
-      ["the installer image", { ...base, images: { ...base.images, kudInstaller: "kud:next" } }],
-      ["the kubectl image", { ...base, images: { ...base.images, kubectl: "kubectl:next" } }],
+      ["the installer image", { ...base, images: { ...base.images, kudInstaller: image("kud:next") } }],
+      ["the kubectl image", { ...base, images: { ...base.images, kubectl: image("kubectl:next") } }],
       ["the pull policy", settings({ job: { imagePullPolicy: "Always" } })],
       ["hostNetwork", settings({ job: { hostNetwork: false } })],
       ["privileged", settings({ job: { privileged: true } })],

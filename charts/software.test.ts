@@ -4,6 +4,10 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { ConfigMap } from "kubernetes-models/v1";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { checked } from "../test/builders/inventory.ts";
+import { parseImageReference } from "../synth/checked.ts";
+
+const image = (text: string) => checked(parseImageReference, text);
 import { INSTALL_PACKAGES_SCRIPT, SoftwareChart } from "./software.ts";
 import {
   bpaPlan,
@@ -150,7 +154,7 @@ describe("SoftwareChart", () => {
     expect(nameOf({ ...SOFTWARE, namespace: "site-b" })).not.toBe(nameOf());
     const base = settings();
     expect(
-      nameOf(SOFTWARE, { ...base, images: { ...base.images, softwareInstaller: "installer:next" } }),
+      nameOf(SOFTWARE, { ...base, images: { ...base.images, softwareInstaller: image("installer:next") } }),
     ).not.toBe(nameOf());
     expect(nameOf(SOFTWARE, { ...base, sshKeySecret: "other" })).not.toBe(nameOf());
     expect(nameOf(SOFTWARE, settings({ job: { hostNetwork: false } }))).not.toBe(nameOf());

@@ -1,5 +1,17 @@
 import { describe, expect, it } from "vitest";
-import { parseDnsLabel, parseDnsSubdomain, parseIpAddress, parseLabelValue, parsePort } from "./checked.ts";
+import {
+  authorizedKeyProblem,
+  parseAuthorizedKey,
+  parseDnsLabel,
+  parseDnsSubdomain,
+  parseImageReference,
+  parseInterfaceId,
+  parseIpAddress,
+  parseLabelValue,
+  parsePort,
+} from "./checked.ts";
+
+const ED25519 = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl ops@site";
 
 describe("the door's parsers", () => {
   it.each([
@@ -39,9 +51,35 @@ describe("the door's parsers", () => {
       ],
     ],
     [parseLabelValue, ["", "tenant-a", "A_b.c", "a".repeat(63)], ["-a", "a-", "a b", "a".repeat(64), "a/b"]],
+    [
+      parseImageReference,
+      ["haproxy:2.3.2", "quay.io/airshipit/jump-host:latest", "localhost:5000/a/b@sha256:" + "0".repeat(64)],
+      ["", "haproxy:2.3.2 --evil", "Haproxy", "a\nb", "a:b:c"],
+    ],
+    [
+      parseInterfaceId,
+      ["oam-ipv4", "enp1s0", "bond0.100", "net_1:a@b"],
+      ["", "-a", "oam ipv4", "oam-ipv4\nserver evil 6.6.6.6", "a".repeat(254)],
+    ],
+    [
+      parseAuthorizedKey,
+      [ED25519, "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl"],
+      [
+        "",
+        `command="sh -c id" ${ED25519}`,
+        `${ED25519}\ncommand="sh -c id" ${ED25519}`,
+        `${ED25519}\r x`,
+        "ssh-rsa AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl",
+      ],
+    ],
   ] as const)("%o accepts exactly its kind", (parse, good, bad) => {
     for (const text of good) expect(parse(text), text).toBe(text);
     for (const text of bad) expect(parse(text), text).toBeUndefined();
+  });
+
+  it("trims an authorized key, and says why a second line is refused (issue #21 case 3)", () => {
+    expect(parseAuthorizedKey(`  ${ED25519}\n`)).toBe(ED25519);
+    expect(authorizedKeyProblem(`${ED25519}\ncommand="sh -c id" ${ED25519}`)).toMatch(/exactly one line/);
   });
 
   it("accepts ports 1-65535 only", () => {

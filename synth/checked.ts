@@ -24,11 +24,44 @@ export type IpAddress = Checked<string, "IpAddress">;
 export type LabelValue = Checked<string, "LabelValue">;
 /** A TCP/UDP port, 1–65535. */
 export type PortNumber = Checked<number, "PortNumber">;
+/**
+ * One `authorized_keys` line: an OpenSSH key type, its base64 blob (which names the same type) and
+ * an optional comment. No line break, so it can't add a second key; no options (`command=`, `from=`),
+ * since the type must come first.
+ */
+export type AuthorizedKey = Checked<string, "AuthorizedKey">;
+/**
+ * A SIP `nodeInterfaceId`: a networkData network id or a NIC name (`oam-ipv4`, `enp1s0`, `bond0.100`),
+ * at most 253 letters, digits, `-`, `_`, `.`, `:` and `@`. It is written into haproxy.cfg's header.
+ */
+export type InterfaceId = Checked<string, "InterfaceId">;
+/** A container image reference (`[domain[:port]/]path[:tag][@digest]`, distribution/reference's grammar). */
+export type ImageReference = Checked<string, "ImageReference">;
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
 const IPV6 = /^[0-9A-Fa-f:]+$/;
+const INTERFACE_ID = /^[A-Za-z0-9][-A-Za-z0-9_.:@]*$/;
+const HOST_PART = "[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?";
+/** A registry: only a first component with a `.` or a port, or `localhost`, is one (as Docker reads it). */
+const DOMAIN = `(?:localhost(?::[0-9]+)?|${HOST_PART}(?:\\.${HOST_PART})+(?::[0-9]+)?|${HOST_PART}:[0-9]+)`;
+const PATH_COMPONENT = "[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*";
+/** The grammar of distribution/reference: `[domain[:port]/]path[:tag][@digest]`. */
+const IMAGE = new RegExp(
+  `^(?:${DOMAIN}/)?${PATH_COMPONENT}(?:/${PATH_COMPONENT})*(?::[\\w][\\w.-]{0,127})?(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})?$`,
+);
+/** OpenSSH public key types, as `ssh-keygen` writes them at the start of a `.pub` line. */
+const SSH_KEY_TYPES: readonly string[] = [
+  "ssh-ed25519",
+  "ssh-rsa",
+  "ssh-dss",
+  "ecdsa-sha2-nistp256",
+  "ecdsa-sha2-nistp384",
+  "ecdsa-sha2-nistp521",
+  "sk-ssh-ed25519@openssh.com",
+  "sk-ecdsa-sha2-nistp256@openssh.com",
+];
 
 /** What each parser accepts, in the words a finding uses. */
 export const EXPECTED = {
@@ -40,6 +73,9 @@ export const EXPECTED = {
   labelValue:
     "a label value: at most 63 letters, digits, '-', '_' and '.', starting and ending with a letter or digit",
   port: "a port number from 1 to 65535",
+  image: "an image reference such as registry.example.com/team/image:1.2",
+  interfaceId:
+    "a network id or interface name such as oam-ipv4 or enp1s0: letters, digits, '-', '_', '.', ':' and '@', at most 253",
 } as const;
 
 /** `text` as a {@link DnsLabel}, or `undefined`. */
@@ -65,6 +101,55 @@ export function parseLabelValue(text: string): LabelValue | undefined {
 /** `value` as a {@link PortNumber}, or `undefined`. */
 export function parsePort(value: number): PortNumber | undefined {
   return Number.isInteger(value) && value >= 1 && value <= 65535 ? (value as PortNumber) : undefined;
+}
+
+/** `text` as an {@link InterfaceId}, or `undefined`. */
+export function parseInterfaceId(text: string): InterfaceId | undefined {
+  return text.length <= 253 && INTERFACE_ID.test(text) ? (text as InterfaceId) : undefined;
+}
+
+/** `text` as an {@link ImageReference}, or `undefined`. */
+export function parseImageReference(text: string): ImageReference | undefined {
+  return text.length <= 255 && IMAGE.test(text) ? (text as ImageReference) : undefined;
+}
+
+/** `text`, trimmed, as an {@link AuthorizedKey}, or `undefined`; {@link authorizedKeyProblem} says why. */
+export function parseAuthorizedKey(text: string): AuthorizedKey | undefined {
+  const line = text.trim();
+  return authorizedKeyProblem(line) === undefined ? (line as AuthorizedKey) : undefined;
+}
+
+/**
+ * Why `text` (trimmed) is not one OpenSSH public key line, or `undefined`. Checks that it is one line,
+ * the type, that the blob is base64 and that the blob names the same key type (what `ssh-keygen -l`
+ * checks first).
+ */
+export function authorizedKeyProblem(text: string): string | undefined {
+  const line = text.trim();
+  // sshd reads authorized_keys line by line: a second line is a key of its own, options and all.
+  if (hasControlCharacter(line)) {
+    return "holds a line break or another control character: an authorized_keys entry is exactly one line";
+  }
+  const [type = "", blob = ""] = line.split(/\s+/);
+  if (!SSH_KEY_TYPES.includes(type)) {
+    return `not an OpenSSH public key: expected "<type> <base64> [comment]" with type ${SSH_KEY_TYPES.slice(0, 3).join(", ")}, …`;
+  }
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(blob)) return `the ${type} key's data is not base64`;
+  const decoded = Buffer.from(blob, "base64");
+  const length = decoded.length >= 4 ? decoded.readUInt32BE(0) : 0;
+  if (decoded.subarray(4, 4 + length).toString("latin1") !== type) {
+    return `the key data does not contain a ${type} key (truncated or pasted from another key?)`;
+  }
+  return undefined;
+}
+
+/** Whether `text` holds a control character other than tab (a line break above all). */
+function hasControlCharacter(text: string): boolean {
+  for (let index = 0; index < text.length; index++) {
+    const code = text.charCodeAt(index);
+    if ((code < 0x20 && code !== 0x09) || code === 0x7f) return true;
+  }
+  return false;
 }
 
 /** True for the eight groups of an IPv6 address, `::` allowed once; no zone, no IPv4 tail. */

@@ -1,10 +1,17 @@
 import { describe, expect, it } from "vitest";
-import { hostsIni, kudRoles } from "./hosts-ini.ts";
+import { checked } from "../test/builders/inventory.ts";
+import { parseDnsLabel, parseIpAddress } from "./checked.ts";
+import { hostsIni, kudRoles, type InventoryNode } from "./hosts-ini.ts";
 
-const m1 = { label: "master-1", ip: "10.10.110.21" };
-const m2 = { label: "master-2", ip: "10.10.110.22" };
-const w1 = { label: "worker-1", ip: "10.10.110.31" };
-const w2 = { label: "worker-2", ip: "10.10.110.32" };
+/** A node from text, through the parsers the door uses. */
+function node(label: string, ip: string): InventoryNode {
+  return { label: checked(parseDnsLabel, label), ip: checked(parseIpAddress, ip) };
+}
+
+const m1 = node("master-1", "10.10.110.21");
+const m2 = node("master-2", "10.10.110.22");
+const w1 = node("worker-1", "10.10.110.31");
+const w2 = node("worker-2", "10.10.110.32");
 
 // Expected texts are written out byte for byte: they are the compatibility contract with KUD.
 describe("hostsIni", () => {
@@ -108,31 +115,34 @@ describe("hostsIni", () => {
   });
 
   it("matches labels exactly (upstream's substring check dropped node-1 after node-10)", () => {
-    const text = hostsIni([{ label: "node-10", ip: "10.0.0.10" }], [{ label: "node-1", ip: "10.0.0.1" }]);
+    const text = hostsIni([node("node-10", "10.0.0.10")], [node("node-1", "10.0.0.1")]);
     expect(text).toContain("[kube-node]\nnode-1\n\n");
     expect(text).toContain("node-1  ansible_ssh_host=10.0.0.1 ansible_ssh_port=22\n");
   });
 
   it("writes IPv6 addresses as they are", () => {
-    expect(hostsIni([{ label: "m", ip: "fd00::21" }], [])).toContain(
+    expect(hostsIni([node("m", "fd00::21")], [])).toContain(
       "m  ansible_ssh_host=fd00::21 ansible_ssh_port=22\n",
     );
   });
 
   it.each([
-    ["a label with a space", { label: "m 1", ip: "10.0.0.1" }],
-    ["a label with a newline", { label: "m1\n[all]", ip: "10.0.0.1" }],
-    ["an address with a variable", { label: "m1", ip: "10.0.0.1 ansible_become=yes" }],
-    ["an empty address", { label: "m1", ip: "" }],
-  ])("refuses %s: it would change the inventory's structure", (_, node) => {
-    expect(() => hostsIni([node], [])).toThrow(/hosts\.ini/);
+    ["a label with a space", "m 1", "10.0.0.1"],
+    ["a label with a newline", "m1\n[all]", "10.0.0.1"],
+    ["an address with a variable", "m1", "10.0.0.1 ansible_become=yes"],
+    ["an empty address", "m1", ""],
+  ])("can't be handed %s: the parsers refuse it and plain text does not compile", (_, label, ip) => {
+    expect(parseDnsLabel(label) === undefined || parseIpAddress(ip) === undefined).toBe(true);
+    // @ts-expect-error hostsIni takes only a DnsLabel and an IpAddress, which only the parsers make.
+    const write = () => hostsIni([{ label, ip }], []);
+    expect(write).toBeTypeOf("function");
   });
 });
 
 describe("kudRoles", () => {
   it("keeps the first address of a label listed twice", () => {
-    const roles = kudRoles([m1], [{ label: "master-1", ip: "10.99.99.99" }, w1]);
+    const roles = kudRoles([m1], [node("master-1", "10.99.99.99"), w1]);
     expect(roles.all).toEqual([m1, w1]);
-    expect(roles.workers).toEqual([{ label: "master-1", ip: "10.99.99.99" }, w1]);
+    expect(roles.workers).toEqual([node("master-1", "10.99.99.99"), w1]);
   });
 });

@@ -12,7 +12,8 @@ import { Inventory } from "../synth/inventory/inventory.ts";
 import { field } from "../synth/inventory/raw.ts";
 import { EMPTY_LOCK, type Lock, type LockEntry } from "../synth/plan/lock.ts";
 import type { SitePlan } from "../synth/plan/model.ts";
-import { macFor, makeInventory } from "./builders/inventory.ts";
+import { checked, macFor, makeInventory, makeNic } from "./builders/inventory.ts";
+import { parseDnsSubdomain } from "../synth/checked.ts";
 import { REPO } from "./harness.ts";
 
 const site = path.join(REPO, "examples", "site");
@@ -98,9 +99,9 @@ describe("planning the example site", () => {
     const smaller = {
       ...chosen,
       id: "metal3/a-new-node",
-      name: "a-new-node",
+      name: checked(parseDnsSubdomain, "a-new-node"),
       macs: ["02:00:00:00:00:01"],
-      nics: [{ name: "eno1", mac: "02:00:00:00:00:01", ipv4: "10.0.0.250" }],
+      nics: [makeNic({ name: "eno1", mac: "02:00:00:00:00:01", ipv4: "10.0.0.250" })],
       bootMac: "02:00:00:00:00:01",
       labels: {},
     };

@@ -1,8 +1,12 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { Inventory } from "../synth/inventory/inventory.ts";
+import { buildInventory } from "../synth/inventory/load.ts";
+import { renderPlan } from "../synth/plan/render-plan.ts";
+import { DEFAULT_SETTINGS } from "../synth/schema/settings.ts";
+import { renderSite } from "../gitops/render.ts";
 import { RULES } from "../synth/rules/index.ts";
 import type { Lock } from "../synth/plan/lock.ts";
-import { makeHost } from "./builders/inventory.ts";
+import { makeBmh, makeHost, networkDataSecret } from "./builders/inventory.ts";
 import { evaluateYaml, rulesAndPaths, rulesInventory } from "./harness.ts";
 
 let inventory: Inventory;
@@ -119,6 +123,12 @@ spec: {provisioningCR: alpha}
       ),
     ],
     [
+      'a SIP load balancer with image: "" (unset, as upstream SIP reads it; issue #21 case 16)',
+      sip(
+        `${sipNodes}  services:\n    loadBalancerControlPlane:\n      - {image: "", nodeInterfaceId: oam-ipv4, nodePort: 30443}\n`,
+      ),
+    ],
+    [
       "a kind: List wrapper",
       `apiVersion: v1\nkind: List\nitems:\n  - ${provisioning(oneMaster).replace(/\n/g, "\n    ")}\n`,
     ],
@@ -225,6 +235,30 @@ describe("each rule reports its id at the field path", () => {
       provisioning(`${oneMaster}    - master-2:\n        mac-address: 00:C6:14:04:61:B3\n`),
       "spec.masters[1].master-2.mac-address",
       /already the MAC of master "master-1"/,
+    ],
+    [
+      "name-invalid",
+      provisioning(oneMaster).replace("namespace: edge-a", 'namespace: "../../x"'),
+      "metadata.namespace",
+      /"..\/..\/x" is not a namespace: expected a DNS-1123 label/,
+    ],
+    [
+      "name-invalid",
+      provisioning(oneMaster).replace("namespace: edge-a", "namespace: Edge_A"),
+      "metadata.namespace",
+      /"Edge_A" is not a namespace/,
+    ],
+    [
+      "name-invalid",
+      sip(sipNodes, '"../../../etc"'),
+      "metadata.name",
+      /"..\/..\/..\/etc" is not a SIPCluster name: expected a DNS-1123 subdomain/,
+    ],
+    [
+      "name-invalid",
+      provisioning(oneMaster, "cluster: alpha", "Alpha"),
+      "metadata.name",
+      /"Alpha" is not a Provisioning name/,
     ],
     [
       "mac-unknown",
@@ -470,6 +504,38 @@ describe("each rule reports its id at the field path", () => {
       /does not contain a ssh-rsa key/,
     ],
     [
+      "ssh-key",
+      sip(
+        `${sipNodes}  services:\n    jumpHost:\n      - {nodeInterfaceId: oam-ipv4, nodePort: 30022, nodeSSHPrivateKeys: k, sshAuthorizedKeys: ["${ED25519}\\ncommand=\\"sh -c id\\" ${ED25519}"]}\n`,
+      ),
+      "spec.services.jumpHost[0].sshAuthorizedKeys[0]",
+      /holds a line break or another control character: an authorized_keys entry is exactly one line/,
+    ],
+    [
+      "schema",
+      sip(
+        `${sipNodes}  services:\n    loadBalancerControlPlane:\n      - {image: "haproxy:2.3.2 --evil", nodeInterfaceId: oam-ipv4, nodePort: 30443}\n`,
+      ),
+      "spec.services.loadBalancerControlPlane[0].image",
+      /"haproxy:2.3.2 --evil" is not an image reference/,
+    ],
+    [
+      "schema",
+      sip(
+        `${sipNodes}  services:\n    loadBalancerControlPlane:\n      - {nodeInterfaceId: "oam-ipv4\\nserver evil 6.6.6.6", nodePort: 30443}\n`,
+      ),
+      "spec.services.loadBalancerControlPlane[0].nodeInterfaceId",
+      /"oam-ipv4\\nserver evil 6.6.6.6" is not a network id or interface name/,
+    ],
+    [
+      "name-invalid",
+      sip(
+        `${sipNodes}  services:\n    jumpHost:\n      - {nodeInterfaceId: oam-ipv4, nodePort: 30022, nodeSSHPrivateKeys: Tenant_Keys}\n`,
+      ),
+      "spec.services.jumpHost[0].nodeSSHPrivateKeys",
+      /"Tenant_Keys" is not a Secret name/,
+    ],
+    [
       "no-fit",
       sip(sipNodes.replace("standby: 1", "standby: 2")),
       "spec.nodes.ControlPlane",
@@ -596,6 +662,86 @@ describe("host-claimed by the rendered/ lock", () => {
   });
 });
 
+describe("a host set aside at load (issue #21 case 18, decision 0031)", () => {
+  // Metal3's demo hosts repeat a MAC; one host's name would write a server line into haproxy.cfg.
+  const bad = buildInventory(
+    [
+      makeBmh({ name: "demo-a", bootMac: "00:00:00:00:aa:01" }),
+      makeBmh({ name: "demo-b", bootMac: "00:00:00:00:aa:01" }),
+      makeBmh({ name: "a-node\n      server evil 6.6.6.6:6443", bootMac: "00:00:00:00:aa:02" }),
+      makeBmh({ name: "good", bootMac: "00:c6:14:04:61:b3" }),
+    ].map((value, index) => ({
+      value,
+      source: { file: "inventory/hosts.yaml", line: index + 1, column: 1 },
+    })),
+  ).inventory;
+
+  it.each([
+    [
+      "inventory-invalid",
+      "00:00:00:00:aa:01",
+      /BareMetalHost "metal3\/demo-a" \(inventory\/hosts.yaml:1\), which is set aside: MAC/,
+    ],
+    ["name-invalid", "00:00:00:00:aa:02", /which is set aside: metadata.name "a-node\\n/],
+  ])("refuses a CR that names it by MAC with %s", (rule, mac, message) => {
+    const yaml = provisioning(`  masters:\n    - master-1:\n        mac-address: ${mac}\n`);
+    const issues = evaluateYaml(yaml, bad).all.filter((found) => found.severity === "error");
+    expect(rulesAndPaths(issues)).toEqual([`${rule} spec.masters[0].master-1.mac-address`]);
+    expect(issues[0]?.message).toMatch(message);
+  });
+
+  it("renders a cluster that does not touch it", () => {
+    const { plan, issues } = evaluateYaml(provisioning(oneMaster), bad);
+    expect(issues.filter((found) => found.severity === "error")).toEqual([]);
+    expect(renderPlan(plan, issues)?.clusters.map((cluster) => cluster.key)).toEqual(["edge-a/alpha"]);
+  });
+});
+
+describe("a networkData address carrying an haproxy server line (issue #21 case 1)", () => {
+  const injected = {
+    ...(networkDataSecret("a-cp-networkdata", "metal3", 1, false) as { stringData: unknown }),
+    stringData: {
+      networkData: JSON.stringify({
+        networks: [
+          { id: "oam-ipv4", type: "ipv4", ip_address: "10.41.0.11:6443 check\n    server evil 6.6.6.6" },
+        ],
+      }),
+    },
+  };
+  const hosts = buildInventory(
+    [
+      makeBmh({ name: "a-cp", labels: { flavor: "cp" }, networkData: { name: "a-cp-networkdata" } }),
+      makeBmh({ name: "b-cp", labels: { flavor: "cp" }, networkData: { name: "b-cp-networkdata" } }),
+      injected,
+      networkDataSecret("b-cp-networkdata", "metal3", 2, false),
+    ].map((value, index) => ({
+      value,
+      source: { file: "inventory/hosts.yaml", line: index + 1, column: 1 },
+    })),
+  );
+  const tenant = sip(
+    "  nodes:\n    ControlPlane:\n      labelSelector: {matchLabels: {flavor: cp}}\n      count: {active: 1}\n" +
+      '  services:\n    loadBalancerControlPlane:\n      - {image: "", nodeInterfaceId: oam-ipv4, nodePort: 30443}\n',
+  );
+
+  it("sets the host aside, chooses the other one, and never writes the line", async () => {
+    expect(hosts.issues.map((found) => [found.rule, found.severity, found.host])).toEqual([
+      ["address-invalid", "warning", "metal3/a-cp"],
+    ]);
+    const { plan, issues } = evaluateYaml(tenant, hosts.inventory);
+    expect(issues.filter((found) => found.severity === "error")).toEqual([]);
+    const ready = renderPlan(plan, issues);
+    expect(ready?.clusters.flatMap((cluster) => (cluster.kind === "sip" ? cluster.members : []))).toEqual([
+      expect.objectContaining({ host: expect.objectContaining({ id: "metal3/b-cp" }) }),
+    ]);
+    const { files } = await renderSite(ready!, DEFAULT_SETTINGS, { workers: 0 });
+    const text = [...files.values()].join("\n");
+    expect(text).toContain("server b-cp 32.68.0.2:6443");
+    expect(text).toContain("image: haproxy:2.3.2");
+    expect(text).not.toContain("evil");
+  });
+});
+
 describe("the catalogue", () => {
   it("has the SPEC §2 rule ids with their severities", () => {
     const warnings = Object.entries(RULES)
@@ -634,6 +780,8 @@ describe("the catalogue", () => {
       "ssh-key",
       "secret-inline",
       "unsupported",
+      "name-invalid",
+      "address-invalid",
     ]) {
       expect(RULES).toHaveProperty(id);
     }

@@ -31,7 +31,7 @@ import {
   type KubernetesObject,
   type ObjectCache,
 } from "@kubernetes/client-node";
-import { sameHost, type Host } from "../synth/inventory/host.ts";
+import { sameHost, type Host, type SetAsideHost } from "../synth/inventory/host.ts";
 import { Inventory } from "../synth/inventory/inventory.ts";
 import { buildInventory, type InventoryObject } from "../synth/inventory/load.ts";
 import { NETWORK_DATA_LABEL } from "../synth/inventory/network-data.ts";
@@ -146,6 +146,8 @@ export class ClusterFeed implements Feed {
   readonly #watches: Watch[] = [];
   /** BMH id → its host, as last computed. */
   readonly #hosts = new Map<string, Host>();
+  /** BMHs the loader set aside (decision 0031), so a CR naming one hears why. */
+  readonly #setAside = new Map<string, SetAsideHost>();
   /** `namespace/name` of a networkData Secret → ids of the BMHs that name it. */
   readonly #secretUsers = new Map<string, Set<string>>();
   /** BMH id → the Secret it names, to keep {@link #secretUsers} exact when that changes. */
@@ -376,7 +378,7 @@ export class ClusterFeed implements Feed {
       this.#resourcesDirty = false;
     }
     this.#options.state.update({
-      ...(inventoryChanged && { inventory: new Inventory(this.#hosts.values()) }),
+      ...(inventoryChanged && { inventory: new Inventory(this.#hosts.values(), this.#setAside.values()) }),
       ...(clusterResources && { clusterResources, clusterInvalid }),
     });
     if (!this.#published)
@@ -396,9 +398,11 @@ export class ClusterFeed implements Feed {
     const hosts = cache("hosts");
     const bmh = hosts?.informer.get(name, namespace);
     this.#forgetSecret(id);
+    const asideBefore = this.#setAside.get(id);
     if (hosts === undefined || bmh === undefined) {
       this.#hosts.delete(id);
-      return before !== undefined;
+      this.#setAside.delete(id);
+      return before !== undefined || asideBefore !== undefined;
     }
     const objects: InventoryObject[] = [clusterObject(bmh, hosts.resource)];
     const hardware = cache("hardware");
@@ -420,7 +424,12 @@ export class ClusterFeed implements Feed {
     const host = inventory.byId(id);
     if (host === undefined) this.#hosts.delete(id);
     else if (before === undefined || !sameHost(host, before)) this.#hosts.set(id, host);
-    return host === undefined ? before !== undefined : this.#hosts.get(id) !== before;
+    // One host is read at a time, so only its own bad facts set it aside here, not a MAC another has.
+    const aside = inventory.setAside.find((candidate) => candidate.id === id);
+    if (aside === undefined) this.#setAside.delete(id);
+    else this.#setAside.set(id, aside);
+    const asideChanged = JSON.stringify(aside) !== JSON.stringify(asideBefore);
+    return asideChanged || (host === undefined ? before !== undefined : this.#hosts.get(id) !== before);
   }
 
   #forgetSecret(id: string): void {

@@ -3,7 +3,14 @@ import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { haproxyConfig, type HaproxyConfigProps } from "./haproxy-config.ts";
+import { parseDnsSubdomain, parseIpAddress } from "../../synth/checked.ts";
+import { checked } from "../../test/builders/inventory.ts";
+import { haproxyConfig, type HaproxyConfigProps, type HaproxyServer } from "./haproxy-config.ts";
+
+/** A server from text, through the parsers the door uses. */
+function server(name: string, ip: string): HaproxyServer {
+  return { name: checked(parseDnsSubdomain, name), ip: checked(parseIpAddress, ip) };
+}
 
 const PREAMBLE = [
   "global",
@@ -33,10 +40,7 @@ const PREAMBLE = [
 const CONTROL_PLANE: HaproxyConfigProps = {
   title: "lb-cp",
   listeners: [{ name: "kube-apiserver", port: 6443 }],
-  servers: [
-    { name: "cp-1", ip: "10.41.0.11" },
-    { name: "cp-2.metal3-b", ip: "fd00:41::12" },
-  ],
+  servers: [server("cp-1", "10.41.0.11"), server("cp-2.metal3-b", "fd00:41::12")],
   check: "kube-apiserver",
 };
 
@@ -46,7 +50,7 @@ const WORKER: HaproxyConfigProps = {
     { name: "port-30100", port: 30100 },
     { name: "port-30101", port: 30101 },
   ],
-  servers: [{ name: "wk-1", ip: "10.41.0.21" }],
+  servers: [server("wk-1", "10.41.0.21")],
   check: "tcp",
 };
 
@@ -58,6 +62,18 @@ const hasHaproxy = (() => {
     return false;
   }
 })();
+
+describe("haproxyConfig's door (issue #21 cases 1 and 2)", () => {
+  it.each([
+    ["an address carrying a server line", "cp-1", "10.41.0.11:6443 check\n    server evil 6.6.6.6"],
+    ["a host name carrying a server line", "a-node\n      server evil 6.6.6.6:6443", "10.41.0.11"],
+  ])("can't be handed %s: the parsers refuse it and plain text does not compile", (_, name, ip) => {
+    expect(parseDnsSubdomain(name) === undefined || parseIpAddress(ip) === undefined).toBe(true);
+    // @ts-expect-error servers take only a DnsSubdomain and an IpAddress, which only the parsers make.
+    const write = () => haproxyConfig({ ...WORKER, servers: [{ name, ip }] });
+    expect(write).toBeTypeOf("function");
+  });
+});
 
 describe("haproxyConfig", () => {
   it("writes a TCP frontend per listener and every server, checked with the API server's /readyz", () => {

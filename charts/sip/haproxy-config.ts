@@ -1,12 +1,18 @@
+import type { DnsSubdomain, IpAddress } from "../../synth/checked.ts";
+
 /** Port of HAProxy's own health endpoint (`monitor-uri`), which the pod's probes ask. */
 export const HAPROXY_HEALTH_PORT = 8404;
 /** Path of HAProxy's own health endpoint. */
 export const HAPROXY_HEALTH_PATH = "/healthz";
 
-/** A backend server: a member host by name, at its address on the service's interface. */
+/**
+ * A backend server: a member host by name, at its address on the service's interface. Both are
+ * checked at the door (issue #21): neither can hold a space or a line break, so neither can add a
+ * server or a directive.
+ */
 export interface HaproxyServer {
-  readonly name: string;
-  readonly ip: string;
+  readonly name: DnsSubdomain;
+  readonly ip: IpAddress;
 }
 
 /** One TCP frontend and the backend it forwards to. */

@@ -1,6 +1,7 @@
 import { Chart } from "cdk8s";
 import { k8s } from "cdk8s-plus-27";
 import type { Construct } from "constructs";
+import type { AuthorizedKey, ImageReference } from "../../synth/checked.ts";
 import type { SipRender } from "../../synth/plan/render-plan.ts";
 import type { SiteSettings } from "../../synth/schema/settings.ts";
 import { SYNC_WAVES, clusterChartProps, waveAnnotations } from "../metadata.ts";
@@ -103,9 +104,9 @@ export class JumpHostChart extends Chart {
   }
 }
 
-/** One key per line, as sshd reads them. */
-function authorizedKeys(keys: readonly string[]): string {
-  return keys.map((key) => `${key.trim()}\n`).join("");
+/** One key per line, as sshd reads them; each key is one line already (an `AuthorizedKey`). */
+function authorizedKeys(keys: readonly AuthorizedKey[]): string {
+  return keys.map((key) => `${key}\n`).join("");
 }
 
 /**
@@ -148,7 +149,7 @@ function sshConfig(name: string, cluster: string, hosts: readonly ServedHost[]):
 
 function jumpHostPod(
   service: JumpHostService,
-  image: string,
+  image: ImageReference,
   configMap: string,
   hosts: readonly ServedHost[],
 ): k8s.PodSpec {

@@ -1,6 +1,7 @@
 import { Chart } from "cdk8s";
 import { k8s } from "cdk8s-plus-27";
 import type { Construct } from "constructs";
+import type { ImageReference, InterfaceId } from "../../synth/checked.ts";
 import type { SipRender } from "../../synth/plan/render-plan.ts";
 import type { SiteSettings } from "../../synth/schema/settings.ts";
 import {
@@ -47,8 +48,8 @@ interface Tier {
 }
 
 interface TierService {
-  readonly nodeInterfaceId: string;
-  readonly image?: string;
+  readonly nodeInterfaceId: InterfaceId;
+  readonly image?: ImageReference;
   readonly ports: readonly PublishedPort[];
 }
 
@@ -121,7 +122,7 @@ export class LoadBalancerChart extends Chart {
 }
 
 function haproxyPod(
-  image: string,
+  image: ImageReference,
   configMap: string,
   selector: Record<string, string>,
   ports: readonly PublishedPort[],

@@ -3,6 +3,12 @@
  * Deployment + NodePort Service pair every service runs as (named by `serviceObjectName` in
  * `synth/names.ts`).
  */
+import {
+  parseDnsSubdomain,
+  type DnsSubdomain,
+  type InterfaceId,
+  type IpAddress,
+} from "../../synth/checked.ts";
 import { k8s } from "cdk8s-plus-27";
 import type { Construct } from "constructs";
 import { hash8 } from "../../synth/content-hash.ts";
@@ -22,8 +28,8 @@ export interface ServedHost {
    * The BMH's name, or `<name>.<namespace>` when the cluster has two hosts of that name in different
    * namespaces: it names HAProxy servers, ssh_config hosts and pod hostAliases, so it must be unique.
    */
-  readonly name: string;
-  readonly ip: string;
+  readonly name: DnsSubdomain;
+  readonly ip: IpAddress;
 }
 
 /**
@@ -34,7 +40,7 @@ export interface ServedHost {
  */
 export function servedHosts(
   cluster: SipRender,
-  interfaceId: string,
+  interfaceId: InterfaceId,
   which: { readonly role?: string } = {},
 ): ServedHost[] {
   const nameCount = new Map<string, number>();
@@ -51,7 +57,12 @@ export function servedHosts(
         );
       }
       const { name, namespace } = member.host;
-      return { member, name: (nameCount.get(name) ?? 0) > 1 ? `${name}.${namespace}` : name, ip };
+      // A subdomain, a dot and a label make a subdomain, unless it grows past 253 characters.
+      const qualified = (nameCount.get(name) ?? 0) > 1 ? parseDnsSubdomain(`${name}.${namespace}`) : name;
+      if (qualified === undefined) {
+        throw new Error(`${member.host.id}: ${name}.${namespace} is longer than a host name may be`);
+      }
+      return { member, name: qualified, ip };
     })
     .sort((a, b) => compareText(a.name, b.name));
 }

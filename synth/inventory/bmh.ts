@@ -2,14 +2,26 @@
  * Reads the facts of SPEC §1.3 out of raw `BareMetalHost` and `HardwareData` objects. Each function
  * keeps only what a {@link Host} needs, so a caller can drop the raw object right away.
  */
+import { EXPECTED, parseDnsLabel, parseDnsSubdomain, parseIpAddress, type IpAddress } from "../checked.ts";
 import type { FieldPath } from "../field-path.ts";
 import { normalizeMac } from "../mac.ts";
-import { isIPv4 } from "../network.ts";
 import type { Nic, PartialSipLabels, SipOwnership } from "./host.ts";
 import { DEFAULT_NAMESPACE, StringPool, describe, detach, field, isRecord, stringField } from "./raw.ts";
 
 /** Reports a problem at a field path of the object being read. */
 export type Report = (path: FieldPath, message: string) => void;
+
+/** Why a host must be set aside: the rule its fact broke, and what is wrong, for messages. */
+export interface HostFault {
+  readonly rule: "name-invalid" | "address-invalid";
+  readonly reason: string;
+}
+
+/**
+ * Reports a bad fact of a host at a field path: the host is set aside (never chosen), the rest of
+ * the site goes on (decision 0031).
+ */
+export type FaultReport = (path: FieldPath, fault: HostFault) => void;
 
 /** Label that marks a host SR-IOV capable (BMH hardware details don't say). */
 export const SRIOV_LABEL = "feature.metalsynth.io/sriov";
@@ -30,6 +42,8 @@ export type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 /** Hardware facts from `status.hardware` or a HardwareData's `spec.hardware`. */
 export interface HardwareFacts {
   readonly nics: readonly Nic[];
+  /** The first NIC address that is not an address; the host is set aside. */
+  readonly fault?: HostFault;
   readonly cpus?: number;
   readonly memoryBytes?: number;
 }
@@ -47,6 +61,8 @@ export interface HostDraft {
   readonly bmc?: { readonly address: string; readonly credentialsName?: string };
   /** `spec.networkData`, with the namespace defaulted to the host's own. */
   readonly networkData?: { readonly namespace: string; readonly name: string };
+  /** The first bad fact of the BMH itself (its name or a NIC address); the host is set aside. */
+  readonly fault?: HostFault;
 }
 
 /** `metadata.namespace` or Kubernetes' default for objects written without one. */
@@ -87,10 +103,28 @@ export function readHostDraft(
   value: unknown,
   report: Report,
   strings: StringPool = new StringPool(),
+  fault: FaultReport = () => {},
 ): HostDraft | undefined {
   const identity = identityOf(value, "BareMetalHost", report, strings);
   if (!identity) return undefined;
   const { id, namespace } = identity;
+  // The name reaches haproxy.cfg, ssh_config and object names, the namespace rendered/'s paths.
+  let nameFault: HostFault | undefined;
+  if (parseDnsLabel(namespace) === undefined) {
+    nameFault = {
+      rule: "name-invalid",
+      reason: `metadata.namespace ${JSON.stringify(namespace)} is not ${EXPECTED.dnsLabel}`,
+    };
+    fault(["metadata", "namespace"], nameFault);
+  }
+  if (parseDnsSubdomain(identity.name) === undefined) {
+    const nameProblem: HostFault = {
+      rule: "name-invalid",
+      reason: `metadata.name ${JSON.stringify(identity.name)} is not ${EXPECTED.dnsSubdomain}`,
+    };
+    nameFault ??= nameProblem;
+    fault(["metadata", "name"], nameProblem);
+  }
   const spec = field(value, "spec");
   const status = field(value, "status");
   const labels = readLabels(field(field(value, "metadata"), "labels"), id, report, strings);
@@ -103,7 +137,7 @@ export function readHostDraft(
 
   const rawHardware = field(status, "hardware");
   const hardware = isRecord(rawHardware)
-    ? readHardware(rawHardware, ["status", "hardware"], id, report, strings)
+    ? readHardware(rawHardware, ["status", "hardware"], id, report, strings, fault)
     : undefined;
 
   const state = stringField(field(status, "provisioning"), "state");
@@ -115,6 +149,8 @@ export function readHostDraft(
   // Assigned field by field, not spread: this runs once per host of a region's snapshot, and
   // conditional spreads cost a third of it.
   const draft: Mutable<HostDraft> = { namespace, name: identity.name, id, labels };
+  const firstFault = nameFault ?? hardware?.fault;
+  if (firstFault !== undefined) draft.fault = firstFault;
   if (bootMac !== undefined) draft.bootMac = bootMac;
   if (hardware !== undefined) draft.hardware = hardware;
   if (state !== undefined && state !== "") draft.provisioningState = strings.intern(state);
@@ -172,6 +208,7 @@ export function readHardware(
   owner: string,
   report: Report,
   strings: StringPool = new StringPool(),
+  fault: FaultReport = () => {},
 ): HardwareFacts {
   const cpus = positiveInteger(
     field(field(hardware, "cpu"), "count"),
@@ -185,7 +222,8 @@ export function readHardware(
     owner,
     report,
   );
-  const nics: { name: string; mac: string; ipv4?: string; ipv6?: string }[] = [];
+  const nics: { name: string; mac: string; ipv4?: IpAddress; ipv6?: IpAddress }[] = [];
+  let firstFault: HostFault | undefined;
   const rawNics = field(hardware, "nics");
   if (Array.isArray(rawNics)) {
     rawNics.forEach((rawNic: unknown, index) => {
@@ -196,12 +234,23 @@ export function readHardware(
       const name = strings.intern(stringField(rawNic, "name") ?? "");
       let nic = nics.find((known) => known.mac === mac && known.name === name);
       if (!nic) nics.push((nic = { name, mac }));
-      const ip = stringField(rawNic, "ip")?.trim() ?? "";
-      if (nic.ipv4 === undefined && isIPv4(ip)) nic.ipv4 = detach(ip);
-      else if (nic.ipv6 === undefined && isGlobalIpv6(ip)) nic.ipv6 = detach(ip);
+      const text = stringField(rawNic, "ip")?.trim() ?? "";
+      // Link-local addresses carry a zone (`fe80::1%enp1s0`): not an address a peer can use, not bad.
+      if (text === "" || isLinkLocal(text)) return;
+      if (parseIpAddress(text) === undefined) {
+        const problem: HostFault = {
+          rule: "address-invalid",
+          reason: `NIC ${mac} has ip ${JSON.stringify(text)}, which is not ${EXPECTED.ipAddress}`,
+        };
+        firstFault ??= problem;
+        fault([...base, "nics", index, "ip"], problem);
+      } else if (text.includes(":")) {
+        if (nic.ipv6 === undefined && isGlobalIpv6(text)) nic.ipv6 = parseIpAddress(detach(text));
+      } else nic.ipv4 ??= parseIpAddress(detach(text));
     });
   }
   const facts: Mutable<HardwareFacts> = { nics };
+  if (firstFault !== undefined) facts.fault = firstFault;
   if (cpus !== undefined) facts.cpus = cpus;
   if (mebibytes !== undefined) facts.memoryBytes = mebibytes * 2 ** 20;
   return facts;
@@ -261,6 +310,11 @@ function positiveInteger(raw: unknown, path: FieldPath, owner: string, report: R
   if (typeof raw === "number" && Number.isSafeInteger(raw) && raw > 0) return raw;
   report(path, `BareMetalHost ${owner}: ${describe(raw)} is not a positive whole number; treated as unknown`);
   return undefined;
+}
+
+/** A link-local IPv6 address, zone and all (`fe80::…%if`); dual-stack dumps list one per NIC. */
+function isLinkLocal(text: string): boolean {
+  return text.includes("%") || /^fe[89ab][0-9a-f]?:/i.test(text);
 }
 
 /** An IPv6 address that is not link-local (`fe80::/10`, or scoped with `%if`) nor loopback/unspecified. */

@@ -8,6 +8,7 @@
  * It is an ordinary snapshot: the loader reads it like any dump, and reading it gives the same hosts,
  * so the same plan, as reading the objects it was made from.
  */
+import type { IpAddress } from "../checked.ts";
 import { compareText } from "../issue.ts";
 import { toYaml } from "../yaml-output.ts";
 import { ipForInterface, ipForMac, type Host, type Nic } from "./host.ts";
@@ -203,6 +204,6 @@ export function orderedNics(host: Host): readonly Nic[] {
 /** The address a SIP interface of this name gets from the NICs alone (networkData left aside). */
 function nicAddress(host: Host, name: string): string | undefined {
   // No prototype: an interface named like an Object method must not find one.
-  const networks: Record<string, string> = Object.create(null) as Record<string, string>;
+  const networks: Record<string, IpAddress> = Object.create(null) as Record<string, IpAddress>;
   return ipForInterface({ ...host, networks }, name);
 }

@@ -1,5 +1,6 @@
+import type { DnsLabel, DnsSubdomain, IpAddress } from "../checked.ts";
 import { clusterKey, type ClusterKey } from "../cluster-key.ts";
-import type { SourcePosition } from "../issue.ts";
+import type { RuleId, SourcePosition } from "../issue.ts";
 import { sameData } from "../same-data.ts";
 
 /** One network interface of a host, after de-duplicating dual-stack repeats (SPEC §1.3). */
@@ -9,9 +10,9 @@ export interface Nic {
   /** Normalised MAC (`aa:bb:cc:dd:ee:ff`). */
   readonly mac: string;
   /** The interface's IPv4 address, if any (link-local IPv6 `fe80::…%if` is ignored). */
-  readonly ipv4?: string;
+  readonly ipv4?: IpAddress;
   /** A global IPv6 address, used only when the NIC has no IPv4. */
-  readonly ipv6?: string;
+  readonly ipv6?: IpAddress;
 }
 
 /** The networkData Secret a BareMetalHost names in `spec.networkData`. */
@@ -52,8 +53,10 @@ export interface PartialSipLabels {
 export interface Host {
   /** `namespace/name`: the stable identity and the tie-break key of every ordering. */
   readonly id: string;
-  readonly namespace: string;
-  readonly name: string;
+  /** Checked at load: it reaches object namespaces and the lock. */
+  readonly namespace: DnsLabel;
+  /** Checked at load: it reaches haproxy.cfg, ssh_config, host tables and the lock. */
+  readonly name: DnsSubdomain;
   readonly labels: Readonly<Record<string, string>>;
   /** `spec.bootMACAddress`, normalised: the NIC whose IP a resource-chosen node gets. */
   readonly bootMac?: string;
@@ -74,7 +77,7 @@ export interface Host {
   /** True when the state is `provisioned` or `externally provisioned`. */
   readonly osInstalled: boolean;
   /** networkData `networks[].id` → `ip_address`, from the Secret named by `spec.networkData`. */
-  readonly networks: Readonly<Record<string, string>>;
+  readonly networks: Readonly<Record<string, IpAddress>>;
   /** `spec.networkData`, when the host names a Secret. */
   readonly networkData?: NetworkDataRef;
   /** `spec.bmc.address` and the credentials Secret's name (referenced, never read). */
@@ -84,6 +87,23 @@ export interface Host {
   /** The SIP labels the host has when it has some but not all three (then `sipOwner` is unset). */
   readonly sipPartial?: PartialSipLabels;
   /** Where the BMH was defined, for messages. */
+  readonly source?: SourcePosition;
+}
+
+/**
+ * A BareMetalHost the loader set aside because one of its facts failed its check (a name that is not
+ * a Kubernetes name, an address that is not one address, a MAC another host has too): it is not in
+ * the inventory, so no cluster gets it, and a CR that names it by MAC is told why (decision 0031).
+ */
+export interface SetAsideHost {
+  /** `namespace/name` as written (possibly not a valid name: that may be why it is set aside). */
+  readonly id: string;
+  /** Its MACs, normalised, so a CR naming one hears why the host can't serve. */
+  readonly macs: readonly string[];
+  /** The rule its first bad fact broke. */
+  readonly rule: RuleId;
+  /** What is wrong with it, for the CR's finding. */
+  readonly reason: string;
   readonly source?: SourcePosition;
 }
 
@@ -109,7 +129,7 @@ export function sipOwnerKey(host: Host): ClusterKey | undefined {
 }
 
 /** The IP for a MAC (SPEC §1.3): the IPv4 of the NIC with that MAC, else its global IPv6. */
-export function ipForMac(host: Host, mac: string): string | undefined {
+export function ipForMac(host: Host, mac: string): IpAddress | undefined {
   const nics = host.nics.filter((nic) => nic.mac === mac);
   return nics.find((nic) => nic.ipv4)?.ipv4 ?? nics.find((nic) => nic.ipv6)?.ipv6;
 }
@@ -118,6 +138,6 @@ export function ipForMac(host: Host, mac: string): string | undefined {
  * The IP for a SIP `nodeInterfaceId` (SPEC §1.3): the networkData network with that id, else the IPv4
  * of the NIC whose name equals the id.
  */
-export function ipForInterface(host: Host, interfaceId: string): string | undefined {
+export function ipForInterface(host: Host, interfaceId: string): IpAddress | undefined {
   return host.networks[interfaceId] ?? host.nics.find((nic) => nic.name === interfaceId && nic.ipv4)?.ipv4;
 }

@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { makeHost, makeInventory } from "../../test/builders/inventory.ts";
+import { checked, makeHost, makeInventory } from "../../test/builders/inventory.ts";
+import { parseIpAddress } from "../checked.ts";
 import { Inventory } from "./inventory.ts";
 import { matchesSelector, type LabelSelector } from "./selector.ts";
 
@@ -65,7 +66,7 @@ describe("Inventory", () => {
     expect(inventory.sameHosts(new Inventory(relabelled))).toBe(false);
     const renumbered = copies().map((host) =>
       host.name === "node-a"
-        ? { ...host, nics: host.nics.map((nic) => ({ ...nic, ipv4: "10.9.9.9" })) }
+        ? { ...host, nics: host.nics.map((nic) => ({ ...nic, ipv4: checked(parseIpAddress, "10.9.9.9") })) }
         : host,
     );
     expect(inventory.sameHosts(new Inventory(renumbered))).toBe(false);

@@ -6,7 +6,7 @@
 import { pushTo } from "../group.ts";
 import { compareText } from "../issue.ts";
 import { ClosestMac, type KnownMac } from "./closest-mac.ts";
-import { sameHost, sipOwnerKey, type Host } from "./host.ts";
+import { sameHost, sipOwnerKey, type Host, type SetAsideHost } from "./host.ts";
 import type { LabelSelector } from "./selector.ts";
 import { matchesSelector } from "./selector.ts";
 
@@ -25,6 +25,9 @@ const MATCHING_REMEMBERED = 256;
 export class Inventory {
   /** All hosts, sorted by id (`namespace/name`). */
   readonly hosts: readonly Host[];
+  /** Hosts the loader set aside (decision 0031), sorted by id: never chosen, named when a CR asks. */
+  readonly setAside: readonly SetAsideHost[];
+  readonly #setAsideByMac = new Map<string, SetAsideHost>();
   readonly #byId = new Map<string, Host>();
   readonly #byMac = new Map<string, Host>();
   /** label key → label value → hosts (sorted by id). */
@@ -47,9 +50,13 @@ export class Inventory {
    * here is a bug). When two hosts share a MAC, {@link byMac} answers the one with the lowest id; the
    * loader reports the clash.
    */
-  constructor(hosts: Iterable<Host>) {
+  constructor(hosts: Iterable<Host>, setAside: Iterable<SetAsideHost> = []) {
     const sorted = [...hosts].sort((a, b) => compareText(a.id, b.id));
     this.hosts = Object.freeze(sorted);
+    this.setAside = Object.freeze([...setAside].sort((a, b) => compareText(a.id, b.id)));
+    for (const host of this.setAside) {
+      for (const mac of host.macs) if (!this.#setAsideByMac.has(mac)) this.#setAsideByMac.set(mac, host);
+    }
     for (const host of sorted) {
       if (this.#byId.has(host.id)) throw new Error(`Inventory: host ${host.id} given twice`);
       this.#byId.set(host.id, host);
@@ -77,11 +84,15 @@ export class Inventory {
   }
 
   /**
-   * Whether `other` holds the same hosts with the same facts: a feed that reads every BMH again, or
-   * an informer relaying a status refresh that changed nothing metalsynth reads, makes one.
+   * Whether `other` holds the same hosts with the same facts, and sets the same hosts aside for the
+   * same reasons: a feed that reads every BMH again, or an informer relaying a status refresh that
+   * changed nothing metalsynth reads, makes one.
    */
   sameHosts(other: Inventory): boolean {
-    return other === this || this.changesTo(other).length === 0;
+    return (
+      other === this ||
+      (this.changesTo(other).length === 0 && JSON.stringify(this.setAside) === JSON.stringify(other.setAside))
+    );
   }
 
   /**
@@ -151,6 +162,11 @@ export class Inventory {
   /** The host owning `mac`, which must already be normalised (`normalizeMac`). */
   byMac(mac: string): Host | undefined {
     return this.#byMac.get(mac);
+  }
+
+  /** The set-aside host that has `mac` (normalised), to say why a CR can't have it. */
+  setAsideByMac(mac: string): SetAsideHost | undefined {
+    return this.#setAsideByMac.get(mac);
   }
 
   /**

@@ -458,16 +458,6 @@ describe("buildInventory: inventory-invalid", () => {
       /metal3\/node-0 is defined twice \(first at snapshot.yaml:1\); this one is ignored/,
       1,
     ],
-    [
-      "the same MAC on two hosts",
-      [
-        makeBmh({ name: "b", bootMac: "00:00:00:00:00:01" }),
-        makeBmh({ name: "a", bootMac: "00:00:00:00:00:01" }),
-      ],
-      "spec.bootMACAddress",
-      /MAC 00:00:00:00:00:01 belongs to both metal3\/a and metal3\/b; MAC lookups use metal3\/a \(lowest id\)/,
-      2,
-    ],
   ])("reports %s", (_name, values, path, message, hosts) => {
     const { inventory, issues } = buildInventory(raw(...values));
     expect(issues).toHaveLength(1);
@@ -558,5 +548,98 @@ describe("buildInventory: determinism", () => {
         expect(result.issues).toEqual(expected.issues);
       }),
     );
+  });
+});
+
+/** A networkData Secret (plain `stringData`) whose oam-ipv4 network has `address`. */
+function secretWithAddress(name: string, address: string): unknown {
+  const networks = [{ id: "oam-ipv4", type: "ipv4", link: "bond0", ip_address: address }];
+  return {
+    apiVersion: "v1",
+    kind: "Secret",
+    metadata: { name, namespace: "metal3" },
+    stringData: { networkData: JSON.stringify({ networks }) },
+  };
+}
+
+describe("buildInventory: hosts set aside (issue #21, decision 0031)", () => {
+  const injection = "10.41.0.11:6443 check\n    server evil 6.6.6.6";
+  it.each([
+    [
+      "a BareMetalHost name with a newline (issue #21 case 2)",
+      [makeBmh({ name: "a-node\n      server evil 6.6.6.6:6443" }), makeBmh({ name: "good" })],
+      "name-invalid",
+      "metadata.name",
+      "metal3/a-node\n      server evil 6.6.6.6:6443",
+      1,
+      /metadata.name "a-node\\n {6}server evil 6.6.6.6:6443" is not a DNS-1123 subdomain/,
+    ],
+    [
+      "a namespace that is no DNS label (issue #21 case 5)",
+      [makeBmh({ namespace: "Edge_A" })],
+      "name-invalid",
+      "metadata.namespace",
+      "Edge_A/node-0",
+      1,
+      /metadata.namespace "Edge_A" is not a DNS-1123 label/,
+    ],
+    [
+      "a NIC address with more than an address",
+      [makeBmh({ nics: [{ name: "enp1s0", mac: "00:00:00:00:00:01", ip: "10.0.0.1 extra" }] })],
+      "address-invalid",
+      "status.hardware.nics[0].ip",
+      "metal3/node-0",
+      1,
+      /NIC 00:00:00:00:00:01 has ip "10.0.0.1 extra", which is not an IPv4 address/,
+    ],
+    [
+      "a networkData address carrying an haproxy server line (issue #21 case 1)",
+      [makeBmh({ networkData: { name: "nd" } }), secretWithAddress("nd", injection)],
+      "address-invalid",
+      "stringData.networkData",
+      "metal3/node-0",
+      2,
+      /network "oam-ipv4" has ip_address "10.41.0.11:6443 check\\n {4}server evil 6.6.6.6", which is not/,
+    ],
+  ])("sets aside %s", (_name, values, rule, path, host, line, message) => {
+    const { inventory, issues } = buildInventory(raw(...values));
+    expect(issues).toHaveLength(1);
+    expect(issues[0]).toMatchObject({
+      rule,
+      severity: "warning",
+      path,
+      host,
+      source: at("snapshot.yaml", line),
+    });
+    expect(issues[0]?.message).toMatch(message);
+    expect(issues[0]?.message).toMatch(/the host is set aside \(no cluster gets it\)$/);
+    expect(inventory.byId(host)).toBeUndefined();
+    expect(inventory.setAside.map((aside) => [aside.id, aside.rule])).toEqual([[host, rule]]);
+  });
+
+  it("sets aside both hosts of a repeated MAC, as Metal3's demo hosts have, and keeps the others", () => {
+    const { inventory, issues } = buildInventory(
+      raw(
+        makeBmh({ name: "b", bootMac: "00:00:00:00:00:01" }),
+        makeBmh({ name: "a", bootMac: "00:00:00:00:00:01" }),
+        makeBmh({ name: "c" }),
+      ),
+    );
+    expect(issues.map((found) => [found.rule, found.severity, found.path, found.host])).toEqual([
+      ["inventory-invalid", "warning", "spec.bootMACAddress", "metal3/b"],
+      ["inventory-invalid", "warning", "spec.bootMACAddress", "metal3/a"],
+    ]);
+    expect(issues[0]?.message).toMatch(/MAC 00:00:00:00:00:01 belongs to 2 hosts \(metal3\/a, metal3\/b\)/);
+    expect(inventory.hosts.map((host) => host.id)).toEqual(["metal3/c"]);
+    expect(inventory.setAsideByMac("00:00:00:00:00:01")?.id).toBe("metal3/a");
+  });
+
+  it("keeps a host whose only odd address is link-local or loopback", () => {
+    const nics = [{ name: "enp1s0", mac: "00:00:00:00:00:01", ip: ["10.0.0.1", "fe80::1%enp1s0", "::1"] }];
+    const { inventory, issues } = buildInventory(raw(makeBmh({ nics })));
+    expect(issues).toEqual([]);
+    expect(inventory.byId("metal3/node-0")?.nics).toEqual([
+      { name: "enp1s0", mac: "00:00:00:00:00:01", ipv4: "10.0.0.1" },
+    ]);
   });
 });

@@ -9,8 +9,9 @@ import type { SourceDocument } from "../documents.ts";
 import type { FieldPath } from "../field-path.ts";
 import { formatPath } from "../field-path.ts";
 import { compareIssues, compareText, issue } from "../issue.ts";
-import type { Issue, SourcePosition } from "../issue.ts";
-import type { HardwareFacts, HostDraft, Mutable, Report } from "./bmh.ts";
+import type { Issue, RuleId, SourcePosition } from "../issue.ts";
+import { parseDnsLabel, parseDnsSubdomain, type IpAddress } from "../checked.ts";
+import type { FaultReport, HardwareFacts, HostDraft, HostFault, Mutable, Report } from "./bmh.ts";
 import {
   QAT_LABEL,
   SRIOV_LABEL,
@@ -21,9 +22,9 @@ import {
   sipOwnerOf,
   sipPartialOf,
 } from "./bmh.ts";
-import type { Host, Nic } from "./host.ts";
+import type { Host, Nic, SetAsideHost } from "./host.ts";
 import { Inventory } from "./inventory.ts";
-import { hasNetworkData, readNetworkData } from "./network-data.ts";
+import { hasNetworkData, readNetworkData, type NetworkData } from "./network-data.ts";
 import {
   DEFAULT_NAMESPACE,
   StringPool,
@@ -58,7 +59,7 @@ export interface InventoryResult {
 
 const METAL3_GROUP = "metal3.io/";
 // Shared empties: a region's snapshot has 100k hosts, most without networkData.
-const NO_NETWORKS: Readonly<Record<string, string>> = Object.freeze({});
+const NO_NETWORKS: Readonly<Record<string, IpAddress>> = Object.freeze({});
 const NO_NICS: readonly Nic[] = Object.freeze([]);
 
 interface Sourced<T> {
@@ -80,7 +81,9 @@ interface NetworkDataSecret {
   /** `metadata.namespace` as written; `undefined` when the snapshot file omits it. */
   readonly declaredNamespace?: string;
   readonly name: string;
-  readonly networks: Readonly<Record<string, string>>;
+  readonly networks: Readonly<Record<string, IpAddress>>;
+  /** A bad `ip_address`: every host naming the Secret is set aside. */
+  readonly fault?: NetworkData["fault"];
 }
 
 /**
@@ -125,7 +128,7 @@ export class InventoryBuilder {
       this.#unknownVersion(object, kind, apiVersion, "metal3.io/v1alpha1");
     } else if (kind === "BareMetalHost") {
       reportNonMaps(value, report);
-      const draft = readHostDraft(value, report, this.#strings);
+      const draft = readHostDraft(value, report, this.#strings, this.#faultReporter(object, value));
       if (draft) {
         this.#hosts.push({ value: draft, source: object.source });
         this.#use(object.source);
@@ -136,7 +139,8 @@ export class InventoryBuilder {
       if (identity && !isRecord(hardware)) {
         report(["spec", "hardware"], `HardwareData ${identity.id} has no spec.hardware map; ignored`);
       } else if (identity && isRecord(hardware)) {
-        const facts = readHardware(hardware, ["spec", "hardware"], identity.id, report, this.#strings);
+        const fault = this.#faultReporter(object, value);
+        const facts = readHardware(hardware, ["spec", "hardware"], identity.id, report, this.#strings, fault);
         this.#hardware.push({ value: { id: identity.id, facts }, source: object.source });
         this.#use(object.source);
       }
@@ -222,8 +226,9 @@ export class InventoryBuilder {
 
     const usedSecrets = new Set<NetworkDataSecret>();
     const hosts = new Map<string, Host>();
+    const setAside = new Map<string, SetAsideHost>();
     for (const { value: draft, source } of sortBySource(this.#hosts, (entry) => entry.id)) {
-      const first = hosts.get(draft.id)?.source;
+      const first = (hosts.get(draft.id) ?? setAside.get(draft.id))?.source;
       if (first) {
         problem(
           ["metadata", "name"],
@@ -247,10 +252,27 @@ export class InventoryBuilder {
           source,
         );
       }
-      hosts.set(draft.id, toHost(draft, draft.hardware ?? hardware.get(draft.id), secret, source));
+      const facts = draft.hardware ?? hardware.get(draft.id);
+      if (secret?.fault) {
+        const at = secretSources.get(secret) ?? source;
+        issues.push(setAsideIssue("address-invalid", secret.fault.path, secret.fault.reason, draft.id, at));
+      }
+      const fault: HostFault | undefined =
+        draft.fault ??
+        facts?.fault ??
+        (secret?.fault && { rule: "address-invalid", reason: secret.fault.reason });
+      if (fault === undefined) {
+        const host = toHost(draft, facts, secret, source);
+        // readHostDraft gives every draft whose names fail these parsers a fault.
+        if (host === undefined) throw new Error(`BareMetalHost ${draft.id}: a bad name without a fault`);
+        hosts.set(draft.id, host);
+      } else {
+        const { rule, reason } = fault;
+        setAside.set(draft.id, { id: draft.id, macs: hostMacs(draft, facts), rule, reason, source });
+      }
     }
     for (const { value, source } of this.#hardware) {
-      if (hosts.has(value.id)) continue;
+      if (hosts.has(value.id) || setAside.has(value.id)) continue;
       unmatched(
         ["metadata", "name"],
         `HardwareData ${value.id} matches no BareMetalHost of the same namespace and name; it is not used`,
@@ -266,22 +288,35 @@ export class InventoryBuilder {
       );
     }
 
-    const sorted = [...hosts.values()].sort((a, b) => compareText(a.id, b.id));
+    // A MAC two hosts claim names neither for sure: both are set aside (Metal3's and CAPM3's own
+    // example hosts repeat one), and a CR naming it hears so.
     const macOwner = new Map<string, Host>();
-    for (const host of sorted) {
+    const shared = new Map<string, Host[]>();
+    for (const host of [...hosts.values()].sort((a, b) => compareText(a.id, b.id))) {
       for (const mac of host.macs) {
         const owner = macOwner.get(mac);
-        if (!owner) {
-          macOwner.set(mac, host);
-          continue;
-        }
-        const where = host.bootMac === mac ? ["spec", "bootMACAddress"] : ["status", "hardware", "nics"];
-        const message = `MAC ${mac} belongs to both ${owner.id} and ${host.id}; MAC lookups use ${owner.id} (lowest id)`;
-        issues.push(
-          issue("inventory-invalid", formatPath(where), message, host.source ? { source: host.source } : {}),
-        );
+        if (owner === undefined) macOwner.set(mac, host);
+        else shared.set(mac, [...(shared.get(mac) ?? [owner]), host]);
       }
     }
+    for (const [mac, owners] of shared) {
+      const ids = owners.map((owner) => owner.id).join(", ");
+      const reason = `MAC ${mac} belongs to ${owners.length} hosts (${ids})`;
+      for (const host of owners) {
+        const where = host.bootMac === mac ? ["spec", "bootMACAddress"] : ["status", "hardware", "nics"];
+        issues.push(setAsideIssue("inventory-invalid", where, reason, host.id, host.source));
+        hosts.delete(host.id);
+        if (!setAside.has(host.id))
+          setAside.set(host.id, {
+            id: host.id,
+            macs: host.macs,
+            rule: "inventory-invalid",
+            reason,
+            source: host.source,
+          });
+      }
+    }
+    const sorted = [...hosts.values()].sort((a, b) => compareText(a.id, b.id));
 
     const mentioned = new Set(issues.flatMap((found) => (found.source ? [found.source.file] : [])));
     for (const [file, use] of this.#files) {
@@ -299,7 +334,8 @@ export class InventoryBuilder {
       );
     }
 
-    return { inventory: new Inventory(sorted), issues: issues.sort(compareIssues) };
+    const aside = [...setAside.values()].sort((a, b) => compareText(a.id, b.id));
+    return { inventory: new Inventory(sorted, aside), issues: issues.sort(compareIssues) };
   }
 
   #addList(object: InventoryObject, kind: string, apiVersion: unknown): void {
@@ -333,18 +369,29 @@ export class InventoryBuilder {
       return;
     }
     const owner = `${namespace || DEFAULT_NAMESPACE}/${name}`;
-    const networks = readNetworkData(secret, owner, report, this.#strings);
-    if (networks === undefined) return;
+    const networkData = readNetworkData(secret, owner, report, this.#strings);
+    if (networkData === undefined) return;
     this.#use(source);
     this.#secrets.push({
       value: {
         ...(namespace !== undefined &&
           namespace !== "" && { declaredNamespace: this.#strings.intern(namespace) }),
         name: detach(name),
-        networks,
+        networks: networkData.networks,
+        ...(networkData.fault && { fault: networkData.fault }),
       },
       source,
     });
+  }
+
+  /** Reports a host's bad fact where it stands; the host itself is set aside in {@link build}. */
+  #faultReporter(object: InventoryObject, value: unknown): FaultReport {
+    const metadata = field(value, "metadata");
+    const id = `${stringField(metadata, "namespace") || DEFAULT_NAMESPACE}/${stringField(metadata, "name") ?? ""}`;
+    return (path, fault) => {
+      const source = object.position ? object.position(path) : object.source;
+      this.#issues.push(setAsideIssue(fault.rule, path, fault.reason, id, source));
+    };
   }
 
   #reporter(object: InventoryObject): Report {
@@ -416,24 +463,51 @@ function sortBySource<T>(entries: readonly Sourced<T>[], key: (value: T) => stri
   );
 }
 
+/**
+ * A finding about a host the loader sets aside. A warning whatever the rule's catalogue severity: the
+ * host is out of the inventory, so nothing rendered depends on it and the rest of the site goes on;
+ * a CR that names it gets the error (decision 0031).
+ */
+function setAsideIssue(
+  rule: RuleId,
+  path: FieldPath,
+  reason: string,
+  host: string,
+  source: SourcePosition | undefined,
+): Issue {
+  // The id is as written, and may be why the host is set aside: quoted, a line break can't leave the line.
+  const named = /^[\x21-\x7e]+$/.test(host) ? host : JSON.stringify(host);
+  const message = `BareMetalHost ${named}: ${reason}; the host is set aside (no cluster gets it)`;
+  return { rule, severity: "warning", path: formatPath(path), message, host, ...(source && { source }) };
+}
+
+/** Every distinct MAC of a host (boot MAC and all NICs), sorted. */
+function hostMacs(draft: HostDraft, hardware: HardwareFacts | undefined): string[] {
+  const macs = new Set<string>();
+  if (draft.bootMac !== undefined) macs.add(draft.bootMac);
+  for (const nic of hardware?.nics ?? []) macs.add(nic.mac);
+  return [...macs].sort(compareText);
+}
+
+/** The host of a draft without a fault, or `undefined` when its name or namespace is not valid. */
 function toHost(
   draft: HostDraft,
   hardware: HardwareFacts | undefined,
   secret: NetworkDataSecret | undefined,
   source: SourcePosition,
-): Host {
-  const macs = new Set<string>();
-  if (draft.bootMac !== undefined) macs.add(draft.bootMac);
-  for (const nic of hardware?.nics ?? []) macs.add(nic.mac);
+): Host | undefined {
+  const namespace = parseDnsLabel(draft.namespace);
+  const name = parseDnsSubdomain(draft.name);
+  if (namespace === undefined || name === undefined) return undefined;
   const sipOwner = sipOwnerOf(draft.labels);
   // Optional fields are assigned one by one, not spread in: this runs once per host of a region's
   // snapshot, and conditional spreads cost as much here as in readHostDraft.
   const host: Mutable<Host> = {
     id: draft.id,
-    namespace: draft.namespace,
-    name: draft.name,
+    namespace,
+    name,
     labels: draft.labels,
-    macs: [...macs].sort(compareText),
+    macs: hostMacs(draft, hardware),
     nics: hardware?.nics ?? NO_NICS,
     sriov: draft.labels[SRIOV_LABEL] === "true",
     qat: draft.labels[QAT_LABEL] === "true",

@@ -4,6 +4,7 @@
  * every other key of these Secrets, is never read, so BMC passwords can't leak into the inventory.
  */
 import { parseDocument } from "yaml";
+import { EXPECTED, parseIpAddress, type IpAddress } from "../checked.ts";
 import { firstLine } from "../documents.ts";
 import type { FieldPath } from "../field-path.ts";
 import type { Report } from "./bmh.ts";
@@ -29,17 +30,29 @@ export function hasNetworkData(secret: unknown): boolean {
   );
 }
 
+/** What a networkData Secret gives: addresses by network id, and the first one that is not one. */
+export interface NetworkData {
+  readonly networks: Readonly<Record<string, IpAddress>>;
+  /**
+   * Where the value was read (`stringData.networkData` or `data.networkData`) and what is wrong with
+   * its first bad `ip_address`: every host that names the Secret is set aside (decision 0031).
+   */
+  readonly fault?: { readonly path: FieldPath; readonly reason: string };
+}
+
 /**
  * `networks[].id → ip_address` of a networkData Secret, or `undefined` (reported) when the value is
  * not base64 / not JSON or YAML. `stringData` wins over `data`, as it does when the API server merges
- * them. Networks without an address (DHCP) are skipped; for a repeated id the first one counts.
+ * them. Networks without an address (DHCP) are skipped; for a repeated id the first one counts. An
+ * `ip_address` that is not a single address (it would reach haproxy.cfg and ssh_config) is left out
+ * and named in `fault`.
  */
 export function readNetworkData(
   secret: unknown,
   owner: string,
   report: Report,
   strings: StringPool = new StringPool(),
-): Record<string, string> | undefined {
+): NetworkData | undefined {
   const plain = stringField(field(secret, "stringData"), NETWORK_DATA_KEY);
   const encoded = stringField(field(secret, "data"), NETWORK_DATA_KEY);
   let text: string;
@@ -68,16 +81,29 @@ export function readNetworkData(
     report(path, `Secret ${owner}: networkData has no "networks" list (OpenStack network_data format)`);
     return undefined;
   }
-  const byId = new Map<string, string>();
+  const byId = new Map<string, IpAddress>();
+  let fault: NetworkData["fault"];
   for (const network of networks) {
     if (!isRecord(network)) continue;
     const id = stringField(network, "id");
     const address = stringField(network, "ip_address");
     if (id === undefined || address === undefined || address === "" || byId.has(id)) continue;
-    byId.set(strings.intern(id), detach(address));
+    const ip = parseIpAddress(detach(address));
+    if (ip === undefined) {
+      fault ??= {
+        path,
+        reason: `Secret ${owner}: networkData network ${JSON.stringify(id)} has ip_address ${JSON.stringify(address)}, which is not ${EXPECTED.ipAddress}`,
+      };
+      continue;
+    }
+    byId.set(strings.intern(id), ip);
   }
   // fromEntries defines own properties, so an id such as "__proto__" can't touch the prototype.
-  return Object.fromEntries(byId);
+  const result: { networks: Record<string, IpAddress>; fault?: NetworkData["fault"] } = {
+    networks: Object.fromEntries(byId),
+  };
+  if (fault !== undefined) result.fault = fault;
+  return result;
 }
 
 /**

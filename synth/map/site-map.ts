@@ -157,9 +157,12 @@ export function siteMap(input: MapInput): SiteMap {
       plan,
     ),
     ...(input.previous && changes ? { changes: { source: input.previous.source, hosts: changes } } : {}),
-    // A finding of a cluster the map has no section for (no plan, no hosts) is the site's.
-    siteFindings: input.issues.filter(
-      (found) => found.host === undefined && !(found.cluster !== undefined && shown.has(found.cluster)),
+    // A finding of a cluster the map has no section for (no plan, no hosts) is the site's, and so is
+    // one about a host that has no tile (set aside by the loader, decision 0031).
+    siteFindings: input.issues.filter((found) =>
+      found.host === undefined
+        ? !(found.cluster !== undefined && shown.has(found.cluster))
+        : inventory.byId(found.host) === undefined,
     ),
     hostCount: inventory.size,
   };

@@ -5,6 +5,7 @@
  */
 import { clusterKey, type ClusterKey } from "../cluster-key.ts";
 import { pushTo } from "../group.ts";
+import type { IpAddress } from "../checked.ts";
 import { compareText, type Issue } from "../issue.ts";
 import { ipForMac, type Host } from "../inventory/host.ts";
 import type { Inventory } from "../inventory/inventory.ts";
@@ -408,7 +409,7 @@ function placeByMac(
  * The address of a host chosen by resources: the IPv4 of its boot NIC, else of the first NIC by name
  * that has one (see docs/decisions/0003-resource-only-host-address.md).
  */
-function hostAddress(host: Host): string | undefined {
+function hostAddress(host: Host): IpAddress | undefined {
   const boot = host.bootMac === undefined ? undefined : ipForMac(host, host.bootMac);
   if (boot?.includes(".")) return boot;
   return (

@@ -1,3 +1,4 @@
+import type { IpAddress } from "../checked.ts";
 import type { ClusterKey } from "../cluster-key.ts";
 import type { Host } from "../inventory/host.ts";
 import type { FieldPath } from "../field-path.ts";
@@ -25,7 +26,7 @@ export interface NodePlacement {
   readonly request: NodeRequest;
   readonly host: Host;
   /** The address hosts.ini and the cluster ConfigMap use; `undefined` only alongside an `ip-missing` error. */
-  readonly ip?: string;
+  readonly ip?: IpAddress;
   /** Why this host: `mac-address 00:…`, `kept from the lock`, `best fit: 32 CPUs, 128Gi`. */
   readonly reason: string;
 }

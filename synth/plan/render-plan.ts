@@ -1,3 +1,4 @@
+import { parseDnsLabel, type DnsLabel, type IpAddress } from "../checked.ts";
 import type { Host } from "../inventory/host.ts";
 import { hasErrors, type Issue } from "../issue.ts";
 import type { Provisioning, Software } from "../site/bpa.ts";
@@ -14,9 +15,9 @@ import type {
 
 /** A BPA node as the charts take it: its label, its host and the address hosts.ini lists. */
 export interface AddressedNode {
-  readonly label: string;
+  readonly label: DnsLabel;
   readonly host: Host;
-  readonly ip: string;
+  readonly ip: IpAddress;
 }
 
 /** A BPA cluster as the charts take it: its Provisioning, every node addressed, maybe Software. */
@@ -98,11 +99,16 @@ function sipRender(cluster: SipClusterPlan): SipRender {
   return { kind: "sip", key, namespace, name, sip: { services: sip.services }, members, released };
 }
 
+/**
+ * Every node with its address and checked label, or `undefined`: a node without an address comes
+ * with an `ip-missing` error, a label that is not a DNS-1123 label with a `node-label` one.
+ */
 function addressed(placements: readonly NodePlacement[]): AddressedNode[] | undefined {
   const nodes: AddressedNode[] = [];
   for (const { request, host, ip } of placements) {
-    if (ip === undefined) return undefined;
-    nodes.push({ label: request.label, host, ip });
+    const label = parseDnsLabel(request.label);
+    if (ip === undefined || label === undefined) return undefined;
+    nodes.push({ label, host, ip });
   }
   return nodes;
 }

@@ -21,8 +21,26 @@ import type { MacRequest } from "../site/bpa.ts";
 import type { Reporter } from "../site/resources.ts";
 import type { SipRole } from "../site/sip.ts";
 
-/** `mac-unknown`: the MAC names no host; the message suggests the closest MAC the inventory has. */
+/**
+ * `mac-unknown`: the MAC names no host; the message suggests the closest MAC the inventory has. When
+ * the MAC is one of a host the loader set aside (decision 0031), the finding is that host's rule
+ * (`name-invalid`, `address-invalid`, `inventory-invalid`) as an error: the CR needs a host that
+ * can't serve, and says which and why.
+ */
 export function macUnknown(inventory: Inventory, mac: string, path: FieldPath, report: Reporter): Issue {
+  const aside = inventory.setAsideByMac(mac);
+  if (aside !== undefined) {
+    const where = aside.source ? ` (${aside.source.file}:${aside.source.line})` : "";
+    // New keys before the spread (decision 0026).
+    return {
+      host: aside.id,
+      ...report(
+        aside.rule,
+        [...path, "mac-address"],
+        `${mac} is a MAC of BareMetalHost ${JSON.stringify(aside.id)}${where}, which is set aside: ${aside.reason}; fix the host in the inventory`,
+      ),
+    };
+  }
   const closest = inventory.closestMac(mac);
   const hint = closest ? ` (closest: ${closest.mac} on ${closest.host.id})` : " (the inventory has no hosts)";
   return report(

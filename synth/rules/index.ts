@@ -190,6 +190,18 @@ export const RULES = {
     summary: "recognised but unsupported mode (e.g. virtlet-vm)",
     module: "synth/rules/bpa.ts",
   },
+  "name-invalid": {
+    severity: "error",
+    summary:
+      "a namespace, CR name, BareMetalHost name or other name that reaches an object name, file path or config file is not a valid Kubernetes name (a warning on a BareMetalHost no CR names: the host is set aside)",
+    module: "synth/rules/schema.ts",
+  },
+  "address-invalid": {
+    severity: "error",
+    summary:
+      "an IP from a NIC or a networkData Secret is not a single IPv4/IPv6 address (a warning on a BareMetalHost no CR names: the host is set aside)",
+    module: "synth/inventory/load.ts",
+  },
   "name-clash": {
     severity: "error",
     summary:
@@ -198,7 +210,8 @@ export const RULES = {
   },
   "inventory-invalid": {
     severity: "error",
-    summary: "an inventory object can't be used (bad MAC, missing name)",
+    summary:
+      "an inventory object can't be used (bad MAC, missing name); a MAC two hosts share sets both aside (a warning until a CR names them)",
     module: "synth/inventory/load.ts",
   },
   "inventory-unmatched": {

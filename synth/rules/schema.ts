@@ -4,6 +4,7 @@
  * settings reader call them; `secret-inline` is in `synth/rules/secrets.ts`.
  */
 import type { z } from "zod";
+import { EXPECTED, parseDnsLabel, parseDnsSubdomain, type DnsLabel, type DnsSubdomain } from "../checked.ts";
 import type { FieldPath } from "../field-path.ts";
 import type { Issue } from "../issue.ts";
 import { describe, isRecord } from "../inventory/raw.ts";
@@ -15,6 +16,36 @@ import type { Reporter } from "../site/resources.ts";
 /** `schema`: a document of specs/ that is not an object at all. */
 export function notAnObject(value: unknown, report: Reporter): Issue {
   return report("schema", [], `expected a Kubernetes object, found ${describe(value)}`);
+}
+
+/**
+ * `name-invalid`: a CR's namespace and name reach object namespaces, object names and rendered/'s
+ * paths, so they must be Kubernetes names: the namespace a DNS-1123 label, the name a DNS-1123
+ * subdomain (a SIPCluster's length, as a label value, is `sip-cluster-name`'s). The checked names, or
+ * the findings.
+ */
+export function crNames(
+  kind: string,
+  namespace: string,
+  name: string,
+  report: Reporter,
+): { namespace: DnsLabel; name: DnsSubdomain } | Issue[] {
+  const checkedNamespace = parseDnsLabel(namespace);
+  const checkedName = parseDnsSubdomain(name);
+  if (checkedNamespace !== undefined && checkedName !== undefined) {
+    return { namespace: checkedNamespace, name: checkedName };
+  }
+  const issues: Issue[] = [];
+  if (checkedNamespace === undefined) {
+    const found = JSON.stringify(namespace);
+    const message = `${found} is not a namespace: expected ${EXPECTED.dnsLabel}`;
+    issues.push(report("name-invalid", ["metadata", "namespace"], message));
+  }
+  if (checkedName === undefined) {
+    const message = `${JSON.stringify(name)} is not a ${kind} name: expected ${EXPECTED.dnsSubdomain}`;
+    issues.push(report("name-invalid", ["metadata", "name"], message));
+  }
+  return issues;
 }
 
 /** `schema`: `metalsynth.yaml` with more than one document; only the first is read. */

@@ -3,6 +3,18 @@
  * keys, and the two that look beyond the CR: NodePorts used twice in the site, and a topology key no
  * matching host carries. The normaliser in `synth/site/sip.ts` calls the first ones as it reads a CR.
  */
+import {
+  EXPECTED,
+  authorizedKeyProblem,
+  parseAuthorizedKey,
+  parseDnsSubdomain,
+  parseImageReference,
+  parseInterfaceId,
+  type AuthorizedKey,
+  type DnsSubdomain,
+  type ImageReference,
+  type InterfaceId,
+} from "../checked.ts";
 import { sipKey } from "../cluster-key.ts";
 import type { FieldPath } from "../field-path.ts";
 import { compareText, type Issue } from "../issue.ts";
@@ -15,18 +27,6 @@ import type { RequestedPort, SipCluster, SipRole } from "../site/sip.ts";
 const NODE_PORT_MIN = 30000;
 const NODE_PORT_MAX = 32767;
 const MAX_WORKER_PORTS = 100;
-
-/** OpenSSH public key types, as `ssh-keygen` writes them at the start of a `.pub` line. */
-const SSH_KEY_TYPES = [
-  "ssh-ed25519",
-  "ssh-rsa",
-  "ssh-dss",
-  "ecdsa-sha2-nistp256",
-  "ecdsa-sha2-nistp384",
-  "ecdsa-sha2-nistp521",
-  "sk-ssh-ed25519@openssh.com",
-  "sk-ecdsa-sha2-nistp256@openssh.com",
-];
 
 /** Longest Kubernetes label value: a SIPCluster's name becomes one on each of its hosts. */
 const MAX_LABEL_VALUE = 63;
@@ -117,30 +117,71 @@ export function ignoredWorkerNodePort(port: number | undefined, path: FieldPath,
   ];
 }
 
-/** `ssh-key`: every `sshAuthorizedKeys` entry of a jump host is an OpenSSH public key. */
-export function sshAuthorizedKeys(keys: readonly string[], path: FieldPath, report: Reporter): Issue[] {
-  return keys.flatMap((key, index) => {
-    const problem = sshPublicKeyProblem(key);
-    return problem ? [report("ssh-key", [...path, "sshAuthorizedKeys", index], problem)] : [];
+/**
+ * `ssh-key`: every `sshAuthorizedKeys` entry of a jump host is one OpenSSH public key line. The
+ * checked keys (those that pass), and a finding for each that does not.
+ */
+export function sshAuthorizedKeys(
+  keys: readonly string[],
+  path: FieldPath,
+  report: Reporter,
+): { keys: AuthorizedKey[]; issues: Issue[] } {
+  const checked: AuthorizedKey[] = [];
+  const issues: Issue[] = [];
+  keys.forEach((key, index) => {
+    const line = parseAuthorizedKey(key);
+    if (line !== undefined) checked.push(line);
+    else
+      issues.push(report("ssh-key", [...path, "sshAuthorizedKeys", index], authorizedKeyProblem(key) ?? ""));
   });
+  return { keys: checked, issues };
 }
 
 /**
- * Why a line is not an OpenSSH public key, or undefined. Checks the type, that the blob is base64 and
- * that the blob names the same key type (what `ssh-keygen -l` checks first).
+ * `name-invalid`: the jump host's `nodeSSHPrivateKeys` names the Secret its pod mounts, so it must be
+ * an object name (the API server would refuse the Deployment otherwise).
  */
-export function sshPublicKeyProblem(line: string): string | undefined {
-  const [type = "", blob = ""] = line.trim().split(/\s+/);
-  if (!SSH_KEY_TYPES.includes(type)) {
-    return `not an OpenSSH public key: expected "<type> <base64> [comment]" with type ${SSH_KEY_TYPES.slice(0, 3).join(", ")}, …`;
-  }
-  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(blob)) return `the ${type} key's data is not base64`;
-  const decoded = Buffer.from(blob, "base64");
-  const length = decoded.length >= 4 ? decoded.readUInt32BE(0) : 0;
-  if (decoded.subarray(4, 4 + length).toString("latin1") !== type) {
-    return `the key data does not contain a ${type} key (truncated or pasted from another key?)`;
-  }
-  return undefined;
+export function secretReference(
+  name: string,
+  path: FieldPath,
+  report: Reporter,
+): { name?: DnsSubdomain; issues: Issue[] } {
+  const checked = parseDnsSubdomain(name);
+  if (checked !== undefined) return { name: checked, issues: [] };
+  const message = `${JSON.stringify(name)} is not a Secret name: expected ${EXPECTED.dnsSubdomain}`;
+  return { issues: [report("name-invalid", path, message)] };
+}
+
+/**
+ * `schema`: a service's `nodeInterfaceId` is a network id or interface name; it is written into
+ * haproxy.cfg's header, so a line break there would add a directive.
+ */
+export function serviceInterface(
+  id: string,
+  path: FieldPath,
+  report: Reporter,
+): { nodeInterfaceId?: InterfaceId; issues: Issue[] } {
+  const checked = parseInterfaceId(id);
+  if (checked !== undefined) return { nodeInterfaceId: checked, issues: [] };
+  const message = `${JSON.stringify(id)} is not ${EXPECTED.interfaceId}`;
+  return { issues: [report("schema", [...path, "nodeInterfaceId"], message)] };
+}
+
+/**
+ * `schema`: a service's `image` is a container image reference. `""` means unset, as upstream SIP
+ * reads it (its CRD requires the key, and SIP puts its default image in for an empty one).
+ */
+export function serviceImage(
+  image: string | undefined,
+  path: FieldPath,
+  report: Reporter,
+): { image?: ImageReference; issues: Issue[] } {
+  if (image === undefined || image === "") return { issues: [] };
+  const checked = parseImageReference(image);
+  if (checked !== undefined) return { image: checked, issues: [] };
+  return {
+    issues: [report("schema", [...path, "image"], `${JSON.stringify(image)} is not ${EXPECTED.image}`)],
+  };
 }
 
 /** `node-port` across the site: two services on the same NodePort can't both be created. */

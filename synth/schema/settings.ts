@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { EXPECTED, parseImageReference } from "../checked.ts";
 import { labelKeyProblem } from "../inventory/selector.ts";
 
 /**
@@ -14,21 +15,19 @@ function setting(pattern: RegExp, expected: string, maxLength = 253) {
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-const HOST_PART = "[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?";
-/** A registry: only a first component with a `.` or a port, or `localhost`, is one (as Docker reads it). */
-const DOMAIN = `(?:localhost(?::[0-9]+)?|${HOST_PART}(?:\\.${HOST_PART})+(?::[0-9]+)?|${HOST_PART}:[0-9]+)`;
-const PATH_COMPONENT = "[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*";
-/** The grammar of distribution/reference: `[domain[:port]/]path[:tag][@digest]`. */
-const IMAGE = new RegExp(
-  `^(?:${DOMAIN}/)?${PATH_COMPONENT}(?:/${PATH_COMPONENT})*(?::[\\w][\\w.-]{0,127})?(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})?$`,
-);
-
 /** A Kubernetes namespace: a DNS-1123 label. */
 const namespaceName = () => setting(DNS_LABEL, "a namespace name (a DNS-1123 label: a-z, 0-9 and '-')", 63);
 /** A Kubernetes object name (Secret, AppProject, Kustomization, GitRepository): a DNS-1123 subdomain. */
 const objectName = () =>
   setting(DNS_SUBDOMAIN, "an object name (a DNS-1123 subdomain: a-z, 0-9, '-' and '.')");
-const image = () => setting(IMAGE, "an image reference such as registry.example.com/team/image:1.2", 255);
+/** An image: checked by the same parser as a SIP service's, so charts take only an `ImageReference`. */
+const image = () =>
+  z.string().transform((value, context) => {
+    const checked = parseImageReference(value);
+    if (checked === undefined)
+      context.addIssue({ code: "custom", message: `${JSON.stringify(value)} is not ${EXPECTED.image}` });
+    return checked ?? z.NEVER;
+  });
 const url = (schemes: string) =>
   setting(
     new RegExp(`^(${schemes})://(?:[^\\s/?#@]+@)?[^\\s/?#@]+(?:[/?#]\\S*)?$`),
@@ -45,17 +44,17 @@ export const SiteSettingsSchema = z.strictObject({
   images: z
     .strictObject({
       kudInstaller: image()
-        .default("integratedcloudnative/bpa-operator-kud:v0.4.0")
+        .prefault("integratedcloudnative/bpa-operator-kud:v0.4.0")
         .describe("Image running KUD's installer."),
       kubectl: image()
-        .default("bitnami/kubectl:1.27.4")
+        .prefault("bitnami/kubectl:1.27.4")
         .describe("Image of the step that stores the kubeconfig Secret."),
       softwareInstaller: image()
-        .default("integratedcloudnative/bpa-software-installer:v0.4.0")
+        .prefault("integratedcloudnative/bpa-software-installer:v0.4.0")
         .describe("Image that installs Software packages over SSH."),
-      haproxy: image().default("haproxy:2.3.2").describe("Default SIP load balancer image."),
+      haproxy: image().prefault("haproxy:2.3.2").describe("Default SIP load balancer image."),
       jumpHost: image()
-        .default("quay.io/airshipit/jump-host:latest")
+        .prefault("quay.io/airshipit/jump-host:latest")
         .describe("Default SIP jump host image."),
     })
     .prefault({}),

@@ -27,7 +27,10 @@ const NodeSetSpec = z.strictObject({
 
 /** Fields every SIP service shares. `nodeLabels`/`clusterIP` are upstream fields accepted but unused. */
 const ServiceSpec = {
-  image: z.string().min(1).optional().describe("Container image; site default when omitted."),
+  image: z
+    .string()
+    .optional()
+    .describe("Container image; site default when omitted or empty (as upstream SIP)."),
   nodeInterfaceId: z.string().min(1).describe("networkData network id whose IP the service targets."),
   nodeLabels: z.record(z.string(), z.string()).optional().describe("Upstream field, not implemented."),
   clusterIP: z.string().optional().describe("Upstream field, not implemented."),

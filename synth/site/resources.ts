@@ -1,3 +1,4 @@
+import type { DnsLabel, DnsSubdomain } from "../checked.ts";
 import type { SourceDocument } from "../documents.ts";
 import { formatPath, type FieldPath } from "../field-path.ts";
 import { compareText, issue, type Issue, type RuleId } from "../issue.ts";
@@ -7,7 +8,7 @@ import type { ClusterSpec } from "../schema/cluster.ts";
 import type { ProvisioningSpec } from "../schema/provisioning.ts";
 import type { SipClusterSpec } from "../schema/sipcluster.ts";
 import type { SoftwareSpec } from "../schema/software.ts";
-import { notAnObject, schemaIssues, unknownKind } from "../rules/schema.ts";
+import { crNames, notAnObject, schemaIssues, unknownKind } from "../rules/schema.ts";
 import { secretInline } from "../rules/secrets.ts";
 
 /** The typed object of each kind, after schema validation. */
@@ -21,8 +22,10 @@ interface SpecByKind {
 /** A schema-valid CR with the way back to its source lines. */
 export interface Resource<K extends CrKind = CrKind> {
   readonly kind: K;
-  readonly namespace: string;
-  readonly name: string;
+  /** Checked (`name-invalid`): it becomes the namespace of every object rendered for the CR. */
+  readonly namespace: DnsLabel;
+  /** Checked (`name-invalid`): it reaches object names and rendered/'s paths. */
+  readonly name: DnsSubdomain;
   /** `Kind/namespace/name`: identity for "the object under review replaces the known one". */
   readonly key: string;
   readonly object: SpecByKind[K];
@@ -118,6 +121,11 @@ export function readResources(documents: readonly SourceDocument[]): {
           schemaIssues(definition.schema, value, zodIssue, report),
         ),
       );
+    }
+    // A missing or non-string name is the schema's finding; any other is checked, schema error or not.
+    const names = name === "" ? [] : crNames(definition.kind, namespace, name, report);
+    if (Array.isArray(names)) issues.push(...names);
+    if (!parsed.success || Array.isArray(names)) {
       const cluster = isRecord(metadata.labels) ? metadata.labels.cluster : undefined;
       invalid.push({
         kind: definition.kind,
@@ -130,8 +138,8 @@ export function readResources(documents: readonly SourceDocument[]): {
     // safeParse succeeded against this kind's schema, so the data has that kind's type.
     resources.push({
       kind: definition.kind,
-      namespace,
-      name,
+      namespace: names.namespace,
+      name: names.name,
       key,
       object: parsed.data,
       document,

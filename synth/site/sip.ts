@@ -1,3 +1,4 @@
+import type { AuthorizedKey, DnsSubdomain, ImageReference, InterfaceId } from "../checked.ts";
 import { sipKey } from "../cluster-key.ts";
 import type { FieldPath } from "../field-path.ts";
 import { compareText, type Issue } from "../issue.ts";
@@ -7,6 +8,9 @@ import {
   nodePort,
   nodePortRange,
   roleSelector,
+  secretReference,
+  serviceImage,
+  serviceInterface,
   sipClusterName,
   sshAuthorizedKeys,
 } from "../rules/sip.ts";
@@ -31,12 +35,42 @@ export interface RequestedPort {
   readonly path: FieldPath;
 }
 
+type ServicesSpec = NonNullable<SipClusterSpec["spec"]["services"]>;
+/**
+ * A service as the CR writes it, its image (`""` is unset, as upstream SIP reads it) and interface
+ * id checked.
+ */
+type CheckedService<T> = Omit<T, "image" | "nodeInterfaceId"> & {
+  readonly image?: ImageReference;
+  readonly nodeInterfaceId: InterfaceId;
+};
+type JumpHostSpec = NonNullable<ServicesSpec["jumpHost"]>[number];
+
+/** A SIPCluster's services, every value that reaches a rendered file checked at the door. */
+export interface SipServices {
+  readonly loadBalancerControlPlane?: readonly CheckedService<
+    NonNullable<ServicesSpec["loadBalancerControlPlane"]>[number]
+  >[];
+  readonly loadBalancerWorker?: readonly CheckedService<
+    NonNullable<ServicesSpec["loadBalancerWorker"]>[number]
+  >[];
+  readonly jumpHost?: readonly (Omit<
+    CheckedService<JumpHostSpec>,
+    "sshAuthorizedKeys" | "nodeSSHPrivateKeys"
+  > & {
+    /** The Secret the pod mounts the node keys from, checked (`name-invalid`). */
+    readonly nodeSSHPrivateKeys: DnsSubdomain;
+    /** One line each, known key types only (`ssh-key` reports the others, which are left out). */
+    readonly sshAuthorizedKeys?: readonly AuthorizedKey[];
+  })[];
+}
+
 /** A SIPCluster after normalisation. */
 export interface SipCluster {
   readonly resource: Resource<"SIPCluster">;
   /** Roles in planning order: ControlPlane, Worker, then any other role by name (SPEC §3.2). */
   readonly roles: readonly SipRole[];
-  readonly services: NonNullable<SipClusterSpec["spec"]["services"]>;
+  readonly services: SipServices;
   /** Every fixed NodePort the services ask for (0 = auto is not listed). */
   readonly ports: readonly RequestedPort[];
 }
@@ -72,26 +106,61 @@ export function normalizeSipCluster(resource: Resource<"SIPCluster">): { sip: Si
       };
     });
 
-  const services = spec.services ?? {};
+  const specs = spec.services ?? {};
   const ports: RequestedPort[] = [];
   const take = (checked: { ports: RequestedPort[]; issues: Issue[] }) => {
     ports.push(...checked.ports);
     issues.push(...checked.issues);
   };
-  (services.loadBalancerControlPlane ?? []).forEach((service, index) =>
-    take(
-      nodePort(service.nodePort, ["spec", "services", "loadBalancerControlPlane", index, "nodePort"], report),
-    ),
-  );
-  (services.jumpHost ?? []).forEach((service, index) => {
-    const path: FieldPath = ["spec", "services", "jumpHost", index];
-    take(nodePort(service.nodePort, [...path, "nodePort"], report));
-    issues.push(...sshAuthorizedKeys(service.sshAuthorizedKeys ?? [], path, report));
-  });
-  (services.loadBalancerWorker ?? []).forEach((service, index) => {
-    const path: FieldPath = ["spec", "services", "loadBalancerWorker", index];
-    take(nodePortRange(service.nodePortRange, [...path, "nodePortRange"], report));
-    issues.push(...ignoredWorkerNodePort(service.nodePort, [...path, "nodePort"], report));
-  });
+  /**
+   * The service with its image (an empty one is unset) and interface id checked, or `undefined`
+   * when the id is not one (reported; the service can't be rendered).
+   */
+  const checkedService = <T extends { readonly image?: string; readonly nodeInterfaceId: string }>(
+    service: T,
+    path: FieldPath,
+  ) => {
+    const { image, issues: imageProblems } = serviceImage(service.image, path, report);
+    const { nodeInterfaceId, issues: idProblems } = serviceInterface(service.nodeInterfaceId, path, report);
+    issues.push(...imageProblems, ...idProblems);
+    return nodeInterfaceId === undefined ? undefined : { ...service, image, nodeInterfaceId };
+  };
+  const present = <T>(value: T | undefined): value is T => value !== undefined;
+  const services: SipServices = {
+    ...(specs.loadBalancerControlPlane && {
+      loadBalancerControlPlane: specs.loadBalancerControlPlane
+        .map((service, index) => {
+          const path: FieldPath = ["spec", "services", "loadBalancerControlPlane", index];
+          take(nodePort(service.nodePort, [...path, "nodePort"], report));
+          return checkedService(service, path);
+        })
+        .filter(present),
+    }),
+    ...(specs.jumpHost && {
+      jumpHost: specs.jumpHost
+        .map((service, index) => {
+          const path: FieldPath = ["spec", "services", "jumpHost", index];
+          take(nodePort(service.nodePort, [...path, "nodePort"], report));
+          const keys = sshAuthorizedKeys(service.sshAuthorizedKeys ?? [], path, report);
+          issues.push(...keys.issues);
+          const secret = secretReference(service.nodeSSHPrivateKeys, [...path, "nodeSSHPrivateKeys"], report);
+          issues.push(...secret.issues);
+          const checked = checkedService(service, path);
+          if (checked === undefined || secret.name === undefined) return undefined;
+          return { ...checked, sshAuthorizedKeys: keys.keys, nodeSSHPrivateKeys: secret.name };
+        })
+        .filter(present),
+    }),
+    ...(specs.loadBalancerWorker && {
+      loadBalancerWorker: specs.loadBalancerWorker
+        .map((service, index) => {
+          const path: FieldPath = ["spec", "services", "loadBalancerWorker", index];
+          take(nodePortRange(service.nodePortRange, [...path, "nodePortRange"], report));
+          issues.push(...ignoredWorkerNodePort(service.nodePort, [...path, "nodePort"], report));
+          return checkedService(service, path);
+        })
+        .filter(present),
+    }),
+  };
   return { sip: { resource, roles, services, ports }, issues };
 }

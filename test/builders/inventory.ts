@@ -4,6 +4,7 @@
  * memory tests and the benchmark. Every call returns fresh objects.
  */
 import { stringify } from "yaml";
+import { parseDnsLabel, parseDnsSubdomain, parseIpAddress } from "../../synth/checked.ts";
 import {
   QAT_LABEL,
   SIP_LABELS,
@@ -130,10 +131,46 @@ export function factsOf(host: Host): Omit<Host, "source"> {
   return facts;
 }
 
-/** Overrides for {@link makeHost}: any Host field, plus the rack label. `id` follows namespace/name. */
-export interface HostOptions extends Partial<Omit<Host, "id">> {
+/** A NIC for {@link makeHost}, its addresses as text: the builder checks them as the loader does. */
+export interface NicOptions {
+  readonly name: string;
+  readonly mac: string;
+  readonly ipv4?: string;
+  readonly ipv6?: string;
+}
+
+/**
+ * Overrides for {@link makeHost}: any Host field, plus the rack label. `id` follows namespace/name.
+ * Names and addresses are plain text, checked by the loader's own parsers (a bad one throws).
+ */
+export interface HostOptions extends Partial<Omit<Host, "id" | "namespace" | "name" | "nics" | "networks">> {
+  readonly namespace?: string;
+  readonly name?: string;
+  readonly nics?: readonly NicOptions[];
+  readonly networks?: Readonly<Record<string, string>>;
   /** Sets `vino.airshipit.org/rack`. */
   readonly rack?: string;
+}
+
+/**
+ * `text` through `parse`, or a thrown error: test data is made by the same parsers as real input
+ * (issue #21), never by a cast, so a fixture can't hold what the loader would refuse.
+ */
+export function checked<T>(parse: (text: string) => T | undefined, text: string): T {
+  const value = parse(text);
+  if (value === undefined)
+    throw new Error(`test fixture: ${JSON.stringify(text)} does not pass ${parse.name}`);
+  return value;
+}
+
+/** A {@link Nic} from text, its addresses checked. */
+export function makeNic(options: NicOptions): Nic {
+  return {
+    name: options.name,
+    mac: options.mac,
+    ...(options.ipv4 !== undefined && { ipv4: checked(parseIpAddress, options.ipv4) }),
+    ...(options.ipv6 !== undefined && { ipv6: checked(parseIpAddress, options.ipv6) }),
+  };
 }
 
 /**
@@ -157,9 +194,9 @@ export function makeHost(options: HostOptions = {}): Host {
     }),
     ...options.labels,
   };
-  const nics: readonly Nic[] = options.nics?.map((nic) => ({ ...nic })) ?? [
-    { name: "enp1s0", mac: macFor(id, 0), ipv4: ipFor(id, 0) },
-  ];
+  const nics: readonly Nic[] = (
+    options.nics ?? [{ name: "enp1s0", mac: macFor(id, 0), ipv4: ipFor(id, 0) }]
+  ).map(makeNic);
   const macs = options.macs ?? [...new Set(nics.map((nic) => nic.mac))].sort();
   const cpus = "cpus" in options ? options.cpus : 16;
   const memoryBytes = "memoryBytes" in options ? options.memoryBytes : 64 * 2 ** 30;
@@ -168,8 +205,8 @@ export function makeHost(options: HostOptions = {}): Host {
   const sipPartial = sipOwner ? undefined : sipPartialOf(labels);
   return {
     id,
-    namespace,
-    name,
+    namespace: checked(parseDnsLabel, namespace),
+    name: checked(parseDnsSubdomain, name),
     labels,
     macs: [...macs],
     nics,
@@ -179,7 +216,9 @@ export function makeHost(options: HostOptions = {}): Host {
     qat: labels[QAT_LABEL] === "true",
     ...(provisioningState !== undefined && { provisioningState }),
     osInstalled: options.osInstalled ?? isOsInstalled(provisioningState),
-    networks: { ...options.networks },
+    networks: Object.fromEntries(
+      Object.entries(options.networks ?? {}).map(([id, ip]) => [id, checked(parseIpAddress, ip)]),
+    ),
     ...(options.bmc && { bmc: { ...options.bmc } }),
     ...(options.bootMac !== undefined && { bootMac: options.bootMac }),
     ...(options.networkData && { networkData: { ...options.networkData } }),

@@ -201,6 +201,17 @@ describe("the webhook fed by informers (--from-cluster)", () => {
     );
   });
 
+  it("sets aside a host with a bad address in the reviews' inventory (issue #21, decision 0031)", async () => {
+    const nics = [{ name: "enp1s0", mac: "52:54:00:06:00:01", ip: "10.0.0.1 extra" }];
+    apiServer.put(BMHS, makeBmh({ name: "r06-node-01", bootMac: "52:54:00:06:00:01", nics }));
+    const aside = () => state.reviewer()?.snapshot.inventory.setAsideByMac("52:54:00:06:00:01");
+    await eventually(() => aside() !== undefined, "the set-aside host");
+    expect(aside()).toMatchObject({ id: "metal3/r06-node-01", rule: "address-invalid" });
+    expect(host("metal3/r06-node-01")).toBeUndefined();
+    apiServer.remove(BMHS, "r06-node-01", "metal3");
+    await eventually(() => state.reviewer() !== undefined && aside() === undefined, "the deletion");
+  });
+
   it("keeps what it knows of a host over a BMH event that changes none of its facts", async () => {
     const [bmh] = await exampleObjects("inventory/rack-r01.yaml");
     if (bmh === undefined) throw new Error("no BMH in rack-r01.yaml");
