@@ -4,10 +4,21 @@ import { toYamlStream } from "../../synth/yaml-output.ts";
 import { objectsOf } from "../index.ts";
 import { WEBHOOK_NAME, WebhookChart } from "./webhook-chart.ts";
 
-export { TIMEOUT_SECONDS, WEBHOOK_NAME, WebhookChart, type WebhookChartProps } from "./webhook-chart.ts";
+export {
+  SECRETS_ROLE,
+  TIMEOUT_SECONDS,
+  WEBHOOK_NAME,
+  WebhookChart,
+  type WebhookChartProps,
+} from "./webhook-chart.ts";
 
 /** Where the webhook is installed unless `--namespace` says otherwise. */
 export const DEFAULT_NAMESPACE = "metalsynth-system";
+/**
+ * The namespace the inventory's networkData Secrets are in unless `--inventory-namespace` says
+ * otherwise: Metal3's own (where its baremetal-operator and the BareMetalHosts live by default).
+ */
+export const DEFAULT_INVENTORY_NAMESPACES: readonly string[] = ["metal3"];
 /** The image `docker build -t metalsynth:<version> .` produces from the repository's Dockerfile. */
 export const DEFAULT_IMAGE = `metalsynth:${packageVersion()}`;
 
@@ -37,6 +48,8 @@ export interface WebhookManifestOptions {
   readonly namespace?: string;
   /** @default DEFAULT_IMAGE */
   readonly image?: string;
+  /** @default DEFAULT_INVENTORY_NAMESPACES */
+  readonly inventoryNamespaces?: readonly string[];
 }
 
 /** The webhook's deployment objects, in apply order (CRDs and Namespace first). */
@@ -46,6 +59,7 @@ export function webhookManifests(options: WebhookManifestOptions = {}): unknown[
     new WebhookChart(app, WEBHOOK_NAME, {
       namespace: options.namespace ?? DEFAULT_NAMESPACE,
       image: options.image ?? DEFAULT_IMAGE,
+      inventoryNamespaces: options.inventoryNamespaces ?? DEFAULT_INVENTORY_NAMESPACES,
     }),
   );
 }

@@ -2,7 +2,7 @@ import { Certificate } from "@kubernetes-models/cert-manager/cert-manager.io/v1"
 import { ValidatingWebhookConfiguration } from "kubernetes-models/admissionregistration.k8s.io/v1";
 import { Deployment } from "kubernetes-models/apps/v1";
 import { PodDisruptionBudget } from "kubernetes-models/policy/v1";
-import { ClusterRole } from "kubernetes-models/rbac.authorization.k8s.io/v1";
+import { ClusterRole, Role, RoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1";
 import { Namespace, Service } from "kubernetes-models/v1";
 import { describe, expect, it } from "vitest";
 import { KINDS } from "../../synth/schema/kinds.ts";
@@ -33,6 +33,8 @@ describe("WebhookChart", () => {
       "ServiceAccount",
       "ClusterRole",
       "ClusterRoleBinding",
+      "Role",
+      "RoleBinding",
       "Issuer",
       "Certificate",
       "Service",
@@ -88,7 +90,6 @@ describe("WebhookChart", () => {
       (rule.resources ?? []).map((resource) => `${rule.apiGroups?.[0]}/${resource}`),
     );
     expect(granted.sort()).toEqual([
-      "/secrets",
       "airship.airshipit.org/sipclusters",
       "bpa.akraino.org/clusters",
       "bpa.akraino.org/provisionings",
@@ -96,6 +97,40 @@ describe("WebhookChart", () => {
       "metal3.io/baremetalhosts",
       "metal3.io/hardwaredata",
     ]);
+  });
+
+  it("grants Secrets in each inventory namespace only, to the webhook's ServiceAccount, and reads only those", () => {
+    const rendered = objects({ inventoryNamespaces: ["metal3", "site-b"] });
+    const roles = rendered
+      .filter((object) => object.kind === "Role")
+      .map((object) => new Role(object as never));
+    expect(roles.map((role) => [role.metadata?.namespace, role.metadata?.name, role.rules])).toEqual(
+      ["metal3", "site-b"].map((namespace) => [
+        namespace,
+        "metalsynth-webhook-secrets",
+        [{ apiGroups: [""], resources: ["secrets"], verbs: ["get", "list", "watch"] }],
+      ]),
+    );
+    const bindings = rendered
+      .filter((object) => object.kind === "RoleBinding")
+      .map((object) => new RoleBinding(object as never));
+    expect(
+      bindings.map((binding) => [binding.metadata?.namespace, binding.roleRef, binding.subjects]),
+    ).toEqual(
+      ["metal3", "site-b"].map((namespace) => [
+        namespace,
+        { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "metalsynth-webhook-secrets" },
+        [{ kind: "ServiceAccount", name: "metalsynth-webhook", namespace: DEFAULT_NAMESPACE }],
+      ]),
+    );
+    // Nothing cluster-wide grants Secrets.
+    for (const rule of one(rendered, "ClusterRole", ClusterRole).rules ?? []) {
+      expect(rule.resources ?? []).not.toContain("secrets");
+      expect(rule.resources ?? []).not.toContain("*");
+    }
+    const args = one(rendered, "Deployment", Deployment).spec?.template.spec?.containers[0]?.args ?? [];
+    expect(args.slice(-4)).toEqual(["--secrets-namespace", "metal3", "--secrets-namespace", "site-b"]);
+    expect(() => objects({ inventoryNamespaces: [] })).toThrow(/at least one inventory namespace/);
   });
 
   it("runs two non-root replicas with probes, a read-only root and the rotating certificate mounted", () => {
@@ -114,6 +149,8 @@ describe("WebhookChart", () => {
       "/tls/tls.key",
       "--port",
       "8443",
+      "--secrets-namespace",
+      "metal3",
     ]);
     expect(container?.securityContext).toMatchObject({
       readOnlyRootFilesystem: true,
@@ -163,7 +200,10 @@ describe("WebhookChart", () => {
 
   it("puts namespaced objects in the given namespace and runs the given image", () => {
     const rendered = objects({ namespace: "bare-metal", image: "registry.example/metalsynth:1.2.3" });
-    const namespaced = rendered.filter((object) => object.metadata.namespace !== undefined);
+    // The Roles for Secrets live in the inventory namespaces; everything else in the given one.
+    const namespaced = rendered.filter(
+      (object) => object.metadata.namespace !== undefined && !object.kind.startsWith("Role"),
+    );
     expect(new Set(namespaced.map((object) => object.metadata.namespace))).toEqual(new Set(["bare-metal"]));
     expect(one(rendered, "Namespace", Namespace).metadata?.name).toBe("bare-metal");
     expect(one(rendered, "Deployment", Deployment).spec?.template.spec?.containers[0]?.image).toBe(

@@ -11,10 +11,17 @@ export interface WebhookChartProps {
   readonly namespace: string;
   /** The metalsynth image the Deployment runs (built from the repository's Dockerfile). */
   readonly image: string;
+  /**
+   * The namespaces that hold the inventory's networkData Secrets: the webhook may read Secrets there
+   * (a Role in each) and nowhere else, and reads only those (`--secrets-namespace`). Each must exist.
+   */
+  readonly inventoryNamespaces: readonly string[];
 }
 
 /** Name of the Deployment, Service, ServiceAccount, RBAC objects, PDB, certificate and configuration. */
 export const WEBHOOK_NAME = "metalsynth-webhook";
+/** The Role (and RoleBinding) in each inventory namespace that lets the webhook read Secrets there. */
+export const SECRETS_ROLE = `${WEBHOOK_NAME}-secrets`;
 /** The Secret cert-manager writes the serving certificate into. */
 const TLS_SECRET = `${WEBHOOK_NAME}-tls`;
 /** The port the server listens on inside the pod (non-root: above 1024). */
@@ -29,7 +36,8 @@ const SELECTOR = { "app.kubernetes.io/name": WEBHOOK_NAME };
 
 /**
  * Everything `kubectl apply -f deploy/metalsynth.yaml` installs (SPEC §5): the four CRDs, the
- * webhook's Namespace, ServiceAccount and read-only ClusterRole, a cert-manager Issuer and
+ * webhook's Namespace, ServiceAccount, read-only ClusterRole (no Secrets) and a Role for Secrets in
+ * each inventory namespace, a cert-manager Issuer and
  * Certificate, the Deployment (two replicas, probes, non-root, read-only root file system), its
  * Service and PodDisruptionBudget, and the ValidatingWebhookConfiguration whose CA bundle
  * cert-manager injects.
@@ -40,7 +48,9 @@ export class WebhookChart extends Chart {
       labels: { [MANAGED_BY_LABEL]: "metalsynth", "app.kubernetes.io/part-of": "metalsynth" },
       disableResourceNameHashes: true,
     });
-    const { namespace, image } = props;
+    const { namespace, image, inventoryNamespaces } = props;
+    if (inventoryNamespaces.length === 0)
+      throw new Error("the webhook needs at least one inventory namespace");
     const service = `${WEBHOOK_NAME}.${namespace}.svc`;
 
     for (const crd of customResourceDefinitions()) {
@@ -62,9 +72,6 @@ export class WebhookChart extends Chart {
       metadata: { name: WEBHOOK_NAME },
       rules: [
         { apiGroups: ["metal3.io"], resources: ["baremetalhosts", "hardwaredata"], verbs: read },
-        // RBAC can't select by label: this allows reading every Secret, but the webhook lists and
-        // watches only those labelled metalsynth.io/network-data=true.
-        { apiGroups: [""], resources: ["secrets"], verbs: read },
         ...[...new Set(definitions.map((definition) => definition.group))].map((group) => ({
           apiGroups: [group],
           resources: definitions
@@ -79,6 +86,20 @@ export class WebhookChart extends Chart {
       roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: WEBHOOK_NAME },
       subjects: [{ kind: "ServiceAccount", name: WEBHOOK_NAME, namespace }],
     });
+    // Secrets in the inventory namespaces only, nothing cluster-wide (decision 0037). RBAC can't
+    // select by label: this allows reading every Secret of those namespaces, but the webhook lists and
+    // watches only those labelled metalsynth.io/network-data=true.
+    for (const inventoryNamespace of inventoryNamespaces) {
+      new k8s.KubeRole(this, `secrets-role-${inventoryNamespace}`, {
+        metadata: { name: SECRETS_ROLE, namespace: inventoryNamespace },
+        rules: [{ apiGroups: [""], resources: ["secrets"], verbs: read }],
+      });
+      new k8s.KubeRoleBinding(this, `secrets-role-binding-${inventoryNamespace}`, {
+        metadata: { name: SECRETS_ROLE, namespace: inventoryNamespace },
+        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: SECRETS_ROLE },
+        subjects: [{ kind: "ServiceAccount", name: WEBHOOK_NAME, namespace }],
+      });
+    }
 
     new ApiObject(this, "issuer", {
       apiVersion: "cert-manager.io/v1",
@@ -156,6 +177,10 @@ export class WebhookChart extends Chart {
                   `${TLS_DIR}/tls.key`,
                   "--port",
                   String(WEBHOOK_PORT),
+                  ...inventoryNamespaces.flatMap((inventoryNamespace) => [
+                    "--secrets-namespace",
+                    inventoryNamespace,
+                  ]),
                 ],
                 ports: [{ name: "https", containerPort: WEBHOOK_PORT }],
                 readinessProbe: {

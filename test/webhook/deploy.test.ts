@@ -36,8 +36,38 @@ describe("deploy/metalsynth.yaml", () => {
     expect(result.out).not.toBe(webhookManifestsYaml());
   });
 
+  it("grants and reads Secrets in each --inventory-namespace only", async () => {
+    const result = await run(
+      "manifests",
+      "--inventory-namespace",
+      "site-a",
+      "--inventory-namespace",
+      "site-b",
+    );
+    expect(result).toMatchObject({ code: 0, err: "" });
+    expect(result.out).toBe(webhookManifestsYaml({ inventoryNamespaces: ["site-a", "site-b"] }));
+    const documents = parseAllDocuments(result.out).map(
+      (document) => document.toJS() as { kind: string; metadata: { namespace?: string } },
+    );
+    expect(
+      documents.filter((document) => document.kind === "Role").map((role) => role.metadata.namespace),
+    ).toEqual(["site-a", "site-b"]);
+    expect(result.out).toContain(
+      "- --secrets-namespace\n            - site-a\n            - --secrets-namespace\n            - site-b\n",
+    );
+  });
+
   it.each([
     [["manifests", "--namespace", "Bad_Name"], /--namespace must be a DNS-1123 label/],
+    [["manifests", "--inventory-namespace", "Bad_Name"], /--inventory-namespace must be a DNS-1123 label/],
+    [
+      ["webhook", "--inventory", "x", "--secrets-namespace", "metal3", "--tls-cert", "a", "--tls-key", "b"],
+      /--secrets-namespace goes with --from-cluster/,
+    ],
+    [
+      ["webhook", "--from-cluster", "--secrets-namespace", "Not/A/Name", "--tls-cert", "a", "--tls-key", "b"],
+      /--secrets-namespace must be a namespace name, not "Not\/A\/Name"/,
+    ],
     [["manifests", "--image", "has space"], /--image must be an image reference/],
     [["webhook", "--tls-cert", "a", "--tls-key", "b"], /either --inventory PATH… or --from-cluster/],
     [["webhook", "--from-cluster", "--inventory", "x", "--tls-cert", "a", "--tls-key", "b"], /either/],

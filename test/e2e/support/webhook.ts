@@ -1,7 +1,8 @@
 /**
  * The admission webhook as a cluster runs it, from this clone's build (the suite's globalSetup
  * compiles it first): `metalsynth webhook --from-cluster` authenticated as its ServiceAccount (so the
- * ClusterRole of deploy/metalsynth.yaml is what it gets), serving TLS with a test CA, registered by
+ * ClusterRole and the inventory namespaces' Roles of deploy/metalsynth.yaml are what it gets), with
+ * the Deployment's `--secrets-namespace` arguments, serving TLS with a test CA, registered by
  * the ValidatingWebhookConfiguration of deploy/metalsynth.yaml with `clientConfig.url` and `caBundle`
  * in place of the Service and cert-manager's CA injection.
  */
@@ -15,7 +16,7 @@ import { REPO } from "../../harness.ts";
 import { createTestCa, issueServerCertificate, type TestCa } from "../../webhook/tls-fixture.ts";
 import type { ControlPlane } from "./control-plane.ts";
 import { freePort } from "../../support/free-port.ts";
-import { must, registrable, type KubeObject, type Kubectl } from "./kube.ts";
+import { ensureNamespaces, must, registrable, type KubeObject, type Kubectl } from "./kube.ts";
 
 /** The identity the webhook's pod has: its ServiceAccount. */
 export const WEBHOOK_USER = "system:serviceaccount:metalsynth-system:metalsynth-webhook";
@@ -37,11 +38,25 @@ export async function deployObjects(): Promise<KubeObject[]> {
   return parseAllDocuments(text).map((document) => document.toJS() as KubeObject);
 }
 
-/** Applies the webhook's RBAC from deploy/metalsynth.yaml (Namespace, ServiceAccount, ClusterRole, binding). */
+/**
+ * Applies the webhook's RBAC from deploy/metalsynth.yaml (Namespace, ServiceAccount, ClusterRole,
+ * binding, and the Role and RoleBinding for Secrets in each inventory namespace, created first when
+ * missing: Metal3 owns them in a cluster).
+ */
 export async function installWebhookRbac(kubectl: Kubectl): Promise<void> {
-  const kinds = ["Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding"];
+  const kinds = ["Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"];
   const objects = (await deployObjects()).filter((object) => kinds.includes(object.kind));
+  await ensureNamespaces(kubectl, await inventoryNamespaces());
   await must(kubectl, ["apply", "-f", "-"], objects.map((object) => stringify(object)).join("---\n"));
+}
+
+/** The Deployment's `--secrets-namespace` values in deploy/metalsynth.yaml: the inventory namespaces. */
+export async function inventoryNamespaces(): Promise<string[]> {
+  const deployment = (await deployObjects()).find((object) => object.kind === "Deployment");
+  const args =
+    (deployment?.spec as { template: { spec: { containers: { args?: string[] }[] } } } | undefined)?.template
+      .spec.containers[0]?.args ?? [];
+  return args.flatMap((arg, index) => (args[index - 1] === "--secrets-namespace" ? [arg] : []));
 }
 
 /** Starts `metalsynth webhook --from-cluster` as {@link WEBHOOK_USER}; resolves once `/readyz` is 200. */
@@ -67,6 +82,7 @@ export async function startWebhook(
       "127.0.0.1",
       "--port",
       String(port),
+      ...(await inventoryNamespaces()).flatMap((namespace) => ["--secrets-namespace", namespace]),
       ...extraArgs,
     ],
     {
