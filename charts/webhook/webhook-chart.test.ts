@@ -1,6 +1,7 @@
 import { Certificate } from "@kubernetes-models/cert-manager/cert-manager.io/v1";
 import { ValidatingWebhookConfiguration } from "kubernetes-models/admissionregistration.k8s.io/v1";
 import { Deployment } from "kubernetes-models/apps/v1";
+import { NetworkPolicy } from "kubernetes-models/networking.k8s.io/v1";
 import { PodDisruptionBudget } from "kubernetes-models/policy/v1";
 import { ClusterRole, Role, RoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1";
 import { Namespace, Service } from "kubernetes-models/v1";
@@ -25,7 +26,12 @@ describe("WebhookChart", () => {
   it("validates every object against its kind's schema, in apply order", () => {
     const rendered = objects();
     for (const object of rendered) {
-      expect(() => validateKubernetesObject(object), `${object.kind} ${object.metadata.name}`).not.toThrow();
+      // test/support/charts.ts knows no NetworkPolicy: its kubernetes-models class checks it here.
+      const validate = () =>
+        object.kind === "NetworkPolicy"
+          ? new NetworkPolicy(object as never).validate()
+          : validateKubernetesObject(object);
+      expect(validate, `${object.kind} ${object.metadata.name}`).not.toThrow();
     }
     expect(rendered.map((object) => object.kind)).toEqual([
       ...Object.values(KINDS).map(() => "CustomResourceDefinition"),
@@ -40,6 +46,7 @@ describe("WebhookChart", () => {
       "Service",
       "Deployment",
       "PodDisruptionBudget",
+      "NetworkPolicy",
       "ValidatingWebhookConfiguration",
     ]);
   });
@@ -185,6 +192,91 @@ describe("WebhookChart", () => {
     expect(one(rendered, "PodDisruptionBudget", PodDisruptionBudget).spec?.selector?.matchLabels).toEqual(
       labels,
     );
+  });
+
+  it("labels its namespace Pod Security restricted, and its pods meet that level", () => {
+    const rendered = objects();
+    expect(one(rendered, "Namespace", Namespace).metadata?.labels).toMatchObject({
+      "pod-security.kubernetes.io/enforce": "restricted",
+      "pod-security.kubernetes.io/audit": "restricted",
+      "pod-security.kubernetes.io/warn": "restricted",
+    });
+    // What the restricted level requires of a pod (Pod Security Standards).
+    const pod = one(rendered, "Deployment", Deployment).spec?.template.spec;
+    expect(pod?.securityContext).toMatchObject({
+      runAsNonRoot: true,
+      seccompProfile: { type: "RuntimeDefault" },
+    });
+    expect(pod?.hostNetwork ?? false).toBe(false);
+    for (const container of pod?.containers ?? []) {
+      expect(container.securityContext).toMatchObject({
+        allowPrivilegeEscalation: false,
+        capabilities: { drop: ["ALL"] },
+      });
+      expect(container.securityContext?.capabilities?.add ?? []).toEqual([]);
+    }
+    expect((pod?.volumes ?? []).every((volume) => volume.secret !== undefined)).toBe(true);
+  });
+
+  it("runs at system-cluster-critical priority unless told otherwise", () => {
+    const priority = (options?: Parameters<typeof webhookManifests>[0]) =>
+      one(objects(options), "Deployment", Deployment).spec?.template.spec?.priorityClassName;
+    expect(priority()).toBe("system-cluster-critical");
+    expect(priority({ priorityClassName: "platform-high" })).toBe("platform-high");
+    expect(priority({ priorityClassName: null })).toBeUndefined();
+  });
+
+  it("admits traffic to the webhook's port only, from the API server's addresses and the metrics namespaces", () => {
+    const policy = one(objects(), "NetworkPolicy", NetworkPolicy);
+    const deployment = one(objects(), "Deployment", Deployment);
+    expect(policy.metadata?.namespace).toBe(DEFAULT_NAMESPACE);
+    expect(policy.spec?.podSelector).toEqual(deployment.spec?.selector);
+    expect(policy.spec?.policyTypes).toEqual(["Ingress"]);
+    expect(policy.spec?.ingress).toEqual([
+      {
+        ports: [{ protocol: "TCP", port: 8443 }],
+        from: [{ ipBlock: { cidr: "0.0.0.0/0" } }, { ipBlock: { cidr: "::/0" } }],
+      },
+      {
+        ports: [{ protocol: "TCP", port: 8443 }],
+        from: [{ namespaceSelector: { matchLabels: { "metalsynth.io/metrics": "allowed" } } }],
+      },
+    ]);
+    const narrowed = one(
+      objects({
+        networkPolicy: { apiServerCidrs: ["10.0.0.10/32"], metricsNamespaceLabel: { team: "obs" } },
+      }),
+      "NetworkPolicy",
+      NetworkPolicy,
+    );
+    expect(narrowed.spec?.ingress?.map((rule) => rule.from)).toEqual([
+      [{ ipBlock: { cidr: "10.0.0.10/32" } }],
+      [{ namespaceSelector: { matchLabels: { team: "obs" } } }],
+    ]);
+    expect(objects({ networkPolicy: false }).map((object) => object.kind)).not.toContain("NetworkPolicy");
+  });
+
+  it("adds a ServiceMonitor on request that scrapes the Service's https port with the serving CA", () => {
+    expect(objects().map((object) => object.kind)).not.toContain("ServiceMonitor");
+    const rendered = objects({ serviceMonitor: true });
+    const monitor = findObject(rendered, "ServiceMonitor") as unknown as {
+      metadata: { namespace: string };
+      spec: { selector: { matchLabels: Record<string, string> }; endpoints: Record<string, unknown>[] };
+    };
+    const service = one(rendered, "Service", Service);
+    expect(monitor.metadata.namespace).toBe(DEFAULT_NAMESPACE);
+    expect(service.metadata?.labels).toMatchObject(monitor.spec.selector.matchLabels);
+    expect(monitor.spec.endpoints).toEqual([
+      {
+        port: service.spec?.ports?.[0]?.name,
+        scheme: "https",
+        path: "/metrics",
+        tlsConfig: {
+          serverName: `metalsynth-webhook.${DEFAULT_NAMESPACE}.svc`,
+          ca: { secret: { name: "metalsynth-webhook-tls", key: "ca.crt" } },
+        },
+      },
+    ]);
   });
 
   it("issues the certificate for the Service's DNS names", () => {

@@ -16,7 +16,23 @@ export interface WebhookChartProps {
    * (a Role in each) and nowhere else, and reads only those (`--secrets-namespace`). Each must exist.
    */
   readonly inventoryNamespaces: readonly string[];
+  /**
+   * A NetworkPolicy that admits traffic to the webhook's port only, from `apiServerCidrs` (the API
+   * server is no pod a selector could name) and from namespaces labelled `metricsNamespaceLabel`
+   * (Prometheus); nothing else reaches the pods. Omitted when undefined.
+   */
+  readonly networkPolicy?: {
+    readonly apiServerCidrs: readonly string[];
+    readonly metricsNamespaceLabel: Readonly<Record<string, string>>;
+  };
+  /** A prometheus-operator ServiceMonitor scraping `/metrics` over the Service's TLS. */
+  readonly serviceMonitor: boolean;
+  /** The pods' priorityClassName; none when undefined. */
+  readonly priorityClassName?: string;
 }
+
+/** The Pod Security level the webhook's namespace enforces (its pods meet it). */
+export const POD_SECURITY_LEVEL = "restricted";
 
 /** Name of the Deployment, Service, ServiceAccount, RBAC objects, PDB, certificate and configuration. */
 export const WEBHOOK_NAME = "metalsynth-webhook";
@@ -48,7 +64,7 @@ export class WebhookChart extends Chart {
       labels: { [MANAGED_BY_LABEL]: "metalsynth", "app.kubernetes.io/part-of": "metalsynth" },
       disableResourceNameHashes: true,
     });
-    const { namespace, image, inventoryNamespaces } = props;
+    const { namespace, image, inventoryNamespaces, networkPolicy, serviceMonitor, priorityClassName } = props;
     if (inventoryNamespaces.length === 0)
       throw new Error("the webhook needs at least one inventory namespace");
     const service = `${WEBHOOK_NAME}.${namespace}.svc`;
@@ -63,7 +79,18 @@ export class WebhookChart extends Chart {
       });
     }
 
-    new k8s.KubeNamespace(this, "namespace", { metadata: { name: namespace } });
+    // Pod Security admission refuses any pod in the namespace that is not `restricted`.
+    new k8s.KubeNamespace(this, "namespace", {
+      metadata: {
+        name: namespace,
+        labels: Object.fromEntries(
+          ["enforce", "audit", "warn"].map((mode) => [
+            `pod-security.kubernetes.io/${mode}`,
+            POD_SECURITY_LEVEL,
+          ]),
+        ),
+      },
+    });
     new k8s.KubeServiceAccount(this, "service-account", { metadata: { name: WEBHOOK_NAME, namespace } });
 
     const definitions = Object.values(KINDS);
@@ -122,7 +149,8 @@ export class WebhookChart extends Chart {
     });
 
     new k8s.KubeService(this, "service", {
-      metadata: { name: WEBHOOK_NAME, namespace },
+      // Labelled like the pods, for a ServiceMonitor's selector.
+      metadata: { name: WEBHOOK_NAME, namespace, labels: SELECTOR },
       spec: {
         selector: SELECTOR,
         ports: [{ name: "https", port: 443, targetPort: k8s.IntOrString.fromString("https") }],
@@ -146,6 +174,7 @@ export class WebhookChart extends Chart {
           metadata: { labels: SELECTOR },
           spec: {
             serviceAccountName: WEBHOOK_NAME,
+            ...(priorityClassName !== undefined && { priorityClassName }),
             securityContext: {
               runAsNonRoot: true,
               runAsUser: NONROOT_UID,
@@ -223,6 +252,46 @@ export class WebhookChart extends Chart {
       metadata: { name: WEBHOOK_NAME, namespace },
       spec: { minAvailable: k8s.IntOrString.fromNumber(1), selector: { matchLabels: SELECTOR } },
     });
+
+    if (networkPolicy !== undefined) {
+      const port = [{ protocol: "TCP", port: k8s.IntOrString.fromNumber(WEBHOOK_PORT) }];
+      new k8s.KubeNetworkPolicy(this, "network-policy", {
+        metadata: { name: WEBHOOK_NAME, namespace },
+        spec: {
+          podSelector: { matchLabels: SELECTOR },
+          policyTypes: ["Ingress"],
+          ingress: [
+            // Admission reviews (and the kubelet's probes, which no policy filters).
+            { ports: port, from: networkPolicy.apiServerCidrs.map((cidr) => ({ ipBlock: { cidr } })) },
+            // /metrics shares the port: scrapes from the monitoring namespaces.
+            {
+              ports: port,
+              from: [{ namespaceSelector: { matchLabels: { ...networkPolicy.metricsNamespaceLabel } } }],
+            },
+          ],
+        },
+      });
+    }
+
+    if (serviceMonitor) {
+      new ApiObject(this, "service-monitor", {
+        apiVersion: "monitoring.coreos.com/v1",
+        kind: "ServiceMonitor",
+        metadata: { name: WEBHOOK_NAME, namespace },
+        spec: {
+          selector: { matchLabels: SELECTOR },
+          endpoints: [
+            {
+              port: "https",
+              scheme: "https",
+              path: "/metrics",
+              // The serving certificate's own Secret holds the CA that issued it.
+              tlsConfig: { serverName: service, ca: { secret: { name: TLS_SECRET, key: "ca.crt" } } },
+            },
+          ],
+        },
+      });
+    }
 
     new k8s.KubeValidatingWebhookConfiguration(this, "validating-webhook", {
       metadata: {
