@@ -29,6 +29,8 @@ export const DEFAULT_METRICS_NAMESPACE_LABEL: Readonly<Record<string, string>> =
 export const DEFAULT_PRIORITY_CLASS = "system-cluster-critical";
 /** The image `docker build -t metalsynth:<version> .` produces from the repository's Dockerfile. */
 export const DEFAULT_IMAGE = `metalsynth:${packageVersion()}`;
+/** The version of the package, of the image it builds and of its Helm chart. */
+export const PACKAGE_VERSION = packageVersion();
 
 /**
  * The version in package.json: two directories up from charts/webhook/ in the sources, three up from

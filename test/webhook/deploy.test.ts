@@ -1,15 +1,29 @@
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
+import path from "node:path";
 import { parseAllDocuments } from "yaml";
 import { describe, expect, it } from "vitest";
 import { customResourceDefinitions } from "../../synth/schema/crds.ts";
 import { REPO } from "../harness.ts";
 import { run } from "../run-cli.ts";
-import { webhookManifestsYaml } from "../../charts/webhook/index.ts";
+import { helmChartFiles, HELM_CHART_DIR } from "../../charts/webhook/helm.ts";
+import { PACKAGE_VERSION, webhookManifestsYaml } from "../../charts/webhook/index.ts";
 import { DEPLOY_FILE } from "../../scripts/deploy-files.ts";
 
 describe("deploy/metalsynth.yaml", () => {
   it("is up to date (run `npm run manifests`)", () => {
     expect(readFileSync(`${REPO}/${DEPLOY_FILE}`, "utf8")).toBe(webhookManifestsYaml());
+  });
+
+  it("has a Helm chart beside it, up to date and nothing else in its directory (run `npm run manifests`)", () => {
+    const wanted = helmChartFiles(PACKAGE_VERSION);
+    const directory = path.join(REPO, HELM_CHART_DIR);
+    const committed = readdirSync(directory, { recursive: true, withFileTypes: true })
+      .filter((entry) => entry.isFile())
+      .map((entry) => path.relative(directory, path.join(entry.parentPath, entry.name)));
+    expect(committed.sort()).toEqual([...wanted.keys()].sort());
+    for (const [file, content] of wanted) {
+      expect(readFileSync(path.join(directory, file), "utf8"), file).toBe(content);
+    }
   });
 
   it("is what `metalsynth manifests` prints, CRDs identical to deploy/crds.yaml's", async () => {
