@@ -15,7 +15,7 @@ describe("helmChartFiles", () => {
       const file =
         object.kind === "CustomResourceDefinition"
           ? `crds/${object.metadata.name}.yaml`
-          : `templates/${object.kind.replace(/([a-z])([A-Z])/g, "$1-$2").toLowerCase()}.yaml`;
+          : `templates/${object.kind.replace(/([a-z])([A-Z])/g, "$1-$2").toLowerCase()}${object.metadata.name.slice("metalsynth-webhook".length)}.yaml`;
       expect(files.has(file), file).toBe(true);
     }
   });

@@ -98,7 +98,10 @@ export function helmChartFiles(version: string): Map<string, string> {
 
   for (const object of objects.filter((candidate) => candidate.kind !== "CustomResourceDefinition")) {
     const kind = object.kind as string;
-    const file = `templates/${kebab(kind)}.yaml`;
+    // One file per object: the kind, and what its name adds to the webhook's (issuer-selfsigned).
+    const suffix = ((object.metadata as Json).name as string).slice(WEBHOOK_NAME.length);
+    const file = `templates/${kebab(kind)}${suffix}.yaml`;
+    if (files.has(file)) throw new Error(`helm chart: two objects for ${file}`);
     const template = templateOf(object);
     const condition = CONDITIONS[kind];
     const wrapped =
@@ -145,6 +148,9 @@ function templateOf(object: Json): string {
     pod.nodeSelector = marker("nodeselector");
     pod.tolerations = marker("tolerations");
   }
+  const injection = ((object.metadata as Json).annotations as Record<string, string> | undefined)?.[
+    "cert-manager.io/inject-ca-from"
+  ];
   if (copy.kind === "ValidatingWebhookConfiguration") {
     (copy.metadata as Json).annotations = marker("cainjection");
     for (const entry of copy.webhooks as { clientConfig: Json }[]) {
@@ -198,7 +204,7 @@ function templateOf(object: Json): string {
     replace(
       line("cainjection"),
       (indent, key) =>
-        `${indent}{{- if $.Values.certManager.enabled }}\n${indent}${key.trimEnd()}\n${indent}  cert-manager.io/inject-ca-from: {{ $.Values.namespace }}/${WEBHOOK_NAME}\n${indent}{{- end }}\n`,
+        `${indent}{{- if $.Values.certManager.enabled }}\n${indent}${key.trimEnd()}\n${indent}  cert-manager.io/inject-ca-from: ${String(injection)}\n${indent}{{- end }}\n`,
     );
     text = text.replace(
       new RegExp(`^( *)cabundle: ${marker("cabundle")}\\n`, "gm"),

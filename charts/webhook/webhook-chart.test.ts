@@ -1,4 +1,4 @@
-import { Certificate } from "@kubernetes-models/cert-manager/cert-manager.io/v1";
+import { Certificate, Issuer } from "@kubernetes-models/cert-manager/cert-manager.io/v1";
 import { ValidatingWebhookConfiguration } from "kubernetes-models/admissionregistration.k8s.io/v1";
 import { Deployment } from "kubernetes-models/apps/v1";
 import { NetworkPolicy } from "kubernetes-models/networking.k8s.io/v1";
@@ -43,6 +43,8 @@ describe("WebhookChart", () => {
       "RoleBinding",
       "Issuer",
       "Certificate",
+      "Issuer",
+      "Certificate",
       "Service",
       "Deployment",
       "PodDisruptionBudget",
@@ -54,7 +56,7 @@ describe("WebhookChart", () => {
   it("configures the webhook as SPEC §5 says, one entry per kind, its own namespace excluded", () => {
     const configuration = one(objects(), "ValidatingWebhookConfiguration", ValidatingWebhookConfiguration);
     expect(configuration.metadata?.annotations).toEqual({
-      "cert-manager.io/inject-ca-from": `${DEFAULT_NAMESPACE}/metalsynth-webhook`,
+      "cert-manager.io/inject-ca-from": `${DEFAULT_NAMESPACE}/metalsynth-webhook-ca`,
     });
     expect(configuration.webhooks).toEqual(
       Object.values(KINDS).map((definition) => ({
@@ -279,8 +281,48 @@ describe("WebhookChart", () => {
     ]);
   });
 
-  it("issues the certificate for the Service's DNS names", () => {
-    expect(one(objects(), "Certificate", Certificate).spec).toMatchObject({
+  it("makes a chain that renews without changing the CA bundle: self-signed root, CA Issuer, serving certificate", () => {
+    const rendered = objects();
+    const named = <T>(kind: string, name: string, model: new (data: never) => T): T => {
+      const found = rendered.find((object) => object.kind === kind && object.metadata.name === name);
+      expect(found, `${kind} ${name}`).toBeDefined();
+      return new model(found as never);
+    };
+    expect(named("Issuer", "metalsynth-webhook-selfsigned", Issuer).spec).toEqual({ selfSigned: {} });
+    const root = named("Certificate", "metalsynth-webhook-ca", Certificate).spec;
+    expect(root).toMatchObject({
+      isCA: true,
+      secretName: "metalsynth-webhook-ca",
+      issuerRef: { name: "metalsynth-webhook-selfsigned", kind: "Issuer" },
+      // The root keeps its key when renewed: serving certificates it issued before still verify.
+      privateKey: { rotationPolicy: "Never" },
+    });
+    expect(named("Issuer", "metalsynth-webhook", Issuer).spec).toEqual({
+      ca: { secretName: "metalsynth-webhook-ca" },
+    });
+    const serving = named("Certificate", "metalsynth-webhook", Certificate).spec;
+    expect(serving).toMatchObject({ issuerRef: { name: "metalsynth-webhook", kind: "Issuer" } });
+    expect(serving?.isCA).toBeUndefined();
+    // The bundle is the root's: a serving renewal changes nothing the API server trusts.
+    const configuration = one(rendered, "ValidatingWebhookConfiguration", ValidatingWebhookConfiguration);
+    expect(configuration.metadata?.annotations?.["cert-manager.io/inject-ca-from"]).toBe(
+      `${DEFAULT_NAMESPACE}/metalsynth-webhook-ca`,
+    );
+    // Issuers come before what they issue, in apply order.
+    const order = rendered.map((object) => `${object.kind}/${object.metadata.name}`);
+    expect(order.indexOf("Issuer/metalsynth-webhook-selfsigned")).toBeLessThan(
+      order.indexOf("Certificate/metalsynth-webhook-ca"),
+    );
+    expect(order.indexOf("Issuer/metalsynth-webhook")).toBeLessThan(
+      order.indexOf("Certificate/metalsynth-webhook"),
+    );
+  });
+
+  it("issues the serving certificate for the Service's DNS names", () => {
+    const serving = objects().find(
+      (object) => object.kind === "Certificate" && object.metadata.name === "metalsynth-webhook",
+    );
+    expect(new Certificate(serving as never).spec).toMatchObject({
       secretName: "metalsynth-webhook-tls",
       dnsNames: [
         `metalsynth-webhook.${DEFAULT_NAMESPACE}.svc`,

@@ -40,6 +40,10 @@ export const WEBHOOK_NAME = "metalsynth-webhook";
 export const SECRETS_ROLE = `${WEBHOOK_NAME}-secrets`;
 /** The Secret cert-manager writes the serving certificate into. */
 const TLS_SECRET = `${WEBHOOK_NAME}-tls`;
+/** The root CA's Certificate and Secret: it issues the serving certificate; its certificate is the CA bundle. */
+export const CA_NAME = `${WEBHOOK_NAME}-ca`;
+/** The self-signed Issuer that makes the root CA. */
+const ROOT_ISSUER = `${WEBHOOK_NAME}-selfsigned`;
 /** The port the server listens on inside the pod (non-root: above 1024). */
 const WEBHOOK_PORT = 8443;
 /** The API server gives up on a call after this many seconds (SPEC §5); the server answers within 4 s. */
@@ -53,8 +57,7 @@ const SELECTOR = { "app.kubernetes.io/name": WEBHOOK_NAME };
 /**
  * Everything `kubectl apply -f deploy/metalsynth.yaml` installs (SPEC §5): the four CRDs, the
  * webhook's Namespace, ServiceAccount, read-only ClusterRole (no Secrets) and a Role for Secrets in
- * each inventory namespace, a cert-manager Issuer and
- * Certificate, the Deployment (two replicas, probes, non-root, read-only root file system), its
+ * each inventory namespace, cert-manager's chain (self-signed root, CA Issuer, serving Certificate), the Deployment (two replicas, probes, non-root, read-only root file system), its
  * Service and PodDisruptionBudget, and the ValidatingWebhookConfiguration whose CA bundle
  * cert-manager injects.
  */
@@ -128,13 +131,37 @@ export class WebhookChart extends Chart {
       });
     }
 
+    // A chain, as cert-manager advises for webhooks (decision 0037): a self-signed root, a CA Issuer
+    // of that root, and the serving certificate it issues. The CA bundle the API server trusts is the
+    // root's certificate, so renewing the serving certificate (new key each time) changes nothing the
+    // API server holds; and the root renews with the same key, so a serving certificate issued before
+    // a root renewal verifies against the renewed root too: no request is refused at either renewal.
+    new ApiObject(this, "root-issuer", {
+      apiVersion: "cert-manager.io/v1",
+      kind: "Issuer",
+      metadata: { name: ROOT_ISSUER, namespace },
+      spec: { selfSigned: {} },
+    });
+    new ApiObject(this, "ca-certificate", {
+      apiVersion: "cert-manager.io/v1",
+      kind: "Certificate",
+      metadata: { name: CA_NAME, namespace },
+      spec: {
+        isCA: true,
+        commonName: CA_NAME,
+        secretName: CA_NAME,
+        // Five years, renewed a year early; the key is kept (see above).
+        duration: "43800h",
+        renewBefore: "8760h",
+        issuerRef: { name: ROOT_ISSUER, kind: "Issuer" },
+        privateKey: { algorithm: "ECDSA", size: 256, rotationPolicy: "Never" },
+      },
+    });
     new ApiObject(this, "issuer", {
       apiVersion: "cert-manager.io/v1",
       kind: "Issuer",
       metadata: { name: WEBHOOK_NAME, namespace },
-      // Self-signed is enough: the API server trusts exactly this certificate, which cert-manager
-      // injects into the webhook configuration as its CA bundle.
-      spec: { selfSigned: {} },
+      spec: { ca: { secretName: CA_NAME } },
     });
     new ApiObject(this, "certificate", {
       apiVersion: "cert-manager.io/v1",
@@ -296,7 +323,8 @@ export class WebhookChart extends Chart {
     new k8s.KubeValidatingWebhookConfiguration(this, "validating-webhook", {
       metadata: {
         name: WEBHOOK_NAME,
-        annotations: { "cert-manager.io/inject-ca-from": `${namespace}/${WEBHOOK_NAME}` },
+        // The root's certificate: it changes only when the root is renewed.
+        annotations: { "cert-manager.io/inject-ca-from": `${namespace}/${CA_NAME}` },
       },
       webhooks: definitions.map((definition) => ({
         // kubectl shows it: admission webhook "provisioning.metalsynth.io" denied the request: …

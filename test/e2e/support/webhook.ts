@@ -25,6 +25,8 @@ export const WEBHOOK_USER = "system:serviceaccount:metalsynth-system:metalsynth-
 export interface RunningWebhook {
   readonly port: number;
   readonly ca: TestCa;
+  /** The serving certificate and key it reads (and reads again when they change). */
+  readonly tls: { readonly certFile: string; readonly keyFile: string };
   /** What it logged so far (JSON lines on stdout, anything else on stderr). */
   output(): string;
   /** `GET <path>` over TLS: status code, or 0 when nothing answers. */
@@ -104,6 +106,7 @@ export async function startWebhook(
   const running: RunningWebhook = {
     port,
     ca,
+    tls: { certFile: certificate.certFile, keyFile: certificate.keyFile },
     output: () => output,
     probe,
     async stop() {
