@@ -22,6 +22,7 @@ import {
   ensureNamespaces,
   exec,
   kubectlFor,
+  METAL3_CRDS,
   must,
   readObjects,
   type KubeObject,
@@ -101,8 +102,12 @@ describe("the Helm chart, with a real helm", () => {
     helmHome = await mkdtemp(path.join(tmpdir(), "metalsynth-helm-"));
     plane = await startControlPlane(inject("e2eBinDir"), { users: [WEBHOOK_USER] });
     kubectl = kubectlFor(plane.kubeconfig);
-    // cert-manager's and prometheus-operator's CRDs, as stand-ins (no controller runs here).
-    await must(kubectl, ["apply", "-f", path.join(REPO, "test", "e2e", "fixtures", "operator-crds.yaml")]);
+    // Metal3's CRDs (the webhook lists BareMetalHosts), and cert-manager's and prometheus-operator's
+    // as stand-ins (no controller runs here); metalsynth's own are the chart's to install.
+    for (const file of [...METAL3_CRDS, path.join(REPO, "test", "e2e", "fixtures", "operator-crds.yaml")]) {
+      await must(kubectl, ["apply", "--server-side", "-f", file]);
+    }
+    await must(kubectl, ["wait", "--for=condition=Established", "--timeout=60s", "crd", "--all"]);
     await ensureNamespaces(kubectl, ["metal3", "site-b", "edge-a", "edge-sip"]);
   });
   afterAll(async () => {

@@ -58,7 +58,8 @@ describe("the webhook's ServiceAccount reads Secrets in the inventory namespaces
   beforeAll(async () => {
     plane = await startControlPlane(inject("e2eBinDir"), { users: [WEBHOOK_USER] });
     kubectl = kubectlFor(plane.kubeconfig);
-    asWebhook = (args, input) => kubectl([`--as=${WEBHOOK_USER}`, ...args], input);
+    // After the subcommand: the kubectl on this machine refuses global flags before it.
+    asWebhook = (args, input) => kubectl([...args, `--as=${WEBHOOK_USER}`], input);
     await installCrds(kubectl);
     await installWebhookRbac(kubectl);
     [inventory = ""] = await inventoryNamespaces();

@@ -50,7 +50,8 @@ const GOOD = stringify({
   apiVersion: "bpa.akraino.org/v1alpha1",
   kind: "Provisioning",
   metadata: { name: "rotation-probe", namespace: "edge-a", labels: { cluster: "rotation-probe" } },
-  spec: { masters: [{ "master-1": { "mac-address": "b8:ce:f6:79:ea:c0" } }] },
+  // By resources only, like the example site's cluster-west: any free host that fits.
+  spec: { masters: [{ "master-1": { cpu: 16, memory: "64Gi" } }] },
 });
 
 describe("renewing the webhook's certificates refuses no request", () => {
