@@ -167,7 +167,7 @@ describe("renewing the webhook's certificates refuses no request", () => {
         (entry) => entry.clientConfig.caBundle,
       );
     expect(bundles(after)).toEqual(bundles(bundle));
-  });
+  }, 240_000);
 
   it("renews the root with its key kept: the injected new root and the serving certificate issued before it both hold", async () => {
     // cert-manager's renewal of the root Certificate (rotationPolicy: Never): same key and subject.
@@ -197,7 +197,7 @@ describe("renewing the webhook's certificates refuses no request", () => {
     await injectBundle(root);
     await freshConnections();
     expectAdmitted(await review());
-  });
+  }, 240_000);
 
   it("(the scheme replaced) a self-signed serving certificate that is its own bundle: its renewal is refused until the bundle is patched", async () => {
     const selfSigned = async (label: string): Promise<ServerCertificate> => {
@@ -249,5 +249,5 @@ describe("renewing the webhook's certificates refuses no request", () => {
     // Until cainjector patches the bundle.
     await injectBundle(second.cert);
     await eventually(async () => (await review()).code === 0, 10_000, "admitted once the bundle is patched");
-  });
+  }, 240_000);
 });
