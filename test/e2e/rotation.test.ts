@@ -75,7 +75,7 @@ describe("renewing the webhook's certificates refuses no request", () => {
     await rotate(webhook.tls, certificate);
     await eventually(
       async () => (await served()) === fingerprint(certificate.cert),
-      10_000,
+      20_000,
       "renewal served",
     );
   };
