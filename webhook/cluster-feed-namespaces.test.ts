@@ -10,7 +10,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { KINDS } from "../synth/schema/kinds.ts";
 import { REPO } from "../test/harness.ts";
 import { FakeApiServer, type KubeObject } from "../test/support/fake-apiserver.ts";
-import { eventually } from "../test/webhook/harness.ts";
 import { ClusterFeed, NETWORK_DATA_LABEL } from "./cluster-feed.ts";
 import { jsonLogger } from "./log.ts";
 import { WebhookState } from "./state.ts";
@@ -26,6 +25,15 @@ async function documents(file: string): Promise<KubeObject[]> {
     .map((document) => document.toJS() as KubeObject | null)
     .filter((value): value is KubeObject => value !== null)
     .flatMap((value) => (Array.isArray(value.items) ? (value.items as KubeObject[]) : [value]));
+}
+
+/** Waits until `condition` holds, up to 10 s. */
+async function eventually(condition: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
 }
 
 describe("ClusterFeed with secretNamespaces", () => {
@@ -73,7 +81,7 @@ describe("ClusterFeed with secretNamespaces", () => {
   });
 
   it("gets ready reading each namespace's Secrets, never every namespace's", async () => {
-    await eventually(() => (feed.status().ready ? true : undefined), "readiness");
+    await eventually(() => feed.status().ready, "readiness");
     expect(host("metal3/r01-node-01")?.networks["oam-ipv4"]).toMatch(/^10\.41\.0\.\d+$/);
     const paths = apiServer.requests.map((line) => line.split(" ")[1]?.split("?")[0]);
     expect(paths).not.toContain(ALL_SECRETS);
