@@ -30,7 +30,8 @@ export interface RunningWebhook {
   /** What it logged so far (JSON lines on stdout, anything else on stderr). */
   output(): string;
   /** `GET <path>` over TLS: status code, or 0 when nothing answers. */
-  probe(path: string): Promise<number>;
+  /** GET `path` over TLS, trusting `trusted` (default: the test CA); 0 when it can't connect. */
+  probe(path: string, trusted?: string): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -95,9 +96,9 @@ export async function startWebhook(
   child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));
   child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()));
 
-  const probe = async (target: string): Promise<number> => {
+  const probe = async (target: string, trusted: string = ca.cert): Promise<number> => {
     try {
-      const response = await fetchWithCa(`https://127.0.0.1:${port}${target}`, ca.cert);
+      const response = await fetchWithCa(`https://127.0.0.1:${port}${target}`, trusted);
       return response;
     } catch {
       return 0;
