@@ -8,10 +8,12 @@
 # build with stand-ins of its own (test/image/build.sh does, in CI). The defaults are not pinned by
 # digest: this project's machines reach no image registry, so the digest of either image today could
 # not be read here, and a made-up one would break every build. To pin them, read the digests where
-# the registries are reachable (`crane digest node:20-bookworm-slim`, `skopeo inspect`) and pass
-# `--build-arg BUILD_IMAGE=node:20-bookworm-slim@sha256:…` and likewise RUNTIME_IMAGE.
-ARG BUILD_IMAGE=node:20-bookworm-slim
-ARG RUNTIME_IMAGE=gcr.io/distroless/nodejs20-debian12:nonroot
+# the registries are reachable (`crane digest node:24-bookworm-slim`, `skopeo inspect`) and pass
+# `--build-arg BUILD_IMAGE=node:24-bookworm-slim@sha256:…` and likewise RUNTIME_IMAGE.
+# Node 24 (active LTS, supported to 2028-04) in both stages: the runtime runs what the build stage
+# compiled and pruned, so the two must be the same major version.
+ARG BUILD_IMAGE=node:24-bookworm-slim
+ARG RUNTIME_IMAGE=gcr.io/distroless/nodejs24-debian12:nonroot
 
 FROM ${BUILD_IMAGE} AS build
 WORKDIR /app

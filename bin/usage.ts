@@ -102,23 +102,27 @@ export const COMMAND_HELP = {
   },
   webhook: {
     synopsis:
-      "webhook (--inventory PATH… | --from-cluster) [--site DIR] --tls-cert F --tls-key F\n" +
-      "          [--port 8443] [--host 0.0.0.0]",
+      "webhook (--inventory PATH… | --from-cluster [--secrets-namespace NS]…) [--site DIR]\n" +
+      "          --tls-cert F --tls-key F [--port 8443] [--host 0.0.0.0]",
     summary: "serve the validating admission webhook over HTTPS until SIGTERM; JSON logs on stdout",
     options: [
       `  --inventory PATH… inventory files or directories, re-read when they change`,
       `  --from-cluster    list and watch the inventory and CRs from the API server instead`,
+      `  --secrets-namespace NS  read networkData Secrets in NS only (repeatable; default: every`,
+      `                    namespace); RBAC then needs Secrets in those namespaces alone`,
       `  --site DIR        also read the site's specs and lock (re-read when they change)`,
       `  --tls-cert F      PEM certificate (chain); --tls-key F: its PEM private key`,
       `  --port N          port to listen on (default 8443); --host ADDR: address (default 0.0.0.0)`,
     ].join("\n"),
   },
   manifests: {
-    synopsis: "manifests [--namespace NS] [--image IMG]",
+    synopsis: "manifests [--namespace NS] [--image IMG] [--inventory-namespace NS]…",
     summary: "print the webhook's deployment YAML (CRDs, RBAC, cert-manager, Deployment, webhook config)",
     options: [
       `  --namespace NS    namespace of the webhook (default metalsynth-system)`,
       `  --image IMG       webhook image`,
+      `  --inventory-namespace NS  a namespace of the inventory's networkData Secrets, the only`,
+      `                    ones the webhook may read (repeatable; default metal3)`,
     ].join("\n"),
   },
 } as const satisfies Record<string, CommandHelp>;

@@ -11,6 +11,8 @@
  *   compacted) makes the informer list again by itself.
  * - Secrets are selected by the label `metalsynth.io/network-data=true`, so the webhook never
  *   downloads BMC credentials or other Secrets (docs/decisions/0011-webhook-admission-scope.md).
+ *   With `secretNamespaces` (`--secrets-namespace`), only those namespaces' Secrets are listed, one
+ *   informer each, so that RBAC can grant Secrets there alone (docs/decisions/0037-least-privilege-install.md).
  * - A change recomputes only the hosts it touches (a BMH, its HardwareData, the Secret it names),
  *   each with synth's loader; the index is then rebuilt from the kept hosts.
  */
@@ -71,6 +73,11 @@ export interface ClusterFeedOptions {
    * @default 1000
    */
   readonly retryDelayMs?: number;
+  /**
+   * The namespaces whose networkData Secrets are read (each needs only a namespaced Role); a BMH
+   * naming a Secret elsewhere gets none. Empty or absent: every namespace (needs a ClusterRole).
+   */
+  readonly secretNamespaces?: readonly string[];
 }
 
 /** What each resource is for. */
@@ -85,6 +92,8 @@ interface Resource {
   /** The collection's path, cluster-wide. */
   readonly path: string;
   readonly labelSelector?: string;
+  /** The one namespace a namespaced collection holds; absent for a cluster-wide one. */
+  readonly namespace?: string;
   readonly use: Use;
   list(kubeConfig: KubeConfig): Promise<KubernetesListObject<KubernetesObject>>;
 }
@@ -117,23 +126,45 @@ function customResource(group: string, version: string, plural: string, kind: st
   };
 }
 
-const RESOURCES: readonly Resource[] = [
-  customResource("metal3.io", "v1alpha1", "baremetalhosts", "BareMetalHost", "hosts"),
-  customResource("metal3.io", "v1alpha1", "hardwaredata", "HardwareData", "hardware"),
-  {
-    name: "secrets",
-    apiVersion: "v1",
-    kind: "Secret",
-    path: "/api/v1/secrets",
-    labelSelector: SECRETS_SELECTOR,
-    use: "secrets",
+/** The networkData Secrets of every namespace. */
+const ALL_SECRETS: Resource = {
+  name: "secrets",
+  apiVersion: "v1",
+  kind: "Secret",
+  path: "/api/v1/secrets",
+  labelSelector: SECRETS_SELECTOR,
+  use: "secrets",
+  list: (kubeConfig) =>
+    kubeConfig.makeApiClient(CoreV1Api).listSecretForAllNamespaces({ labelSelector: SECRETS_SELECTOR }),
+};
+
+/** The networkData Secrets of `namespace` alone. */
+function namespacedSecrets(namespace: string): Resource {
+  return {
+    ...ALL_SECRETS,
+    name: `secrets in ${namespace}`,
+    path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/secrets`,
+    namespace,
     list: (kubeConfig) =>
-      kubeConfig.makeApiClient(CoreV1Api).listSecretForAllNamespaces({ labelSelector: SECRETS_SELECTOR }),
-  },
-  ...Object.values(KINDS).map((definition) =>
-    customResource(definition.group, definition.version, definition.plural, definition.kind, "resources"),
-  ),
-];
+      kubeConfig
+        .makeApiClient(CoreV1Api)
+        .listNamespacedSecret({ namespace, labelSelector: SECRETS_SELECTOR }),
+  };
+}
+
+/** What the feed watches: `secretNamespaces` (when any) narrow the Secrets to those namespaces. */
+function resourcesToWatch(secretNamespaces: readonly string[] = []): Resource[] {
+  return [
+    customResource("metal3.io", "v1alpha1", "baremetalhosts", "BareMetalHost", "hosts"),
+    customResource("metal3.io", "v1alpha1", "hardwaredata", "HardwareData", "hardware"),
+    ...(secretNamespaces.length === 0
+      ? [ALL_SECRETS]
+      : [...new Set(secretNamespaces)].map(namespacedSecrets)),
+    ...Object.values(KINDS).map((definition) =>
+      customResource(definition.group, definition.version, definition.plural, definition.kind, "resources"),
+    ),
+  ];
+}
 
 /** Where objects from the API server come from, in issue positions. */
 const FROM_CLUSTER = "cluster";
@@ -175,7 +206,7 @@ export class ClusterFeed implements Feed {
     options.state.addFeed(feed);
     // Armed before the first lists, so that a shutdown while they run (close()) also disarms it.
     feed.#staleCheck = setInterval(() => feed.#replaceStale(), Math.max(250, feed.#staleAfterMs / 4));
-    await Promise.all(RESOURCES.map((resource) => feed.#open(resource)));
+    await Promise.all(resourcesToWatch(options.secretNamespaces).map((resource) => feed.#open(resource)));
     return feed;
   }
 
@@ -413,7 +444,12 @@ export class ClusterFeed implements Feed {
       this.#secretOf.set(id, reference.id);
       const users = this.#secretUsers.get(reference.id) ?? new Set<string>();
       this.#secretUsers.set(reference.id, users.add(id));
-      const secrets = cache("secrets");
+      // The informer of the Secret's namespace (or of every namespace); none outside those read.
+      const secrets = this.#watches.find(
+        ({ resource }) =>
+          resource.use === "secrets" &&
+          (resource.namespace === undefined || resource.namespace === reference.namespace),
+      );
       const secret = secrets?.informer.get(reference.name, reference.namespace);
       if (secrets && secret) objects.push(clusterObject(secret, secrets.resource));
     }

@@ -1,4 +1,4 @@
-import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 
 /** How an admission request ended, the `result` label of the request counter. */
 export type RequestResult =
@@ -13,7 +13,9 @@ export interface InventoryStats {
 
 /**
  * The webhook's Prometheus metrics (SPEC §5), in a registry of their own so that several servers in
- * one process (tests, the benchmark) don't share counters.
+ * one process (tests, the benchmark) don't share counters, with prom-client's default process and
+ * Node.js metrics (CPU, resident memory, heap, event-loop lag, open file descriptors, GC), as the
+ * other admission controllers of a cluster export them.
  */
 export class WebhookMetrics {
   readonly registry = new Registry();
@@ -22,6 +24,7 @@ export class WebhookMetrics {
 
   constructor(inventory: () => InventoryStats) {
     const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry });
     this.requests = new Counter({
       name: "metalsynth_webhook_requests_total",
       help: "Admission requests by CR kind and result.",

@@ -6,6 +6,7 @@ import { UsageError } from "../../gitops/errors.ts";
 import { errorCode, systemReason } from "../../gitops/files.ts";
 import { readInventory } from "../../gitops/inventory-reader.ts";
 import { readSite, SETTINGS_FILE } from "../../gitops/site-reader.ts";
+import { parseDnsLabel } from "../../synth/checked.ts";
 import { LOCK_FILE } from "../../synth/plan/lock.ts";
 import { EMPTY_LOCK } from "../../synth/plan/lock.ts";
 import { FileFeed, type SiteFiles } from "../../webhook/file-feed.ts";
@@ -18,6 +19,7 @@ import { EXIT, listWords, refuseStrayWords, type Console } from "../common.ts";
 const OPTIONS = {
   inventory: { type: "string", multiple: true },
   "from-cluster": { type: "boolean" },
+  "secrets-namespace": { type: "string", multiple: true },
   site: { type: "string" },
   "tls-cert": { type: "string" },
   "tls-key": { type: "string" },
@@ -44,6 +46,14 @@ export async function webhook(argv: readonly string[], io: Console): Promise<num
   const fromCluster = values["from-cluster"] === true;
   if ((inventory !== undefined) === fromCluster) {
     throw new UsageError("webhook needs either --inventory PATH… or --from-cluster");
+  }
+  const secretNamespaces = values["secrets-namespace"] ?? [];
+  if (secretNamespaces.length > 0 && !fromCluster) {
+    throw new UsageError("--secrets-namespace goes with --from-cluster");
+  }
+  for (const namespace of secretNamespaces) {
+    if (parseDnsLabel(namespace) === undefined)
+      throw new UsageError(`--secrets-namespace must be a namespace name, not "${namespace}"`);
   }
   const certFile = values["tls-cert"];
   const keyFile = values["tls-key"];
@@ -86,7 +96,7 @@ export async function webhook(argv: readonly string[], io: Console): Promise<num
       const kubeConfig = new KubeConfig();
       // KUBECONFIG or ~/.kube/config when present, else the pod's service account.
       kubeConfig.loadFromDefault();
-      await ClusterFeed.start({ kubeConfig, state, log });
+      await ClusterFeed.start({ kubeConfig, state, log, secretNamespaces });
       if (site !== undefined) {
         await FileFeed.start({ paths: sitePaths(site), load: () => siteFiles(site, []), state, log });
       }

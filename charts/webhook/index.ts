@@ -2,14 +2,35 @@ import { App } from "cdk8s";
 import { readFileSync } from "node:fs";
 import { toYamlStream } from "../../synth/yaml-output.ts";
 import { objectsOf } from "../index.ts";
-import { WEBHOOK_NAME, WebhookChart } from "./webhook-chart.ts";
+import { WEBHOOK_NAME, WebhookChart, type WebhookChartProps } from "./webhook-chart.ts";
 
-export { TIMEOUT_SECONDS, WEBHOOK_NAME, WebhookChart, type WebhookChartProps } from "./webhook-chart.ts";
+export {
+  SECRETS_ROLE,
+  TIMEOUT_SECONDS,
+  WEBHOOK_NAME,
+  WebhookChart,
+  type WebhookChartProps,
+} from "./webhook-chart.ts";
 
 /** Where the webhook is installed unless `--namespace` says otherwise. */
 export const DEFAULT_NAMESPACE = "metalsynth-system";
+/**
+ * The namespace the inventory's networkData Secrets are in unless `--inventory-namespace` says
+ * otherwise: Metal3's own (where its baremetal-operator and the BareMetalHosts live by default).
+ */
+export const DEFAULT_INVENTORY_NAMESPACES: readonly string[] = ["metal3"];
+/** The API server reaches the webhook from outside the pod network: any address unless narrowed. */
+export const DEFAULT_API_SERVER_CIDRS: readonly string[] = ["0.0.0.0/0", "::/0"];
+/** Namespaces whose Prometheus may scrape `/metrics` carry this label. */
+export const DEFAULT_METRICS_NAMESPACE_LABEL: Readonly<Record<string, string>> = {
+  "metalsynth.io/metrics": "allowed",
+};
+/** Like the other admission controllers of a cluster: evicted last, scheduled first. */
+export const DEFAULT_PRIORITY_CLASS = "system-cluster-critical";
 /** The image `docker build -t metalsynth:<version> .` produces from the repository's Dockerfile. */
 export const DEFAULT_IMAGE = `metalsynth:${packageVersion()}`;
+/** The version of the package, of the image it builds and of its Helm chart. */
+export const PACKAGE_VERSION = packageVersion();
 
 /**
  * The version in package.json: two directories up from charts/webhook/ in the sources, three up from
@@ -37,6 +58,14 @@ export interface WebhookManifestOptions {
   readonly namespace?: string;
   /** @default DEFAULT_IMAGE */
   readonly image?: string;
+  /** @default DEFAULT_INVENTORY_NAMESPACES */
+  readonly inventoryNamespaces?: readonly string[];
+  /** `false` leaves the NetworkPolicy out. @default DEFAULT_API_SERVER_CIDRS and DEFAULT_METRICS_NAMESPACE_LABEL */
+  readonly networkPolicy?: WebhookChartProps["networkPolicy"] | false;
+  /** @default false */
+  readonly serviceMonitor?: boolean;
+  /** `null`: none. @default DEFAULT_PRIORITY_CLASS */
+  readonly priorityClassName?: string | null;
 }
 
 /** The webhook's deployment objects, in apply order (CRDs and Namespace first). */
@@ -46,6 +75,17 @@ export function webhookManifests(options: WebhookManifestOptions = {}): unknown[
     new WebhookChart(app, WEBHOOK_NAME, {
       namespace: options.namespace ?? DEFAULT_NAMESPACE,
       image: options.image ?? DEFAULT_IMAGE,
+      inventoryNamespaces: options.inventoryNamespaces ?? DEFAULT_INVENTORY_NAMESPACES,
+      ...(options.networkPolicy !== false && {
+        networkPolicy: options.networkPolicy ?? {
+          apiServerCidrs: DEFAULT_API_SERVER_CIDRS,
+          metricsNamespaceLabel: DEFAULT_METRICS_NAMESPACE_LABEL,
+        },
+      }),
+      serviceMonitor: options.serviceMonitor ?? false,
+      ...(options.priorityClassName !== null && {
+        priorityClassName: options.priorityClassName ?? DEFAULT_PRIORITY_CLASS,
+      }),
     }),
   );
 }

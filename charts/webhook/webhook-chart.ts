@@ -11,12 +11,39 @@ export interface WebhookChartProps {
   readonly namespace: string;
   /** The metalsynth image the Deployment runs (built from the repository's Dockerfile). */
   readonly image: string;
+  /**
+   * The namespaces that hold the inventory's networkData Secrets: the webhook may read Secrets there
+   * (a Role in each) and nowhere else, and reads only those (`--secrets-namespace`). Each must exist.
+   */
+  readonly inventoryNamespaces: readonly string[];
+  /**
+   * A NetworkPolicy that admits traffic to the webhook's port only, from `apiServerCidrs` (the API
+   * server is no pod a selector could name) and from namespaces labelled `metricsNamespaceLabel`
+   * (Prometheus); nothing else reaches the pods. Omitted when undefined.
+   */
+  readonly networkPolicy?: {
+    readonly apiServerCidrs: readonly string[];
+    readonly metricsNamespaceLabel: Readonly<Record<string, string>>;
+  };
+  /** A prometheus-operator ServiceMonitor scraping `/metrics` over the Service's TLS. */
+  readonly serviceMonitor: boolean;
+  /** The pods' priorityClassName; none when undefined. */
+  readonly priorityClassName?: string;
 }
+
+/** The Pod Security level the webhook's namespace enforces (its pods meet it). */
+export const POD_SECURITY_LEVEL = "restricted";
 
 /** Name of the Deployment, Service, ServiceAccount, RBAC objects, PDB, certificate and configuration. */
 export const WEBHOOK_NAME = "metalsynth-webhook";
+/** The Role (and RoleBinding) in each inventory namespace that lets the webhook read Secrets there. */
+export const SECRETS_ROLE = `${WEBHOOK_NAME}-secrets`;
 /** The Secret cert-manager writes the serving certificate into. */
 const TLS_SECRET = `${WEBHOOK_NAME}-tls`;
+/** The root CA's Certificate and Secret: it issues the serving certificate; its certificate is the CA bundle. */
+export const CA_NAME = `${WEBHOOK_NAME}-ca`;
+/** The self-signed Issuer that makes the root CA. */
+const ROOT_ISSUER = `${WEBHOOK_NAME}-selfsigned`;
 /** The port the server listens on inside the pod (non-root: above 1024). */
 const WEBHOOK_PORT = 8443;
 /** The API server gives up on a call after this many seconds (SPEC §5); the server answers within 4 s. */
@@ -29,8 +56,8 @@ const SELECTOR = { "app.kubernetes.io/name": WEBHOOK_NAME };
 
 /**
  * Everything `kubectl apply -f deploy/metalsynth.yaml` installs (SPEC §5): the four CRDs, the
- * webhook's Namespace, ServiceAccount and read-only ClusterRole, a cert-manager Issuer and
- * Certificate, the Deployment (two replicas, probes, non-root, read-only root file system), its
+ * webhook's Namespace, ServiceAccount, read-only ClusterRole (no Secrets) and a Role for Secrets in
+ * each inventory namespace, cert-manager's chain (self-signed root, CA Issuer, serving Certificate), the Deployment (two replicas, probes, non-root, read-only root file system), its
  * Service and PodDisruptionBudget, and the ValidatingWebhookConfiguration whose CA bundle
  * cert-manager injects.
  */
@@ -40,7 +67,9 @@ export class WebhookChart extends Chart {
       labels: { [MANAGED_BY_LABEL]: "metalsynth", "app.kubernetes.io/part-of": "metalsynth" },
       disableResourceNameHashes: true,
     });
-    const { namespace, image } = props;
+    const { namespace, image, inventoryNamespaces, networkPolicy, serviceMonitor, priorityClassName } = props;
+    if (inventoryNamespaces.length === 0)
+      throw new Error("the webhook needs at least one inventory namespace");
     const service = `${WEBHOOK_NAME}.${namespace}.svc`;
 
     for (const crd of customResourceDefinitions()) {
@@ -53,7 +82,18 @@ export class WebhookChart extends Chart {
       });
     }
 
-    new k8s.KubeNamespace(this, "namespace", { metadata: { name: namespace } });
+    // Pod Security admission refuses any pod in the namespace that is not `restricted`.
+    new k8s.KubeNamespace(this, "namespace", {
+      metadata: {
+        name: namespace,
+        labels: Object.fromEntries(
+          ["enforce", "audit", "warn"].map((mode) => [
+            `pod-security.kubernetes.io/${mode}`,
+            POD_SECURITY_LEVEL,
+          ]),
+        ),
+      },
+    });
     new k8s.KubeServiceAccount(this, "service-account", { metadata: { name: WEBHOOK_NAME, namespace } });
 
     const definitions = Object.values(KINDS);
@@ -62,9 +102,6 @@ export class WebhookChart extends Chart {
       metadata: { name: WEBHOOK_NAME },
       rules: [
         { apiGroups: ["metal3.io"], resources: ["baremetalhosts", "hardwaredata"], verbs: read },
-        // RBAC can't select by label: this allows reading every Secret, but the webhook lists and
-        // watches only those labelled metalsynth.io/network-data=true.
-        { apiGroups: [""], resources: ["secrets"], verbs: read },
         ...[...new Set(definitions.map((definition) => definition.group))].map((group) => ({
           apiGroups: [group],
           resources: definitions
@@ -79,14 +116,52 @@ export class WebhookChart extends Chart {
       roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: WEBHOOK_NAME },
       subjects: [{ kind: "ServiceAccount", name: WEBHOOK_NAME, namespace }],
     });
+    // Secrets in the inventory namespaces only, nothing cluster-wide (decision 0037). RBAC can't
+    // select by label: this allows reading every Secret of those namespaces, but the webhook lists and
+    // watches only those labelled metalsynth.io/network-data=true.
+    for (const inventoryNamespace of inventoryNamespaces) {
+      new k8s.KubeRole(this, `secrets-role-${inventoryNamespace}`, {
+        metadata: { name: SECRETS_ROLE, namespace: inventoryNamespace },
+        rules: [{ apiGroups: [""], resources: ["secrets"], verbs: read }],
+      });
+      new k8s.KubeRoleBinding(this, `secrets-role-binding-${inventoryNamespace}`, {
+        metadata: { name: SECRETS_ROLE, namespace: inventoryNamespace },
+        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: SECRETS_ROLE },
+        subjects: [{ kind: "ServiceAccount", name: WEBHOOK_NAME, namespace }],
+      });
+    }
 
+    // A chain, as cert-manager advises for webhooks (decision 0037): a self-signed root, a CA Issuer
+    // of that root, and the serving certificate it issues. The CA bundle the API server trusts is the
+    // root's certificate, so renewing the serving certificate (new key each time) changes nothing the
+    // API server holds; and the root renews with the same key, so a serving certificate issued before
+    // a root renewal verifies against the renewed root too: no request is refused at either renewal.
+    new ApiObject(this, "root-issuer", {
+      apiVersion: "cert-manager.io/v1",
+      kind: "Issuer",
+      metadata: { name: ROOT_ISSUER, namespace },
+      spec: { selfSigned: {} },
+    });
+    new ApiObject(this, "ca-certificate", {
+      apiVersion: "cert-manager.io/v1",
+      kind: "Certificate",
+      metadata: { name: CA_NAME, namespace },
+      spec: {
+        isCA: true,
+        commonName: CA_NAME,
+        secretName: CA_NAME,
+        // Five years, renewed a year early; the key is kept (see above).
+        duration: "43800h",
+        renewBefore: "8760h",
+        issuerRef: { name: ROOT_ISSUER, kind: "Issuer" },
+        privateKey: { algorithm: "ECDSA", size: 256, rotationPolicy: "Never" },
+      },
+    });
     new ApiObject(this, "issuer", {
       apiVersion: "cert-manager.io/v1",
       kind: "Issuer",
       metadata: { name: WEBHOOK_NAME, namespace },
-      // Self-signed is enough: the API server trusts exactly this certificate, which cert-manager
-      // injects into the webhook configuration as its CA bundle.
-      spec: { selfSigned: {} },
+      spec: { ca: { secretName: CA_NAME } },
     });
     new ApiObject(this, "certificate", {
       apiVersion: "cert-manager.io/v1",
@@ -101,7 +176,8 @@ export class WebhookChart extends Chart {
     });
 
     new k8s.KubeService(this, "service", {
-      metadata: { name: WEBHOOK_NAME, namespace },
+      // Labelled like the pods, for a ServiceMonitor's selector.
+      metadata: { name: WEBHOOK_NAME, namespace, labels: SELECTOR },
       spec: {
         selector: SELECTOR,
         ports: [{ name: "https", port: 443, targetPort: k8s.IntOrString.fromString("https") }],
@@ -125,6 +201,7 @@ export class WebhookChart extends Chart {
           metadata: { labels: SELECTOR },
           spec: {
             serviceAccountName: WEBHOOK_NAME,
+            ...(priorityClassName !== undefined && { priorityClassName }),
             securityContext: {
               runAsNonRoot: true,
               runAsUser: NONROOT_UID,
@@ -156,6 +233,10 @@ export class WebhookChart extends Chart {
                   `${TLS_DIR}/tls.key`,
                   "--port",
                   String(WEBHOOK_PORT),
+                  ...inventoryNamespaces.flatMap((inventoryNamespace) => [
+                    "--secrets-namespace",
+                    inventoryNamespace,
+                  ]),
                 ],
                 ports: [{ name: "https", containerPort: WEBHOOK_PORT }],
                 readinessProbe: {
@@ -199,10 +280,51 @@ export class WebhookChart extends Chart {
       spec: { minAvailable: k8s.IntOrString.fromNumber(1), selector: { matchLabels: SELECTOR } },
     });
 
+    if (networkPolicy !== undefined) {
+      const port = [{ protocol: "TCP", port: k8s.IntOrString.fromNumber(WEBHOOK_PORT) }];
+      new k8s.KubeNetworkPolicy(this, "network-policy", {
+        metadata: { name: WEBHOOK_NAME, namespace },
+        spec: {
+          podSelector: { matchLabels: SELECTOR },
+          policyTypes: ["Ingress"],
+          ingress: [
+            // Admission reviews (and the kubelet's probes, which no policy filters).
+            { ports: port, from: networkPolicy.apiServerCidrs.map((cidr) => ({ ipBlock: { cidr } })) },
+            // /metrics shares the port: scrapes from the monitoring namespaces.
+            {
+              ports: port,
+              from: [{ namespaceSelector: { matchLabels: { ...networkPolicy.metricsNamespaceLabel } } }],
+            },
+          ],
+        },
+      });
+    }
+
+    if (serviceMonitor) {
+      new ApiObject(this, "service-monitor", {
+        apiVersion: "monitoring.coreos.com/v1",
+        kind: "ServiceMonitor",
+        metadata: { name: WEBHOOK_NAME, namespace },
+        spec: {
+          selector: { matchLabels: SELECTOR },
+          endpoints: [
+            {
+              port: "https",
+              scheme: "https",
+              path: "/metrics",
+              // The serving certificate's own Secret holds the CA that issued it.
+              tlsConfig: { serverName: service, ca: { secret: { name: TLS_SECRET, key: "ca.crt" } } },
+            },
+          ],
+        },
+      });
+    }
+
     new k8s.KubeValidatingWebhookConfiguration(this, "validating-webhook", {
       metadata: {
         name: WEBHOOK_NAME,
-        annotations: { "cert-manager.io/inject-ca-from": `${namespace}/${WEBHOOK_NAME}` },
+        // The root's certificate: it changes only when the root is renewed.
+        annotations: { "cert-manager.io/inject-ca-from": `${namespace}/${CA_NAME}` },
       },
       webhooks: definitions.map((definition) => ({
         // kubectl shows it: admission webhook "provisioning.metalsynth.io" denied the request: …

@@ -24,6 +24,7 @@ import {
 import {
   deployObjects,
   installWebhookRbac,
+  inventoryNamespaces,
   loadInventory,
   registerWebhook,
   startWebhook,
@@ -113,7 +114,9 @@ describe("the CRDs and the deployment on a real API server", () => {
         "CustomResourceDefinition",
       ]),
     );
-    // A dry run creates nothing, so the namespace the other objects live in must exist already.
+    // A dry run creates nothing, so the namespace the other objects live in must exist already, and
+    // so must the inventory namespaces, which hold the Roles for Secrets (Metal3 makes them).
+    await ensureNamespaces(kubectl, await inventoryNamespaces());
     await must(
       kubectl,
       ["apply", "-f", "-"],

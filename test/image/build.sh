@@ -2,11 +2,11 @@
 # Builds the metalsynth image from the repository's Dockerfile with podman, on a machine that cannot
 # pull from an image registry: the Dockerfile's base images come from build arguments, and local
 # stand-ins made from this machine take the place of the real ones.
-#   RUNTIME_IMAGE  for gcr.io/distroless/nodejs20-debian12:nonroot: this machine's node at
+#   RUNTIME_IMAGE  for gcr.io/distroless/nodejs24-debian12:nonroot: the node on the PATH at
 #                  /nodejs/bin/node, the libraries it links (ldd), libnss, the CA bundle, /etc/passwd
 #                  and /etc/group with nonroot (65532), /tmp 1777; no shell, no package manager
-#   BUILD_IMAGE    for node:20-bookworm-slim: Debian bookworm (mmdebstrap --variant=minbase, from the
-#                  Debian mirror apt uses here) with this machine's node and npm in /usr/local, and
+#   BUILD_IMAGE    for node:24-bookworm-slim: Debian bookworm (mmdebstrap --variant=minbase, from the
+#                  Debian mirror apt uses here) with the node on the PATH and npm in /usr/local, and
 #                  the CA bundle, which npm needs where package downloads pass a TLS-intercepting proxy
 # Each stand-in is tagged with a hash of what it is made of and stays in podman's image store, so
 # only the first run on a machine (or a new node, CA bundle, mirror or registry) makes it.
@@ -46,6 +46,14 @@ runtime = "runc"
 EOF
 
 node=$(command -v node)
+# The stand-ins carry the node on the PATH: it must be the major version the Dockerfile's bases name
+# (.ci/run puts the pinned Node 24 first on the PATH; `PATH=$(.ci/node.sh 24.21.0):$PATH` does so).
+wanted=$(sed -n 's/^ARG BUILD_IMAGE=node:\([0-9]*\)-.*/\1/p' "$repo/Dockerfile")
+have=$("$node" -p 'process.versions.node.split(".")[0]')
+if [ "$have" != "$wanted" ]; then
+  log "the Dockerfile builds on Node $wanted but the node on the PATH ($node) is $("$node" --version)"
+  exit 1
+fi
 npm_root=$(dirname "$(dirname "$(readlink -f "$(command -v npm)")")")
 ca_bundle=/etc/ssl/certs/ca-certificates.crt
 self=$(sha256sum "$0" | cut -c1-64)

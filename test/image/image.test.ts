@@ -141,6 +141,22 @@ describe("the metalsynth image, run as the Deployment runs it", () => {
     expect(await podman("run", "--rm", ...SECURITY, IMAGE, "--version")).toBe(`metalsynth ${version}\n`);
   });
 
+  it("runs the Node.js major version the Dockerfile's base images name (24, the active LTS)", async () => {
+    const dockerfile = await readFile(path.join(REPO, "Dockerfile"), "utf8");
+    const build = /^ARG BUILD_IMAGE=node:(\d+)-/m.exec(dockerfile)?.[1];
+    const runtime = /^ARG RUNTIME_IMAGE=gcr\.io\/distroless\/nodejs(\d+)-/m.exec(dockerfile)?.[1];
+    expect([build, runtime]).toEqual(["24", "24"]);
+    const version = await podman(
+      "run",
+      "--rm",
+      ...SECURITY,
+      "--entrypoint=/nodejs/bin/node",
+      IMAGE,
+      "--version",
+    );
+    expect(version).toMatch(/^v24\.\d+\.\d+\n$/);
+  });
+
   it("drains on `podman stop` and exits 0; image size and idle memory", async () => {
     const pid = Number((await podman("inspect", "--format={{.State.Pid}}", name)).trim());
     // Idle: ready, and its one admission request a while ago.

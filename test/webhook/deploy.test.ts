@@ -1,15 +1,29 @@
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
+import path from "node:path";
 import { parseAllDocuments } from "yaml";
 import { describe, expect, it } from "vitest";
 import { customResourceDefinitions } from "../../synth/schema/crds.ts";
 import { REPO } from "../harness.ts";
 import { run } from "../run-cli.ts";
-import { webhookManifestsYaml } from "../../charts/webhook/index.ts";
+import { helmChartFiles, HELM_CHART_DIR } from "../../charts/webhook/helm.ts";
+import { PACKAGE_VERSION, webhookManifestsYaml } from "../../charts/webhook/index.ts";
 import { DEPLOY_FILE } from "../../scripts/deploy-files.ts";
 
 describe("deploy/metalsynth.yaml", () => {
   it("is up to date (run `npm run manifests`)", () => {
     expect(readFileSync(`${REPO}/${DEPLOY_FILE}`, "utf8")).toBe(webhookManifestsYaml());
+  });
+
+  it("has a Helm chart beside it, up to date and nothing else in its directory (run `npm run manifests`)", () => {
+    const wanted = helmChartFiles(PACKAGE_VERSION);
+    const directory = path.join(REPO, HELM_CHART_DIR);
+    const committed = readdirSync(directory, { recursive: true, withFileTypes: true })
+      .filter((entry) => entry.isFile())
+      .map((entry) => path.relative(directory, path.join(entry.parentPath, entry.name)));
+    expect(committed.sort()).toEqual([...wanted.keys()].sort());
+    for (const [file, content] of wanted) {
+      expect(readFileSync(path.join(directory, file), "utf8"), file).toBe(content);
+    }
   });
 
   it("is what `metalsynth manifests` prints, CRDs identical to deploy/crds.yaml's", async () => {
@@ -36,8 +50,38 @@ describe("deploy/metalsynth.yaml", () => {
     expect(result.out).not.toBe(webhookManifestsYaml());
   });
 
+  it("grants and reads Secrets in each --inventory-namespace only", async () => {
+    const result = await run(
+      "manifests",
+      "--inventory-namespace",
+      "site-a",
+      "--inventory-namespace",
+      "site-b",
+    );
+    expect(result).toMatchObject({ code: 0, err: "" });
+    expect(result.out).toBe(webhookManifestsYaml({ inventoryNamespaces: ["site-a", "site-b"] }));
+    const documents = parseAllDocuments(result.out).map(
+      (document) => document.toJS() as { kind: string; metadata: { namespace?: string } },
+    );
+    expect(
+      documents.filter((document) => document.kind === "Role").map((role) => role.metadata.namespace),
+    ).toEqual(["site-a", "site-b"]);
+    expect(result.out).toContain(
+      "- --secrets-namespace\n            - site-a\n            - --secrets-namespace\n            - site-b\n",
+    );
+  });
+
   it.each([
     [["manifests", "--namespace", "Bad_Name"], /--namespace must be a DNS-1123 label/],
+    [["manifests", "--inventory-namespace", "Bad_Name"], /--inventory-namespace must be a DNS-1123 label/],
+    [
+      ["webhook", "--inventory", "x", "--secrets-namespace", "metal3", "--tls-cert", "a", "--tls-key", "b"],
+      /--secrets-namespace goes with --from-cluster/,
+    ],
+    [
+      ["webhook", "--from-cluster", "--secrets-namespace", "Not/A/Name", "--tls-cert", "a", "--tls-key", "b"],
+      /--secrets-namespace must be a namespace name, not "Not\/A\/Name"/,
+    ],
     [["manifests", "--image", "has space"], /--image must be an image reference/],
     [["webhook", "--tls-cert", "a", "--tls-key", "b"], /either --inventory PATH… or --from-cluster/],
     [["webhook", "--from-cluster", "--inventory", "x", "--tls-cert", "a", "--tls-key", "b"], /either/],

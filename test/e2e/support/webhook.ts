@@ -1,7 +1,8 @@
 /**
  * The admission webhook as a cluster runs it, from this clone's build (the suite's globalSetup
  * compiles it first): `metalsynth webhook --from-cluster` authenticated as its ServiceAccount (so the
- * ClusterRole of deploy/metalsynth.yaml is what it gets), serving TLS with a test CA, registered by
+ * ClusterRole and the inventory namespaces' Roles of deploy/metalsynth.yaml are what it gets), with
+ * the Deployment's `--secrets-namespace` arguments, serving TLS with a test CA, registered by
  * the ValidatingWebhookConfiguration of deploy/metalsynth.yaml with `clientConfig.url` and `caBundle`
  * in place of the Service and cert-manager's CA injection.
  */
@@ -15,7 +16,7 @@ import { REPO } from "../../harness.ts";
 import { createTestCa, issueServerCertificate, type TestCa } from "../../webhook/tls-fixture.ts";
 import type { ControlPlane } from "./control-plane.ts";
 import { freePort } from "../../support/free-port.ts";
-import { must, registrable, type KubeObject, type Kubectl } from "./kube.ts";
+import { ensureNamespaces, must, registrable, type KubeObject, type Kubectl } from "./kube.ts";
 
 /** The identity the webhook's pod has: its ServiceAccount. */
 export const WEBHOOK_USER = "system:serviceaccount:metalsynth-system:metalsynth-webhook";
@@ -24,10 +25,13 @@ export const WEBHOOK_USER = "system:serviceaccount:metalsynth-system:metalsynth-
 export interface RunningWebhook {
   readonly port: number;
   readonly ca: TestCa;
+  /** The serving certificate and key it reads (and reads again when they change). */
+  readonly tls: { readonly certFile: string; readonly keyFile: string };
   /** What it logged so far (JSON lines on stdout, anything else on stderr). */
   output(): string;
   /** `GET <path>` over TLS: status code, or 0 when nothing answers. */
-  probe(path: string): Promise<number>;
+  /** GET `path` over TLS, trusting `trusted` (default: the test CA); 0 when it can't connect. */
+  probe(path: string, trusted?: string): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -37,11 +41,25 @@ export async function deployObjects(): Promise<KubeObject[]> {
   return parseAllDocuments(text).map((document) => document.toJS() as KubeObject);
 }
 
-/** Applies the webhook's RBAC from deploy/metalsynth.yaml (Namespace, ServiceAccount, ClusterRole, binding). */
+/**
+ * Applies the webhook's RBAC from deploy/metalsynth.yaml (Namespace, ServiceAccount, ClusterRole,
+ * binding, and the Role and RoleBinding for Secrets in each inventory namespace, created first when
+ * missing: Metal3 owns them in a cluster).
+ */
 export async function installWebhookRbac(kubectl: Kubectl): Promise<void> {
-  const kinds = ["Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding"];
+  const kinds = ["Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"];
   const objects = (await deployObjects()).filter((object) => kinds.includes(object.kind));
+  await ensureNamespaces(kubectl, await inventoryNamespaces());
   await must(kubectl, ["apply", "-f", "-"], objects.map((object) => stringify(object)).join("---\n"));
+}
+
+/** The Deployment's `--secrets-namespace` values in deploy/metalsynth.yaml: the inventory namespaces. */
+export async function inventoryNamespaces(): Promise<string[]> {
+  const deployment = (await deployObjects()).find((object) => object.kind === "Deployment");
+  const args =
+    (deployment?.spec as { template: { spec: { containers: { args?: string[] }[] } } } | undefined)?.template
+      .spec.containers[0]?.args ?? [];
+  return args.flatMap((arg, index) => (args[index - 1] === "--secrets-namespace" ? [arg] : []));
 }
 
 /** Starts `metalsynth webhook --from-cluster` as {@link WEBHOOK_USER}; resolves once `/readyz` is 200. */
@@ -67,6 +85,7 @@ export async function startWebhook(
       "127.0.0.1",
       "--port",
       String(port),
+      ...(await inventoryNamespaces()).flatMap((namespace) => ["--secrets-namespace", namespace]),
       ...extraArgs,
     ],
     {
@@ -77,9 +96,9 @@ export async function startWebhook(
   child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));
   child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()));
 
-  const probe = async (target: string): Promise<number> => {
+  const probe = async (target: string, trusted: string = ca.cert): Promise<number> => {
     try {
-      const response = await fetchWithCa(`https://127.0.0.1:${port}${target}`, ca.cert);
+      const response = await fetchWithCa(`https://127.0.0.1:${port}${target}`, trusted);
       return response;
     } catch {
       return 0;
@@ -88,6 +107,7 @@ export async function startWebhook(
   const running: RunningWebhook = {
     port,
     ca,
+    tls: { certFile: certificate.certFile, keyFile: certificate.keyFile },
     output: () => output,
     probe,
     async stop() {
