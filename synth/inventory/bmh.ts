@@ -234,7 +234,7 @@ export function readHardware(
       const name = strings.intern(stringField(rawNic, "name") ?? "");
       let nic = nics.find((known) => known.mac === mac && known.name === name);
       if (!nic) nics.push((nic = { name, mac }));
-      const text = stringField(rawNic, "ip")?.trim() ?? "";
+      const text = stringField(rawNic, "ip") ?? "";
       // Link-local addresses carry a zone (`fe80::1%enp1s0`): not an address a peer can use, not bad.
       if (text === "" || isLinkLocal(text)) return;
       if (parseIpAddress(text) === undefined) {

@@ -593,6 +593,15 @@ describe("buildInventory: hosts set aside (issue #21, decision 0031)", () => {
       /NIC 00:00:00:00:00:01 has ip "10.0.0.1 extra", which is not an IPv4 address/,
     ],
     [
+      "a NIC address with a line break after it (nothing around an address is trimmed)",
+      [makeBmh({ nics: [{ name: "enp1s0", mac: "00:00:00:00:00:01", ip: "10.0.0.1\n" }] })],
+      "address-invalid",
+      "status.hardware.nics[0].ip",
+      "metal3/node-0",
+      1,
+      /NIC 00:00:00:00:00:01 has ip "10.0.0.1\\n", which is not an IPv4 address/,
+    ],
+    [
       "a networkData address carrying an haproxy server line (issue #21 case 1)",
       [makeBmh({ networkData: { name: "nd" } }), secretWithAddress("nd", injection)],
       "address-invalid",
