@@ -41,6 +41,17 @@ const SECTIONS = [
 ] as const;
 
 /**
+ * The group names an Ansible inventory written by {@link hostsIni} holds: its sections, the
+ * `k8s-cluster` parent, and Ansible's own `all` and `ungrouped`. A host named like one of them is
+ * read as that group (ansible-inventory drops or merges it), so no node label may be one.
+ */
+export const HOSTS_INI_GROUPS: ReadonlySet<string> = new Set([
+  ...SECTIONS.map(([section]) => section),
+  "k8s-cluster",
+  "ungrouped",
+]);
+
+/**
  * Applies BPA's role rules: no workers means the masters are also the workers; a label listed twice
  * (a host that is master and worker, or a repeated entry) appears once per group, with the address
  * of its first appearance.

@@ -194,6 +194,20 @@ describe("each rule reports its id at the field path", () => {
       /not a DNS-1123 label/,
     ],
     [
+      "node-label",
+      provisioning(`  masters:\n    - ungrouped:\n        mac-address: 00:c6:14:04:61:b3\n`),
+      "spec.masters[0].ungrouped",
+      /the name of a group of hosts.ini/,
+    ],
+    [
+      "node-label",
+      provisioning(
+        `  masters:\n    - master-1:\n        mac-address: 00:c6:14:04:61:b3\n  workers:\n    - etcd:\n        mac-address: 00:c6:14:04:61:c0\n`,
+      ),
+      "spec.workers[0].etcd",
+      /the name of a group of hosts.ini/,
+    ],
+    [
       "node-label-duplicate",
       provisioning(`${oneMaster}    - master-1:\n        mac-address: 00:c6:14:04:61:c0\n`),
       "spec.masters[1].master-1",

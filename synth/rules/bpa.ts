@@ -4,6 +4,7 @@
  * in `synth/site/bpa.ts` call them as they read a CR.
  */
 import type { FieldPath } from "../field-path.ts";
+import { HOSTS_INI_GROUPS } from "../hosts-ini.ts";
 import type { Issue } from "../issue.ts";
 import { DNS1123_LABEL } from "../inventory/selector.ts";
 import { macSlip } from "../mac.ts";
@@ -69,8 +70,20 @@ export function unsupportedClusterType(clusterType: string | undefined, report: 
   return [report("unsupported", ["metadata", "labels", "cluster-type"], reason)];
 }
 
-/** `node-label`: the label becomes the host name in hosts.ini, so it must be a DNS-1123 label. */
+/**
+ * `node-label`: the label becomes the host name in hosts.ini, so it must be a DNS-1123 label and not
+ * the name of one of its groups.
+ */
 export function nodeLabel(label: string, path: FieldPath, report: Reporter): Issue[] {
+  if (HOSTS_INI_GROUPS.has(label)) {
+    return [
+      report(
+        "node-label",
+        path,
+        `node label "${label}" is the name of a group of hosts.ini; Ansible would read the host as that group (choose another name)`,
+      ),
+    ];
+  }
   if (DNS1123_LABEL.test(label)) return [];
   return [
     report(

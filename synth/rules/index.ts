@@ -61,7 +61,8 @@ export const RULES = {
   },
   "node-label": {
     severity: "error",
-    summary: "node label is not a DNS-1123 label (it becomes a host name)",
+    summary:
+      "node label is not a DNS-1123 label (it becomes a host name), or is the name of a hosts.ini group",
     module: "synth/rules/bpa.ts",
   },
   "node-ref": {
