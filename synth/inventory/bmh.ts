@@ -2,7 +2,14 @@
  * Reads the facts of SPEC §1.3 out of raw `BareMetalHost` and `HardwareData` objects. Each function
  * keeps only what a {@link Host} needs, so a caller can drop the raw object right away.
  */
-import { EXPECTED, parseDnsLabel, parseDnsSubdomain, parseIpAddress, type IpAddress } from "../checked.ts";
+import {
+  EXPECTED,
+  parseDnsLabel,
+  parseDnsSubdomain,
+  parseIpAddress,
+  type DnsSubdomain,
+  type IpAddress,
+} from "../checked.ts";
 import type { FieldPath } from "../field-path.ts";
 import { normalizeMac } from "../mac.ts";
 import type { Nic, PartialSipLabels, SipOwnership } from "./host.ts";
@@ -58,7 +65,7 @@ export interface HostDraft {
   /** `status.hardware`; `undefined` lets a HardwareData fill in. */
   readonly hardware?: HardwareFacts;
   readonly provisioningState?: string;
-  readonly bmc?: { readonly address: string; readonly credentialsName?: string };
+  readonly bmc?: { readonly address: string; readonly credentialsName?: DnsSubdomain };
   /** `spec.networkData`, with the namespace defaulted to the host's own. */
   readonly networkData?: { readonly namespace: string; readonly name: string };
   /** The first bad fact of the BMH itself (its name or a NIC address); the host is set aside. */
@@ -142,7 +149,17 @@ export function readHostDraft(
 
   const state = stringField(field(status, "provisioning"), "state");
   const bmcAddress = stringField(field(spec, "bmc"), "address");
-  const credentialsName = stringField(field(spec, "bmc"), "credentialsName");
+  const credentialsText = stringField(field(spec, "bmc"), "credentialsName");
+  // The jump host mounts the Secret by this name: it reaches a pod spec.
+  const credentialsName = credentialsText ? parseDnsSubdomain(detach(credentialsText)) : undefined;
+  if (credentialsText && credentialsName === undefined) {
+    const problem: HostFault = {
+      rule: "name-invalid",
+      reason: `spec.bmc.credentialsName ${JSON.stringify(credentialsText)} is not ${EXPECTED.dnsSubdomain}`,
+    };
+    nameFault ??= problem;
+    fault(["spec", "bmc", "credentialsName"], problem);
+  }
   const networkDataName = stringField(field(spec, "networkData"), "name");
   const networkDataNamespace = stringField(field(spec, "networkData"), "namespace");
 
@@ -156,8 +173,8 @@ export function readHostDraft(
   if (state !== undefined && state !== "") draft.provisioningState = strings.intern(state);
   if (bmcAddress !== undefined && bmcAddress !== "") {
     draft.bmc =
-      credentialsName !== undefined && credentialsName !== ""
-        ? { address: detach(bmcAddress), credentialsName: detach(credentialsName) }
+      credentialsName !== undefined
+        ? { address: detach(bmcAddress), credentialsName }
         : { address: detach(bmcAddress) };
   }
   if (networkDataName !== undefined && networkDataName !== "") {

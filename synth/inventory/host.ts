@@ -81,7 +81,7 @@ export interface Host {
   /** `spec.networkData`, when the host names a Secret. */
   readonly networkData?: NetworkDataRef;
   /** `spec.bmc.address` and the credentials Secret's name (referenced, never read). */
-  readonly bmc?: { readonly address: string; readonly credentialsName?: string };
+  readonly bmc?: { readonly address: string; readonly credentialsName?: DnsSubdomain };
   /** Current SIP owner from the host's labels, if all three labels are present. */
   readonly sipOwner?: SipOwnership;
   /** The SIP labels the host has when it has some but not all three (then `sipOwner` is unset). */

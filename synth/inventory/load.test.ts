@@ -567,7 +567,7 @@ describe("buildInventory: hosts set aside (issue #21, decision 0031)", () => {
   it.each([
     [
       "a BareMetalHost name with a newline (issue #21 case 2)",
-      [makeBmh({ name: "a-node\n      server evil 6.6.6.6:6443" }), makeBmh({ name: "good" })],
+      [makeBmh({ name: "a-node\n      server evil 6.6.6.6:6443", bmc: null }), makeBmh({ name: "good" })],
       "name-invalid",
       "metadata.name",
       "metal3/a-node\n      server evil 6.6.6.6:6443",
@@ -591,6 +591,15 @@ describe("buildInventory: hosts set aside (issue #21, decision 0031)", () => {
       "metal3/node-0",
       1,
       /NIC 00:00:00:00:00:01 has ip "10.0.0.1 extra", which is not an IPv4 address/,
+    ],
+    [
+      "a BMC credentials Secret name that is no object name (the jump host mounts it)",
+      [makeBmh({ bmc: { address: "ipmi://10.0.0.9", credentialsName: "bmc\n  evil: true" } })],
+      "name-invalid",
+      "spec.bmc.credentialsName",
+      "metal3/node-0",
+      1,
+      /spec.bmc.credentialsName "bmc\\n {2}evil: true" is not a DNS-1123 subdomain/,
     ],
     [
       "a NIC address with a line break after it (nothing around an address is trimmed)",

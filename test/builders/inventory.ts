@@ -143,8 +143,11 @@ export interface NicOptions {
  * Overrides for {@link makeHost}: any Host field, plus the rack label. `id` follows namespace/name.
  * Names and addresses are plain text, checked by the loader's own parsers (a bad one throws).
  */
-export interface HostOptions extends Partial<Omit<Host, "id" | "namespace" | "name" | "nics" | "networks">> {
+export interface HostOptions extends Partial<
+  Omit<Host, "id" | "namespace" | "name" | "nics" | "networks" | "bmc">
+> {
   readonly namespace?: string;
+  readonly bmc?: { readonly address: string; readonly credentialsName?: string };
   readonly name?: string;
   readonly nics?: readonly NicOptions[];
   readonly networks?: Readonly<Record<string, string>>;
@@ -219,7 +222,14 @@ export function makeHost(options: HostOptions = {}): Host {
     networks: Object.fromEntries(
       Object.entries(options.networks ?? {}).map(([id, ip]) => [id, checked(parseIpAddress, ip)]),
     ),
-    ...(options.bmc && { bmc: { ...options.bmc } }),
+    ...(options.bmc && {
+      bmc: {
+        address: options.bmc.address,
+        ...(options.bmc.credentialsName !== undefined && {
+          credentialsName: checked(parseDnsSubdomain, options.bmc.credentialsName),
+        }),
+      },
+    }),
     ...(options.bootMac !== undefined && { bootMac: options.bootMac }),
     ...(options.networkData && { networkData: { ...options.networkData } }),
     ...(sipOwner && { sipOwner }),
