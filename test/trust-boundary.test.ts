@@ -284,6 +284,12 @@ async function synthSite(values: SiteValues): Promise<SynthOutcome> {
 const ADMISSION_WARNINGS = new Set(["cluster-ref"]);
 
 /**
+ * Findings about a spec file's text rather than its objects (a file holding U+FFFD is read as
+ * binary): the webhook is sent an object, never the file, so it has none of them to report.
+ */
+const FILE_RULES = new Set(["yaml-syntax", "too-large", "file-unread", "no-objects"]);
+
+/**
  * What the webhook's reviewer (the rules as the webhook runs them, against the site's inventory and
  * CRs) says that `validate` did not: for an accepted site, any error on one of its CRs; for a refused
  * one, each error `validate` reported in a spec file that the review of that file's CRs lacks.
@@ -313,7 +319,8 @@ async function webhookProblems(
       (found) =>
         found.file !== undefined &&
         path.relative(site, path.resolve(found.file)) === file &&
-        !ADMISSION_WARNINGS.has(found.rule ?? ""),
+        !ADMISSION_WARNINGS.has(found.rule ?? "") &&
+        !FILE_RULES.has(found.rule ?? ""),
     );
     if (validateErrors.length === 0 && errors.length > 0)
       problems.push(
