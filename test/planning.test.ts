@@ -1,3 +1,4 @@
+import { clusterKey } from "../synth/cluster-key.ts";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import fc from "fast-check";
@@ -269,7 +270,7 @@ spec:
   const locked = (...entries: [host: string, standby: boolean][]): Lock => ({
     entries: entries.map(([host, standby]): LockEntry => ({
       host: `metal3/${host}`,
-      cluster: "ns/t",
+      cluster: clusterKey("ns", "t"),
       kind: "sip",
       role: "ControlPlane",
       ...(standby ? { standby: true } : {}),

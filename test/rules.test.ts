@@ -1,3 +1,4 @@
+import { clusterKey } from "../synth/cluster-key.ts";
 import { beforeAll, describe, expect, it } from "vitest";
 import { Inventory } from "../synth/inventory/inventory.ts";
 import { RULES } from "../synth/rules/index.ts";
@@ -527,7 +528,13 @@ describe("host-claimed by the rendered/ lock", () => {
   it("reports a MAC entry for a host the lock gives another cluster of the site", () => {
     const lock: Lock = {
       entries: [
-        { host: "metal3/node-01", cluster: "edge-a/beta", kind: "bpa", role: "master", node: "master-1" },
+        {
+          host: "metal3/node-01",
+          cluster: clusterKey("edge-a", "beta"),
+          kind: "bpa",
+          role: "master",
+          node: "master-1",
+        },
       ],
     };
     const yaml = `${provisioning(oneMaster)}---\n${provisioning(

@@ -183,6 +183,12 @@ export const RULES = {
     summary: "recognised but unsupported mode (e.g. virtlet-vm)",
     module: "synth/rules/bpa.ts",
   },
+  "lock-invalid": {
+    severity: "error",
+    summary:
+      "rendered/metalsynth.lock.yaml is empty, not a lock, malformed, or contradicts itself (one host in two clusters or two SIP roles, an unknown role)",
+    module: "synth/rules/lock.ts",
+  },
   "inventory-invalid": {
     severity: "error",
     summary: "an inventory object can't be used (bad MAC, missing name)",
