@@ -83,13 +83,25 @@ export const LOCK_API_VERSION = "metalsynth.io/v1alpha1";
 export const LOCK_KIND = "Lock";
 
 /**
- * What a released entry records of its host (`snapshot`): a hash of every fact the inventory gives
+ * What a released entry records of its host (`snapshot`): a hash of the facts the inventory gives
  * about it, labels included, but not where it was read. An unchanged snapshot gives the same hash, so
- * running synth again with the same inputs keeps the release (decision 0034).
+ * running synth again with the same inputs keeps the release (decision 0034). The facts are named
+ * one by one, so a field `Host` gains later does not end every pending release on upgrade.
  */
 export function hostSnapshot(host: Host): string {
-  // canonicalJson drops undefined members, so this hashes the host without its source position.
-  return hash8({ ...host, source: undefined });
+  return hash8([
+    host.id,
+    host.labels,
+    host.sipOwner,
+    host.bootMac,
+    host.nics,
+    host.cpus,
+    host.memoryBytes,
+    host.provisioningState,
+    host.networks,
+    host.networkData,
+    host.bmc,
+  ]);
 }
 
 /** The lock file's content for a plan (written by synth, read back by the next run). */
