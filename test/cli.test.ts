@@ -32,7 +32,11 @@ describe("metalsynth validate", () => {
       site: broken,
       relativeTo: REPO,
     });
-    const files = [...listing.files.map((file) => file.absolute), path.join(broken, "metalsynth.yaml")];
+    const files = [
+      ...listing.files.map((file) => file.absolute),
+      path.join(broken, "metalsynth.yaml"),
+      path.join(broken, "rendered", "metalsynth.lock.yaml"),
+    ];
     const planted = files.flatMap((file) =>
       readFileSync(file, "utf8")
         .split("\n")

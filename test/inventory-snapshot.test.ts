@@ -20,7 +20,8 @@ import type { Host } from "../synth/inventory/host.ts";
 import type { Inventory } from "../synth/inventory/inventory.ts";
 import { buildInventory, documentObjects } from "../synth/inventory/load.ts";
 import { listItem } from "../synth/inventory/raw.ts";
-import { EMPTY_LOCK, parseLock, type Lock } from "../synth/plan/lock.ts";
+import { EMPTY_LOCK, type Lock } from "../synth/plan/lock.ts";
+import { parseLock } from "../synth/rules/lock.ts";
 import type { SitePlan } from "../synth/plan/model.ts";
 import { renderPlan } from "../synth/plan/render-plan.ts";
 import { DEFAULT_SETTINGS, type SiteSettings } from "../synth/schema/settings.ts";
@@ -47,7 +48,8 @@ function documentsOf(files: readonly string[]): SourceDocument[] {
 function lockAt(file: string): Lock {
   if (!existsSync(file)) return EMPTY_LOCK;
   const parsed = parseLock(parse(readFileSync(file, "utf8")));
-  if (!("lock" in parsed)) throw new Error(`${file}: ${parsed.problem}`);
+  if (parsed.issues.length > 0)
+    throw new Error(`${file}: ${parsed.issues.map((found) => found.message).join("; ")}`);
   return parsed.lock;
 }
 

@@ -1,3 +1,4 @@
+import { clusterKey } from "../synth/cluster-key.ts";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import fc from "fast-check";
@@ -10,7 +11,7 @@ import { explainCluster } from "../synth/explain.ts";
 import { compareText } from "../synth/issue.ts";
 import { Inventory } from "../synth/inventory/inventory.ts";
 import { field } from "../synth/inventory/raw.ts";
-import { EMPTY_LOCK, type Lock, type LockEntry } from "../synth/plan/lock.ts";
+import { EMPTY_LOCK, hostSnapshot, type Lock, type LockEntry } from "../synth/plan/lock.ts";
 import type { SitePlan } from "../synth/plan/model.ts";
 import { checked, macFor, makeInventory, makeNic } from "./builders/inventory.ts";
 import { parseDnsSubdomain } from "../synth/checked.ts";
@@ -126,7 +127,7 @@ describe("releasing SIP hosts", () => {
     ];
   };
 
-  it("releases a dropped host for one generation, and keeps it from other clusters until then", () => {
+  it("releases a dropped host until a snapshot shows it done, and keeps it from other clusters until then", () => {
     const sipPlan = (plan: SitePlan) => plan.clusters.find((cluster) => cluster.kind === "sip");
     const first = evaluateSite(documents, inventory, EMPTY_LOCK).plan;
     const before = sipPlan(first);
@@ -137,29 +138,46 @@ describe("releasing SIP hosts", () => {
     const after = sipPlan(second);
     if (after?.kind !== "sip" || before?.kind !== "sip") throw new Error("no SIP plan");
     const standbyWorker = before.members.find((member) => member.role === "Worker" && member.standby);
-    expect(after.released.map((host) => host.id)).toEqual([standbyWorker?.host.id]);
-    expect(second.lock.entries.filter((entry) => entry.host === standbyWorker?.host.id)).toEqual([
-      { host: standbyWorker?.host.id, cluster: after.key, kind: "sip", role: "Worker", released: true },
+    if (standbyWorker === undefined) throw new Error("no standby worker");
+    expect(after.released.map((host) => host.id)).toEqual([standbyWorker.host.id]);
+    const released = (plan: SitePlan) =>
+      plan.lock.entries.filter((entry) => entry.host === standbyWorker.host.id);
+    expect(released(second)).toEqual([
+      {
+        host: standbyWorker.host.id,
+        cluster: after.key,
+        kind: "sip",
+        role: "Worker",
+        released: true,
+        snapshot: hostSnapshot(standbyWorker.host),
+      },
     ]);
 
-    // The next snapshot shows the labels gone: the release is over, and the lock forgets the host.
-    const third = evaluateSite(shrunk, inventory, second.lock).plan;
-    const thirdSip = sipPlan(third);
-    expect(thirdSip?.kind === "sip" && thirdSip.released).toEqual([]);
-    expect(third.lock.entries.map((entry) => entry.host)).not.toContain(standbyWorker?.host.id);
+    // The same inputs again (no snapshot since): the release is rendered again, unchanged.
+    const again = evaluateSite(shrunk, inventory, second.lock).plan;
+    expect(again.lock).toEqual(second.lock);
+    const againSip = sipPlan(again);
+    expect(againSip?.kind === "sip" && againSip.released).toEqual(after.released);
 
     // A snapshot still showing the labels (the patch was never applied): the release is repeated.
     const stillLabelled = new Inventory(
       inventory.hosts.map((host) =>
-        host.id === standbyWorker?.host.id
+        host.id === standbyWorker.host.id
           ? { ...host, sipOwner: { namespace: after.namespace, name: after.name, nodeType: "Worker" } }
           : host,
       ),
     );
-    const repeated = sipPlan(evaluateSite(shrunk, stillLabelled, second.lock).plan);
-    expect(repeated?.kind === "sip" && repeated.released.map((host) => host.id)).toEqual([
-      standbyWorker?.host.id,
+    const repeated = evaluateSite(shrunk, stillLabelled, second.lock).plan;
+    const repeatedSip = sipPlan(repeated);
+    expect(repeatedSip?.kind === "sip" && repeatedSip.released.map((host) => host.id)).toEqual([
+      standbyWorker.host.id,
     ]);
+
+    // The next snapshot shows the labels gone: the release is over, and the lock forgets the host.
+    const third = evaluateSite(shrunk, inventory, repeated.lock).plan;
+    const thirdSip = sipPlan(third);
+    expect(thirdSip?.kind === "sip" && thirdSip.released).toEqual([]);
+    expect(released(third)).toEqual([]);
   });
 });
 
@@ -182,8 +200,21 @@ describe("retiring a SIPCluster", () => {
     expect(next.lock.entries.filter((entry) => entry.kind === "sip").map((entry) => entry.released)).toEqual(
       sip.members.map(() => true),
     );
-    // The next snapshot shows no SIP labels: nothing is left to release.
-    const after = evaluateSite(withoutSip, inventory, next.lock).plan;
+    // The same snapshot again: the release is rendered again, unchanged.
+    const again = evaluateSite(withoutSip, inventory, next.lock).plan;
+    expect([again.lock, again.retired]).toEqual([next.lock, next.retired]);
+    // A snapshot showing the labels, then one showing them gone: nothing is left to release.
+    const labelled = new Inventory(
+      inventory.hosts.map((host) => {
+        const member = sip.members.find((candidate) => candidate.host.id === host.id);
+        return member
+          ? { ...host, sipOwner: { namespace: sip.namespace, name: sip.name, nodeType: member.role } }
+          : host;
+      }),
+    );
+    const pending = evaluateSite(withoutSip, labelled, next.lock).plan;
+    expect(pending.retired.map((cluster) => cluster.key)).toEqual([sip.key]);
+    const after = evaluateSite(withoutSip, inventory, pending.lock).plan;
     expect(after.retired).toEqual([]);
     expect(after.lock.entries.filter((entry) => entry.kind === "sip")).toEqual([]);
   });
@@ -270,7 +301,7 @@ spec:
   const locked = (...entries: [host: string, standby: boolean][]): Lock => ({
     entries: entries.map(([host, standby]): LockEntry => ({
       host: `metal3/${host}`,
-      cluster: "ns/t",
+      cluster: clusterKey("ns", "t"),
       kind: "sip",
       role: "ControlPlane",
       ...(standby ? { standby: true } : {}),

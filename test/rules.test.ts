@@ -1,3 +1,4 @@
+import { clusterKey } from "../synth/cluster-key.ts";
 import { beforeAll, describe, expect, it } from "vitest";
 import { Inventory } from "../synth/inventory/inventory.ts";
 import { buildInventory } from "../synth/inventory/load.ts";
@@ -5,7 +6,7 @@ import { renderPlan } from "../synth/plan/render-plan.ts";
 import { DEFAULT_SETTINGS } from "../synth/schema/settings.ts";
 import { renderSite } from "../gitops/render.ts";
 import { RULES } from "../synth/rules/index.ts";
-import type { Lock } from "../synth/plan/lock.ts";
+import { EMPTY_LOCK, type Lock } from "../synth/plan/lock.ts";
 import { makeBmh, makeHost, networkDataSecret } from "./builders/inventory.ts";
 import { evaluateYaml, rulesAndPaths, rulesInventory } from "./harness.ts";
 
@@ -658,7 +659,13 @@ describe("host-claimed by the rendered/ lock", () => {
   it("reports a MAC entry for a host the lock gives another cluster of the site", () => {
     const lock: Lock = {
       entries: [
-        { host: "metal3/node-01", cluster: "edge-a/beta", kind: "bpa", role: "master", node: "master-1" },
+        {
+          host: "metal3/node-01",
+          cluster: clusterKey("edge-a", "beta"),
+          kind: "bpa",
+          role: "master",
+          node: "master-1",
+        },
       ],
     };
     const yaml = `${provisioning(oneMaster)}---\n${provisioning(
@@ -753,6 +760,50 @@ describe("a networkData address carrying an haproxy server line (issue #21 case 
     expect(text).toContain("server b-cp 32.68.0.2:6443");
     expect(text).toContain("image: haproxy:2.3.2");
     expect(text).not.toContain("evil");
+  });
+});
+
+describe("host-claimed despite the rendered/ lock", () => {
+  const alphaLock: Lock = {
+    entries: [
+      {
+        host: "metal3/node-01",
+        cluster: clusterKey("edge-a", "alpha"),
+        kind: "bpa",
+        role: "master",
+        node: "master-1",
+      },
+    ],
+  };
+  /** The rules inventory with node-01 labelled for SIPCluster `namespace/name`. */
+  const labelled = (namespace: string, name: string) =>
+    new Inventory(
+      inventory.hosts.map((host) =>
+        host.id === "metal3/node-01" ? { ...host, sipOwner: { namespace, name, nodeType: "Worker" } } : host,
+      ),
+    );
+
+  it.each([
+    ["without the lock", EMPTY_LOCK],
+    ["with the lock giving the host to alpha", alphaLock],
+  ])("reports a MAC entry for a host labelled for a SIPCluster the site never managed, %s", (_, lock) => {
+    const issues = evaluateYaml(provisioning(oneMaster), labelled("other", "tenant-z"), lock).all;
+    expect(issues.map((found) => `${found.rule} ${found.object} ${found.path}`)).toEqual([
+      "host-claimed Provisioning/edge-a/alpha spec.masters[0].master-1.mac-address",
+    ]);
+    expect(issues[0]?.message).toMatch(/labelled for SIPCluster other\/tenant-z/);
+  });
+
+  it("keeps the lock's word over SIP labels of a cluster the lock holds hosts for", () => {
+    const lock: Lock = {
+      entries: [
+        ...alphaLock.entries,
+        { host: "metal3/node-02", cluster: clusterKey("edge", "tenant"), kind: "sip", role: "ControlPlane" },
+      ],
+    };
+    const yaml = `${provisioning(oneMaster)}---\n${sip(sipNodes)}`;
+    const issues = evaluateYaml(yaml, labelled("edge", "tenant"), lock).all;
+    expect(issues.filter((found) => found.rule === "host-claimed")).toEqual([]);
   });
 });
 

@@ -173,6 +173,14 @@ describe.each(ALL.map((scenario) => [scenario.name, scenario] as const))(
       for (const [file, content] of actual) expect(content, file).toBe(expected.get(file));
     });
 
+    it("renders the same tree again from its own output: a second synth writes nothing", async () => {
+      const expected = await readTree(scenario.expected);
+      if (!expected.has(LOCK_FILE)) return;
+      const again = await outcome({ ...scenario, previousLock: path.join(scenario.expected, LOCK_FILE) });
+      expect([...again.keys()]).toEqual([...expected.keys()]);
+      for (const [file, content] of again) expect(content, file).toBe(expected.get(file));
+    });
+
     it("renders only objects valid for their kind, and no secret material", async () => {
       const expected = await readTree(scenario.expected);
       for (const [file, content] of expected) {

@@ -39,8 +39,11 @@ export interface FileFeedOptions extends WatchOptions {
   readonly clock?: () => number;
 }
 
-/** Findings that mean a file could not be read at all, rather than that its content is wrong. */
-const UNREADABLE: ReadonlySet<RuleId> = new Set(["yaml-syntax", "too-large", "file-unread"]);
+/**
+ * Findings that mean a file could not be read at all, rather than that its content is wrong. A
+ * damaged lock counts: reviewing without it would let a request take hosts the site has given out.
+ */
+const UNREADABLE: ReadonlySet<RuleId> = new Set(["yaml-syntax", "too-large", "file-unread", "lock-invalid"]);
 /** Content findings logged per load; the rest are counted. */
 const LOGGED_ISSUES = 20;
 

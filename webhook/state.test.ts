@@ -1,3 +1,4 @@
+import { clusterKey } from "../synth/cluster-key.ts";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { makeInventory } from "../test/builders/inventory.ts";
 import { provisioning } from "../test/builders/reviews.ts";
@@ -65,7 +66,13 @@ describe("WebhookState", () => {
     state.update({
       lock: {
         entries: [
-          { host: "metal3/node-02", cluster: "edge-a/north", kind: "bpa", role: "master", node: "master-1" },
+          {
+            host: "metal3/node-02",
+            cluster: clusterKey("edge-a", "north"),
+            kind: "bpa",
+            role: "master",
+            node: "master-1",
+          },
         ],
       },
     });

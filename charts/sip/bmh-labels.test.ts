@@ -55,7 +55,7 @@ describe("BmhLabelsChart", () => {
     const lock = {
       entries: ["cp-1", "cp-2", "cp-3", "wk-1", "wk-2", "wk-3"].map((name) => ({
         host: `metal3/${name}`,
-        cluster: "edge-sip/tenant-a",
+        cluster: clusterKey("edge-sip", "tenant-a"),
         kind: "sip" as const,
         role: name.startsWith("cp") ? "ControlPlane" : "Worker",
       })),
@@ -108,7 +108,7 @@ describe("BmhLabelsChart", () => {
         lock: {
           entries: ["cp-1", "cp-2", "cp-3", "wk-1", "wk-2", "wk-3"].map((name) => ({
             host: `metal3/${name}`,
-            cluster: "edge-sip/tenant-a",
+            cluster: clusterKey("edge-sip", "tenant-a"),
             kind: "sip" as const,
             role: name.startsWith("cp") ? "ControlPlane" : "Worker",
           })),

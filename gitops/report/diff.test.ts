@@ -1,3 +1,4 @@
+import { clusterKey } from "../../synth/cluster-key.ts";
 import { describe, expect, it } from "vitest";
 import { lockDocument, type LockEntry } from "../../synth/plan/lock.ts";
 import { toYaml, toYamlStream } from "../../synth/yaml-output.ts";
@@ -5,9 +6,9 @@ import { diffTrees } from "./diff.ts";
 import { commitMessage } from "./diff-format.ts";
 
 const lock = (...entries: LockEntry[]) => toYaml(lockDocument({ entries }));
-const bpa = (host: string, cluster: string, role: string, node: string): LockEntry => ({
+const bpa = (host: string, cluster: string, role: "master" | "worker", node: string): LockEntry => ({
   host,
-  cluster,
+  cluster: clusterKey(cluster.split("/")[0] ?? "", cluster.split("/")[1] ?? ""),
   kind: "bpa",
   role,
   node,
@@ -24,7 +25,12 @@ const EAST = "clusters/edge-a/east";
 
 describe("diffTrees and commitMessage", () => {
   it("shows a host a SIPCluster is releasing as removed from it", () => {
-    const member: LockEntry = { host: "m3/n1", cluster: "edge-sip/t", kind: "sip", role: "Worker" };
+    const member: LockEntry = {
+      host: "m3/n1",
+      cluster: clusterKey("edge-sip", "t"),
+      kind: "sip",
+      role: "Worker",
+    };
     const diff = diffTrees(
       tree({ "metalsynth.lock.yaml": lock(member) }),
       tree({ "metalsynth.lock.yaml": lock({ ...member, released: true }) }),

@@ -2,7 +2,8 @@ import { isDeepStrictEqual } from "node:util";
 import { clusterKey, type ClusterKey } from "../../synth/cluster-key.ts";
 import { parseDocuments } from "../../synth/documents.ts";
 import { compareText } from "../../synth/issue.ts";
-import { LOCK_FILE, parseLock, type LockEntry } from "../../synth/plan/lock.ts";
+import { LOCK_FILE, type LockEntry } from "../../synth/plan/lock.ts";
+import { parseLock } from "../../synth/rules/lock.ts";
 import { isRecord } from "../../synth/inventory/raw.ts";
 
 /** How a file, object or cluster differs between two rendered trees. */
@@ -176,15 +177,14 @@ function fileChanges(before: ReadonlyMap<string, string>, after: ReadonlyMap<str
 }
 
 /**
- * The entries of a lock file's text. A lock that can't be read counts as empty here: the site reader
- * already reports a damaged lock in `rendered/` as an error, so this only affects a diff against
- * some other tree, where "every host is new" is the honest reading.
+ * The sound entries of a lock file's text. A damaged lock's findings are not repeated here: the site
+ * reader already reports one in `rendered/` as `lock-invalid`, so this only affects a diff against
+ * some other tree, where "every host the damaged lock loses is new" is the honest reading.
  */
 function lockEntries(text: string | undefined): readonly LockEntry[] {
   if (text === undefined) return [];
   const [document] = parseDocuments(LOCK_FILE, text).documents;
-  const parsed = parseLock(document?.value);
-  return "lock" in parsed ? parsed.lock.entries : [];
+  return parseLock(document?.value).lock.entries;
 }
 
 function assignment(entry: LockEntry): HostAssignment {

@@ -1,3 +1,4 @@
+import { clusterKey } from "../cluster-key.ts";
 import { describe, expect, it } from "vitest";
 import {
   FLAVOR_LABEL,
@@ -212,8 +213,20 @@ spec:
     expect(tileOf(map, "a1").change).toBeUndefined();
     const previous: Lock = {
       entries: [
-        { host: "metal3/a1", cluster: "edge/east", kind: "bpa", role: "master", node: "master-1" },
-        { host: "metal3/c1", cluster: "edge/gone", kind: "bpa", role: "worker", node: "worker-1" },
+        {
+          host: "metal3/a1",
+          cluster: clusterKey("edge", "east"),
+          kind: "bpa",
+          role: "master",
+          node: "master-1",
+        },
+        {
+          host: "metal3/c1",
+          cluster: clusterKey("edge", "gone"),
+          kind: "bpa",
+          role: "worker",
+          node: "worker-1",
+        },
       ],
     };
     const compared = siteMap({ ...mapInput(), previous: { lock: previous, source: "HEAD:lock" } });
@@ -332,7 +345,15 @@ spec:
 
   it("shows hosts changing hands against the lock it names", () => {
     const lock: Lock = {
-      entries: [{ host: "metal3/b2", cluster: "edge/gone", kind: "bpa", role: "master" }],
+      entries: [
+        {
+          host: "metal3/b2",
+          cluster: clusterKey("edge", "gone"),
+          kind: "bpa",
+          role: "master",
+          node: "master-1",
+        },
+      ],
     };
     const page = mapHtml(
       siteMap({ ...mapInput(), previous: { lock, source: "HEAD:rendered/metalsynth.lock.yaml" } }),

@@ -5,7 +5,7 @@
  * function serves a whole site and, with only the entries of a few hosts, the webhook's review of
  * one CR (`site-snapshot.ts`).
  */
-import { clusterKey, parseClusterKey, type ClusterKey } from "../cluster-key.ts";
+import { clusterKey, type ClusterKey } from "../cluster-key.ts";
 import { pushTo } from "../group.ts";
 import type { Issue } from "../issue.ts";
 import { SIP_LABELS } from "../inventory/bmh.ts";
@@ -13,7 +13,7 @@ import { sipOwnerKey, type Host, type PartialSipLabels } from "../inventory/host
 import type { Inventory } from "../inventory/inventory.ts";
 import { claimMacHosts, type BpaGroup, type ContestedEntries } from "./bpa-placement.ts";
 import { ClaimLedger, type Release, type StandingClaim } from "./claim-ledger.ts";
-import type { LockEntry } from "./lock.ts";
+import { hostSnapshot, type LockEntry } from "./lock.ts";
 
 /** What fixes the claims: lock entries (in lock order), the BPA groups' MAC entries, who is live. */
 export interface FixedClaimsInput {
@@ -47,10 +47,12 @@ export interface FixedClaims {
  * are; hosts a SIPCluster is releasing stay with it while their labels are removed, or another
  * cluster taking one would patch the same BareMetalHost from two directories), then the SIP labels
  * of the inventory for clusters the lock doesn't record (the lock is authoritative for those it
- * does), then the hosts MAC entries name, where conflicts are reported.
+ * does, but not over them: a locked host labelled for such a cluster is that cluster's), then the
+ * hosts MAC entries name, where conflicts are reported.
  */
 export function fixClaims(input: FixedClaimsInput): FixedClaims {
   const { inventory } = input;
+  const lockEntries = [...input.lockEntries];
   const heldByLock = new Map<ClusterKey, LockEntry[]>();
   const ledger = new ClaimLedger((host) => {
     const owner = sipOwnerKey(host);
@@ -62,15 +64,18 @@ export function fixClaims(input: FixedClaimsInput): FixedClaims {
       why: `labelled for SIPCluster ${owner} (sip.airshipit.org labels in the inventory)`,
     };
   });
-  for (const entry of input.lockEntries) {
+  // The live clusters the lock gives hosts to: SIP labels of any other cluster are not the lock's to overrule.
+  const holders = new Set<ClusterKey>();
+  for (const entry of lockEntries)
+    if (entry.released !== true && input.isLive(entry.cluster) && inventory.byId(entry.host))
+      holders.add(entry.cluster);
+  for (const entry of lockEntries) {
     const host = inventory.byId(entry.host);
-    // A cluster that is not `namespace/name` is no cluster metalsynth ever recorded.
-    const cluster = parseClusterKey(entry.cluster);
-    if (!host || !cluster) continue;
+    if (!host) continue;
+    const { cluster } = entry;
     const live = input.isLive(cluster);
     if (entry.kind === "sip" && (entry.released === true || !live)) {
-      // An earlier release is repeated only while the inventory still shows the labels.
-      if (entry.released === true && sipOwnerKey(host) !== cluster) continue;
+      if (entry.released === true && !stillReleasing(entry, host)) continue;
       ledger.release(
         host,
         cluster,
@@ -80,6 +85,10 @@ export function fixClaims(input: FixedClaimsInput): FixedClaims {
       continue;
     }
     if (!live) continue;
+    const labelled = sipOwnerKey(host);
+    // Labelled for a SIPCluster the lock does not hold hosts for: the host is that cluster's, as it
+    // would be without the lock, so the entry naming it is `host-claimed` rather than kept.
+    if (labelled !== undefined && labelled !== cluster && !holders.has(labelled)) continue;
     if (!ledger.isRecorded(host))
       ledger.claim(host, cluster, `recorded for ${cluster} in rendered/metalsynth.lock.yaml`);
     pushTo(heldByLock, cluster, entry);
@@ -144,3 +153,15 @@ function partialSipClaim(host: Host, partial: PartialSipLabels): StandingClaim {
 }
 
 const SIP_LABEL_PARTS = ["namespace", "name", "nodeType"] as const;
+
+/**
+ * Whether a release recorded by an earlier run goes on (decision 0034): while the inventory shows the
+ * host labelled for the releasing cluster, or shows it exactly as it did when the release was last
+ * rendered (a run with the same inputs must render the same release: the labels may still be on the
+ * host, only the snapshot does not say). It ends once a snapshot shows the host changed and
+ * without those labels. A release recorded before snapshots were kept goes on once more and gets one.
+ */
+function stillReleasing(entry: LockEntry, host: Host): boolean {
+  if (sipOwnerKey(host) === entry.cluster) return true;
+  return entry.snapshot === undefined || entry.snapshot === hostSnapshot(host);
+}

@@ -1,31 +1,60 @@
+import type { ClusterKey } from "../cluster-key.ts";
+import { hash8 } from "../content-hash.ts";
 import { compareText } from "../issue.ts";
-import { isRecord } from "../inventory/raw.ts";
+import type { Host } from "../inventory/host.ts";
+import type { Role } from "../site/bpa.ts";
 
 /** Which planner made an allocation. */
 export type LockKind = "bpa" | "sip";
 
-/**
- * One allocation recorded in `rendered/metalsynth.lock.yaml` (SPEC §3.4). Read back on the next run so
- * a new inventory snapshot never reshuffles existing clusters.
- */
-export interface LockEntry {
-  /** `namespace/name` of the BareMetalHost. */
+/** What every lock entry records (SPEC §3.4). */
+interface LockEntryBase {
+  /** `namespace/name` of the BareMetalHost, each part a valid Kubernetes name. */
   readonly host: string;
   /** `namespace/cluster` (BPA) or `namespace/name` (SIPCluster). */
-  readonly cluster: string;
-  readonly kind: LockKind;
-  /** `master`/`worker` for BPA, the SIP role (`ControlPlane`, `Worker`, …) for SIP. */
+  readonly cluster: ClusterKey;
+}
+
+/** A host a BPA Provisioning uses, as the node `node` in role `role`. */
+export interface BpaLockEntry extends LockEntryBase {
+  readonly kind: "bpa";
+  readonly role: Role;
+  /** The node label the host serves as (a DNS-1123 label). */
+  readonly node: string;
+  readonly standby?: never;
+  readonly released?: never;
+  readonly snapshot?: never;
+}
+
+/** A host a SIPCluster uses in one of its roles, or is giving up. */
+export interface SipLockEntry extends LockEntryBase {
+  readonly kind: "sip";
+  /**
+   * The SIP role (`ControlPlane`, `Worker`, or another `spec.nodes` key). A SIPCluster's roles are
+   * its own to name, so the parser checks only that it could be the `node-type` label it becomes.
+   */
   readonly role: string;
-  /** BPA node label the host serves as. */
-  readonly node?: string;
-  /** SIP: the host is a standby of its role. */
+  readonly node?: never;
+  /** The host is a standby of its role. */
   readonly standby?: boolean;
   /**
-   * SIP: the cluster gave the host up; its labels are being removed. Kept while the inventory still
-   * shows them, so a release whose patch was never applied is rendered again.
+   * The cluster gave the host up; its labels are being removed. Kept while the inventory still
+   * shows them, or shows the host exactly as {@link snapshot} records it (decision 0034).
    */
   readonly released?: boolean;
+  /**
+   * Released hosts: {@link hostSnapshot} of the host as the inventory showed it when the release was
+   * last rendered. A release ends only when a snapshot shows the host changed and without the labels.
+   */
+  readonly snapshot?: string;
 }
+
+/**
+ * One allocation recorded in `rendered/metalsynth.lock.yaml` (SPEC §3.4). Read back on the next run so
+ * a new inventory snapshot never reshuffles existing clusters. Made by planning, or by
+ * `parseLock` (`synth/rules/lock.ts`) from the file.
+ */
+export type LockEntry = BpaLockEntry | SipLockEntry;
 
 /** The lock file's content. */
 export interface Lock {
@@ -54,40 +83,25 @@ export const LOCK_API_VERSION = "metalsynth.io/v1alpha1";
 export const LOCK_KIND = "Lock";
 
 /**
- * Reads a lock file's content. A damaged lock is a reason to stop, not to re-plan from scratch (that
- * would reshuffle every cluster), so problems come back as a message for the caller to report.
+ * What a released entry records of its host (`snapshot`): a hash of the facts the inventory gives
+ * about it, labels included, but not where it was read. An unchanged snapshot gives the same hash, so
+ * running synth again with the same inputs keeps the release (decision 0034). The facts are named
+ * one by one, so a field `Host` gains later does not end every pending release on upgrade.
  */
-export function parseLock(value: unknown): { lock: Lock } | { problem: string } {
-  if (!isRecord(value)) return { problem: "not a map" };
-  const record = value;
-  if (record.apiVersion !== LOCK_API_VERSION || record.kind !== LOCK_KIND) {
-    return { problem: `expected apiVersion ${LOCK_API_VERSION}, kind ${LOCK_KIND}` };
-  }
-  const hosts = record.hosts ?? [];
-  if (!Array.isArray(hosts)) return { problem: "hosts must be a list" };
-  const entries: LockEntry[] = [];
-  for (const [index, item] of hosts.entries()) {
-    const entry = lockEntry(item);
-    if (!entry) return { problem: `hosts[${index}] needs host, cluster, kind (bpa|sip) and role` };
-    entries.push(entry);
-  }
-  return { lock: { entries: entries.sort(compareLockEntries) } };
-}
-
-function lockEntry(item: unknown): LockEntry | undefined {
-  if (!isRecord(item)) return undefined;
-  const { host, cluster, kind, role, node, standby, released } = item;
-  if (typeof host !== "string" || typeof cluster !== "string" || typeof role !== "string") return undefined;
-  if (kind !== "bpa" && kind !== "sip") return undefined;
-  return {
-    host,
-    cluster,
-    kind,
-    role,
-    ...(typeof node === "string" ? { node } : {}),
-    ...(standby === true ? { standby: true } : {}),
-    ...(released === true ? { released: true } : {}),
-  };
+export function hostSnapshot(host: Host): string {
+  return hash8([
+    host.id,
+    host.labels,
+    host.sipOwner,
+    host.bootMac,
+    host.nics,
+    host.cpus,
+    host.memoryBytes,
+    host.provisioningState,
+    host.networks,
+    host.networkData,
+    host.bmc,
+  ]);
 }
 
 /** The lock file's content for a plan (written by synth, read back by the next run). */

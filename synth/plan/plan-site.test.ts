@@ -1,3 +1,4 @@
+import { clusterKey } from "../cluster-key.ts";
 import { describe, expect, it } from "vitest";
 import { makeInventory } from "../../test/builders/inventory.ts";
 import { makeProvisioning } from "../../test/builders/specs.ts";
@@ -53,7 +54,13 @@ describe("planSite", () => {
     // The lock gave `locked` to b's worker, which b no longer asks for: its master may have it.
     const lock = {
       entries: [
-        { host: "metal3/locked", cluster: "ns/b", kind: "bpa" as const, role: "worker", node: "worker-1" },
+        {
+          host: "metal3/locked",
+          cluster: clusterKey("ns", "b"),
+          kind: "bpa" as const,
+          role: "worker" as const,
+          node: "worker-1",
+        },
       ],
     };
     const trace = tracePlan({ model, inventory, lock });

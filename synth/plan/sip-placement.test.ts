@@ -5,7 +5,7 @@ import { clusterKey } from "../cluster-key.ts";
 import type { RuleId } from "../issue.ts";
 import { ClaimLedger } from "./claim-ledger.ts";
 import { FILTERS, REASONS } from "./filters.ts";
-import type { LockEntry } from "./lock.ts";
+import { hostSnapshot, type LockEntry } from "./lock.ts";
 import { placeSipCluster, retireSipCluster } from "./sip-placement.ts";
 
 const CLUSTER = clusterKey("ns", "sip");
@@ -190,9 +190,19 @@ describe("placeSipCluster", () => {
     const { placed } = place([cp("a", "r1"), cp("b", "r2")], controlPlane(1), {
       locked: { a: "ControlPlane", b: "ControlPlane" },
     });
+    const b = placed.plan.released[0];
+    if (b === undefined) throw new Error("b is released");
     expect(placed.lock).toEqual([
       { host: "metal3/a", cluster: CLUSTER, kind: "sip", role: "ControlPlane" },
-      { host: "metal3/b", cluster: CLUSTER, kind: "sip", role: "ControlPlane", released: true },
+      {
+        host: "metal3/b",
+        cluster: CLUSTER,
+        kind: "sip",
+        role: "ControlPlane",
+        released: true,
+        // The release lasts until a snapshot shows b changed (decision 0034).
+        snapshot: hostSnapshot(b),
+      },
     ]);
   });
 });

@@ -26,7 +26,7 @@ import {
   type HostFilter,
   type Rejection,
 } from "./filters.ts";
-import type { LockEntry } from "./lock.ts";
+import { hostSnapshot, type LockEntry } from "./lock.ts";
 import type { Decision, RejectedHost, RetiredSipCluster, SipClusterPlan, SipMember } from "./model.ts";
 
 /** Places one SIPCluster's roles (SPEC §3.2). */
@@ -228,9 +228,13 @@ function topologyValues(role: SipRole, hosts: readonly Host[]): Set<string> {
   return new Set(hosts.flatMap((host) => (key === undefined ? [] : (host.labels[key] ?? []))));
 }
 
-/** The lock entry recording that `cluster` is releasing `host`, which served it as `role`. */
+/**
+ * The lock entry recording that `cluster` is releasing `host`, which served it as `role`, with the
+ * host as this run's inventory shows it: the release lasts until a snapshot shows it changed and
+ * unlabelled (decision 0034).
+ */
 function releaseEntry(host: Host, cluster: ClusterKey, role: string): LockEntry {
-  return { host: host.id, cluster, kind: "sip", role, released: true };
+  return { host: host.id, cluster, kind: "sip", role, released: true, snapshot: hostSnapshot(host) };
 }
 
 /** A SIPCluster gone from the site: its hosts lose their labels (decision 0012). */

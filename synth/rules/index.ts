@@ -209,6 +209,12 @@ export const RULES = {
       "two clusters would render objects (kind, namespace, name) or files with one name; names both CRs",
     module: "synth/rules/names.ts",
   },
+  "lock-invalid": {
+    severity: "error",
+    summary:
+      "rendered/metalsynth.lock.yaml is empty, not a lock, malformed, or contradicts itself (one host in two clusters or two SIP roles, an unknown role)",
+    module: "synth/rules/lock.ts",
+  },
   "inventory-invalid": {
     severity: "error",
     summary:

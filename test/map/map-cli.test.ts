@@ -44,7 +44,7 @@ describe("metalsynth map", () => {
     const result = await run("map", "--site", BROKEN, "--out", file);
     expect(result.code).toBe(1);
     expect(result.err).toBe(
-      "metalsynth: 29 errors, 10 warnings, shown on the map ('metalsynth validate' lists them)\n",
+      "metalsynth: 30 errors, 10 warnings, shown on the map ('metalsynth validate' lists them)\n",
     );
     const marked = tiles(await readFile(file, "utf8")).filter(([, classes]) =>
       classes.split(" ").includes("bad"),
@@ -80,7 +80,7 @@ describe("metalsynth map", () => {
     const lock = path.join(dir, "old.lock.yaml");
     const committed = await readFile(path.join(EXAMPLE, "rendered", "metalsynth.lock.yaml"), "utf8");
     const extra =
-      "  - host: metal3/r01-node-07\n    cluster: edge-a/cluster-gone\n    kind: bpa\n    role: worker\n";
+      "  - host: metal3/r01-node-07\n    cluster: edge-a/cluster-gone\n    kind: bpa\n    role: worker\n    node: worker-1\n";
     await writeFile(lock, committed + extra);
     const file = path.join(dir, "diff.html");
     const result = await run("map", "--site", EXAMPLE, "--diff", lock, "--out", file);

@@ -1,0 +1,176 @@
+/**
+ * The lock at the door (SPEC §2 `lock-invalid`, §3.4): `rendered/metalsynth.lock.yaml` is an input
+ * like any other. A hand edit, a bad merge or a truncated write must stop the run with a finding,
+ * never be re-planned from scratch (that reshuffles every cluster) or silently rewritten.
+ */
+import { clusterKeyParts, parseClusterKey } from "../cluster-key.ts";
+import { parseDnsLabel, parseDnsSubdomain, parseLabelValue } from "../checked.ts";
+import { formatPath, type FieldPath } from "../field-path.ts";
+import { issue, type Issue, type SourcePosition } from "../issue.ts";
+import { isRecord } from "../inventory/raw.ts";
+import {
+  compareLockEntries,
+  EMPTY_LOCK,
+  LOCK_API_VERSION,
+  LOCK_KIND,
+  type Lock,
+  type LockEntry,
+} from "../plan/lock.ts";
+import type { Role } from "../site/bpa.ts";
+
+/** What a damaged lock's findings advise: re-planning from nothing would reshuffle every cluster. */
+const RESTORE =
+  "restore the lock from Git rather than deleting or editing it, or every cluster may be re-planned";
+
+const BPA_ROLES: readonly Role[] = ["master", "worker"];
+const ENTRY_FIELDS = new Set(["host", "cluster", "kind", "role", "node", "standby", "released", "snapshot"]);
+const SNAPSHOT = /^[0-9a-f]{8}$/;
+
+/**
+ * Reads a lock file's first document (`undefined`: the file holds none) at the door (SPEC §2
+ * `lock-invalid`). A lock that is empty, is not a lock, or whose entries are malformed or contradict
+ * each other (one host in two clusters, one SIP host in two roles, an unknown role) gives findings
+ * with the field path, placed by `position`. A damaged lock is a reason to stop, not to re-plan from
+ * scratch, so every finding is an error; the lock returned holds only the entries that are sound
+ * (none of a host recorded twice), so the rest of the site can still be judged.
+ */
+export function parseLock(
+  value: unknown,
+  position: (path: FieldPath) => SourcePosition | undefined = () => undefined,
+): { lock: Lock; issues: Issue[] } {
+  const issues: Issue[] = [];
+  const invalid = (path: FieldPath, message: string) => {
+    const source = position(path);
+    issues.push(issue("lock-invalid", formatPath(path), message, source ? { source } : {}));
+  };
+  if (value === undefined || value === null) {
+    invalid([], `empty lock file (no hosts list); ${RESTORE}`);
+    return { lock: EMPTY_LOCK, issues };
+  }
+  if (!isRecord(value) || value.apiVersion !== LOCK_API_VERSION || value.kind !== LOCK_KIND) {
+    invalid([], `damaged lock file: expected apiVersion ${LOCK_API_VERSION}, kind ${LOCK_KIND}; ${RESTORE}`);
+    return { lock: EMPTY_LOCK, issues };
+  }
+  const hosts = value.hosts;
+  if (!Array.isArray(hosts)) {
+    invalid(
+      ["hosts"],
+      `${hosts === undefined ? "missing" : "not a list"}: a lock lists its hosts; ${RESTORE}`,
+    );
+    return { lock: EMPTY_LOCK, issues };
+  }
+  const entries: LockEntry[] = [];
+  const firstOf = new Map<string, { entry: LockEntry; index: number }>();
+  const contested = new Set<string>();
+  for (const [index, item] of hosts.entries()) {
+    const entry = lockEntry(item, ["hosts", index], invalid);
+    if (entry === undefined) continue;
+    entries.push(entry);
+    const first = firstOf.get(entry.host);
+    if (first === undefined) {
+      firstOf.set(entry.host, { entry, index });
+      continue;
+    }
+    const other = first.entry;
+    if (other.cluster !== entry.cluster) {
+      invalid(
+        ["hosts", index, "cluster"],
+        `${entry.host} is recorded for ${entry.cluster} and, at hosts[${first.index}], for ${other.cluster}: a host belongs to one cluster; ${RESTORE}`,
+      );
+      contested.add(entry.host);
+    } else if (other.kind === "sip" && entry.kind === "sip") {
+      invalid(
+        ["hosts", index, "role"],
+        `${entry.host} is recorded twice for SIPCluster ${entry.cluster} (${other.role} at hosts[${first.index}], ${entry.role}): a host serves one role; ${RESTORE}`,
+      );
+      contested.add(entry.host);
+    }
+  }
+  const sound = entries.filter((entry) => !contested.has(entry.host));
+  return { lock: { entries: sound.sort(compareLockEntries) }, issues };
+}
+
+/** One `hosts[]` item, or `undefined` after reporting what is wrong with it. */
+function lockEntry(
+  item: unknown,
+  path: FieldPath,
+  invalid: (path: FieldPath, message: string) => void,
+): LockEntry | undefined {
+  if (!isRecord(item)) {
+    invalid(path, `not a map: each entry records host, cluster, kind and role; ${RESTORE}`);
+    return undefined;
+  }
+  let sound = true;
+  const wrong = (field: string, message: string) => {
+    invalid([...path, field], `${message}; ${RESTORE}`);
+    sound = false;
+  };
+  for (const field of Object.keys(item))
+    if (!ENTRY_FIELDS.has(field))
+      wrong(field, `unknown field (a lock entry has ${[...ENTRY_FIELDS].join(", ")})`);
+  const { host, cluster, kind, role, node, standby, released, snapshot } = item;
+  const text = (value: unknown) => (typeof value === "string" ? value : undefined);
+  const hostId = text(host);
+  if (hostId === undefined || !isObjectId(hostId))
+    wrong("host", `${shown(host)} is not a BareMetalHost's namespace/name`);
+  const clusterText = text(cluster);
+  const key = clusterText === undefined ? undefined : parseClusterKey(clusterText);
+  if (key === undefined || !isObjectId(key))
+    wrong("cluster", `${shown(cluster)} is not a cluster's namespace/name`);
+  for (const [field, flag] of [
+    ["standby", standby],
+    ["released", released],
+  ] as const)
+    if (flag !== undefined && typeof flag !== "boolean") wrong(field, `${shown(flag)} is not true or false`);
+  if (kind === "bpa") {
+    const bpaRole = BPA_ROLES.find((known) => known === role);
+    if (bpaRole === undefined) wrong("role", `${shown(role)} is not a BPA role (master or worker)`);
+    const label = text(node);
+    if (label === undefined || parseDnsLabel(label) === undefined)
+      wrong("node", `${shown(node)} is not a node label (a DNS-1123 label)`);
+    for (const [field, present] of [
+      ["standby", standby],
+      ["released", released],
+      ["snapshot", snapshot],
+    ] as const)
+      if (present !== undefined) wrong(field, "only SIP entries have it");
+    if (!sound || hostId === undefined || key === undefined || bpaRole === undefined || label === undefined)
+      return undefined;
+    return { host: hostId, cluster: key, kind, role: bpaRole, node: label };
+  }
+  if (kind === "sip") {
+    const sipRole = text(role);
+    if (sipRole === undefined || sipRole === "" || parseLabelValue(sipRole) === undefined)
+      wrong("role", `${shown(role)} is not a SIP role (it would be the node-type label's value)`);
+    if (node !== undefined) wrong("node", "only BPA entries have it");
+    const stamp = text(snapshot);
+    if (snapshot !== undefined && (stamp === undefined || !SNAPSHOT.test(stamp)))
+      wrong("snapshot", `${shown(snapshot)} is not 8 hex digits`);
+    if (!sound || hostId === undefined || key === undefined || sipRole === undefined) return undefined;
+    return {
+      host: hostId,
+      cluster: key,
+      kind,
+      role: sipRole,
+      ...(standby === true ? { standby: true } : {}),
+      ...(released === true ? { released: true } : {}),
+      ...(stamp === undefined ? {} : { snapshot: stamp }),
+    };
+  }
+  wrong("kind", `${shown(kind)} is not bpa or sip`);
+  return undefined;
+}
+
+/** Whether `text` is `namespace/name` with a valid namespace and object name. */
+function isObjectId(text: string): boolean {
+  const key = parseClusterKey(text);
+  if (key === undefined) return false;
+  const { namespace, name } = clusterKeyParts(key);
+  return parseDnsLabel(namespace) !== undefined && parseDnsSubdomain(name) !== undefined;
+}
+
+/** A value as a finding quotes it. */
+function shown(value: unknown): string {
+  if (value === undefined) return "missing";
+  return JSON.stringify(value) ?? String(value);
+}
