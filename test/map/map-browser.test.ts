@@ -153,7 +153,7 @@ describe("the site map in Chromium", () => {
     const lock = path.join(scratch, "previous.lock.yaml");
     await writeFile(
       lock,
-      `${committed}  - host: metal3/r01-node-07\n    cluster: edge-a/cluster-gone\n    kind: bpa\n    role: worker\n`,
+      `${committed}  - host: metal3/r01-node-07\n    cluster: edge-a/cluster-gone\n    kind: bpa\n    role: worker\n    node: worker-1\n`,
     );
     const page = await openMap(path.join(REPO, "examples", "site"), "--diff", lock);
     const shown = await state(page);
