@@ -30,6 +30,7 @@ import {
   type Result,
 } from "./support/kube.ts";
 import {
+  applyUnknownMac,
   deployObjects,
   loadInventory,
   startWebhook,
@@ -276,15 +277,7 @@ describe("the Helm chart, with a real helm", () => {
       })),
     };
     await must(kubectl, ["replace", "-f", "-"], stringify(pointed));
-    const refused = await kubectl(
-      ["apply", "-f", "-"],
-      stringify({
-        apiVersion: "bpa.akraino.org/v1alpha1",
-        kind: "Provisioning",
-        metadata: { name: "typo", namespace: "edge-a", labels: { cluster: "typo" } },
-        spec: { masters: [{ "master-1": { "mac-address": "b8:ce:f6:79:e4:c0" } }] },
-      }),
-    );
+    const refused = await applyUnknownMac(kubectl);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain(
       'admission webhook "provisioning.metalsynth.io" denied the request: spec.masters[0].master-1.mac-address: b8:ce:f6:79:e4:c0 matches no BareMetalHost',

@@ -20,6 +20,7 @@ import {
   type Kubectl,
 } from "./support/kube.ts";
 import {
+  applyUnknownMac,
   installWebhookRbac,
   inventoryNamespaces,
   loadInventory,
@@ -145,15 +146,7 @@ describe("the webhook's ServiceAccount reads Secrets in the inventory namespaces
     // --secrets-namespace arguments; it resolves once /readyz is 200, i.e. every list succeeded.
     webhook = await startWebhook(plane);
     await registerWebhook(kubectl, webhook);
-    const refused = await kubectl(
-      ["apply", "-f", "-"],
-      stringify({
-        apiVersion: "bpa.akraino.org/v1alpha1",
-        kind: "Provisioning",
-        metadata: { name: "typo", namespace: "edge-a", labels: { cluster: "typo" } },
-        spec: { masters: [{ "master-1": { "mac-address": "b8:ce:f6:79:e4:c0" } }] },
-      }),
-    );
+    const refused = await applyUnknownMac(kubectl);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('admission webhook "provisioning.metalsynth.io" denied the request: ');
     // The example site's CRs, SIP services among them, need the inventory namespace's networkData.

@@ -16,7 +16,7 @@ import { REPO } from "../../harness.ts";
 import { createTestCa, issueServerCertificate, type TestCa } from "../../webhook/tls-fixture.ts";
 import type { ControlPlane } from "./control-plane.ts";
 import { freePort } from "../../support/free-port.ts";
-import { ensureNamespaces, must, registrable, type KubeObject, type Kubectl } from "./kube.ts";
+import { ensureNamespaces, must, registrable, type KubeObject, type Kubectl, type Result } from "./kube.ts";
 
 /** The identity the webhook's pod has: its ServiceAccount. */
 export const WEBHOOK_USER = "system:serviceaccount:metalsynth-system:metalsynth-webhook";
@@ -220,4 +220,20 @@ export async function writeStatus(kubectl: Kubectl, host: KubeObject, status: un
     "-p",
     JSON.stringify({ status: full }),
   ]);
+}
+
+/**
+ * `kubectl apply` of a Provisioning whose master MAC matches no host of the example inventory (one
+ * hex digit off r03-node-04's): what the webhook must deny with `mac-unknown`.
+ */
+export function applyUnknownMac(kubectl: Kubectl): Promise<Result> {
+  return kubectl(
+    ["apply", "-f", "-"],
+    stringify({
+      apiVersion: "bpa.akraino.org/v1alpha1",
+      kind: "Provisioning",
+      metadata: { name: "typo", namespace: "edge-a", labels: { cluster: "typo" } },
+      spec: { masters: [{ "master-1": { "mac-address": "b8:ce:f6:79:e4:c0" } }] },
+    }),
+  );
 }
