@@ -7,6 +7,7 @@
  * site that plans at all plans exactly these hosts.
  */
 import { parseAllDocuments, stringify } from "yaml";
+import { DEFAULT_SETTINGS } from "../../synth/schema/settings.ts";
 
 /** A host of the site as the fuzz sees it: its BareMetalHost name and its address. */
 export interface SiteHost {
@@ -326,10 +327,11 @@ export function plannedReadings(values: SiteValues): PlannedReadings {
       "worker-packages": [],
       workers: [values.worker.ip],
     },
+    // An empty image is unset, as in upstream SIP: the site's default for the service (decision 0031).
     images: {
-      "loadbalancer-controlplane.yaml": values.loadBalancerImage,
-      "loadbalancer-worker.yaml": values.loadBalancerImage,
-      "jumphost.yaml": values.jumpHostImage,
+      "loadbalancer-controlplane.yaml": values.loadBalancerImage || values.haproxyImage,
+      "loadbalancer-worker.yaml": values.loadBalancerImage || values.haproxyImage,
+      "jumphost.yaml": values.jumpHostImage || DEFAULT_SETTINGS.images.jumpHost,
     },
   };
 }
