@@ -61,7 +61,7 @@ export async function generateHubSite(hosts: number, clusters: number): Promise<
   for (let index = 0; index < clusters; index++) {
     const name = `c${String(index).padStart(5, "0")}`;
     const kind = index % 5;
-    if (kind === 4) specs.push(hubSipCluster(`cluster-${index / 5 + 1}`));
+    if (kind === 4) specs.push(hubSipCluster(`cluster-${(index - 4) / 5 + 1}`));
     else if (kind < 2 && used + 2 <= macs.length) {
       specs.push(provisioning(name, macs[used], macs[used + 1]));
       used += 2;

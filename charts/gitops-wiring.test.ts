@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { DEFAULT_SETTINGS, SiteSettingsSchema, type SiteSettingsSpec } from "../synth/schema/settings.ts";
 import { ArgoApplicationSetChart, FluxKustomizationChart } from "./gitops-wiring.ts";
 import { synthObjects, testApp, validateKubernetesObject } from "../test/support/charts.ts";
+import { dnsLabel } from "../test/builders/inventory.ts";
 
 function siteSettings(gitops: SiteSettingsSpec["gitops"] = {}) {
   return SiteSettingsSchema.parse({ apiVersion: "metalsynth.io/v1alpha1", kind: "SiteSettings", gitops });
@@ -81,8 +82,8 @@ describe("FluxKustomizationChart", () => {
     const objects = synthObjects(
       new FluxKustomizationChart(testApp(), "flux", {
         settings: DEFAULT_SETTINGS,
-        namespace: "edge-a",
-        cluster: "cluster-east",
+        namespace: dnsLabel("edge-a"),
+        cluster: dnsLabel("cluster-east"),
       }),
     );
     expect(objects).toEqual([
@@ -112,8 +113,8 @@ describe("FluxKustomizationChart", () => {
     const [kustomization] = synthObjects(
       new FluxKustomizationChart(testApp(), "flux", {
         settings,
-        namespace: "edge-a",
-        cluster: "cluster-east",
+        namespace: dnsLabel("edge-a"),
+        cluster: dnsLabel("cluster-east"),
       }),
     );
     validateKubernetesObject(kustomization!);

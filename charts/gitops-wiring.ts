@@ -1,3 +1,4 @@
+import type { DnsLabel } from "../synth/checked.ts";
 import { ApiObject, Chart } from "cdk8s";
 import type { Construct } from "constructs";
 import type { SiteSettings } from "../synth/schema/settings.ts";
@@ -62,8 +63,8 @@ export class ArgoApplicationSetChart extends Chart {
 export interface FluxKustomizationChartProps {
   readonly settings: SiteSettings;
   /** The cluster directory's namespace and name. */
-  readonly namespace: string;
-  readonly cluster: string;
+  readonly namespace: DnsLabel;
+  readonly cluster: DnsLabel;
 }
 
 /**

@@ -6,6 +6,7 @@ import { DEFAULT_SETTINGS, type SiteSettings } from "../synth/schema/settings.ts
 import { addSiteCharts } from "./site.ts";
 import { sipHost, sipPlan } from "../test/support/sip.ts";
 import { bpaPlan, synthObjects, testApp } from "../test/support/charts.ts";
+import { dnsLabel } from "../test/builders/inventory.ts";
 
 /**
  * A site whose BPA cluster and SIPCluster share the name `edge-sip/tenant-a`, and a SIPCluster gone
@@ -17,8 +18,8 @@ function sitePlan(): RenderPlan {
     retired: [
       {
         key: clusterKey("edge-sip", "tenant-old"),
-        namespace: "edge-sip",
-        name: "tenant-old",
+        namespace: dnsLabel("edge-sip"),
+        name: dnsLabel("tenant-old"),
         released: [sipHost("wk-9", "worker", "10.41.0.29")],
       },
     ],

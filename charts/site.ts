@@ -1,6 +1,7 @@
 import type { Chart } from "cdk8s";
 import type { Construct } from "constructs";
 import type { RetiredSipCluster } from "../synth/plan/model.ts";
+import type { DnsLabel } from "../synth/checked.ts";
 import type { ClusterRender, RenderPlan } from "../synth/plan/render-plan.ts";
 import type { SiteSettings } from "../synth/schema/settings.ts";
 import { clusterDirectoryName } from "../synth/names.ts";
@@ -73,7 +74,7 @@ export function* clusterDirectoryCharts(
   settings: SiteSettings,
   scopeFor: () => Construct,
 ): Generator<ClusterCharts, void, undefined> {
-  const flux = (scope: Construct, namespace: string, name: string): Map<string, Chart> => {
+  const flux = (scope: Construct, namespace: DnsLabel, name: DnsLabel): Map<string, Chart> => {
     if (!settings.gitops.targets.includes("flux")) return new Map();
     const chart = new FluxKustomizationChart(scope, chartId({ namespace, name }, "flux"), {
       settings,

@@ -6,6 +6,7 @@ import type { SiteSettings } from "../synth/schema/settings.ts";
 import { REPO } from "../test/harness.ts";
 import { renderSite } from "./render.ts";
 import { evaluateFromSite } from "./render-site.ts";
+import { dnsLabel } from "../test/builders/inventory.ts";
 
 /** The example site's plan (two BPA clusters, a SIPCluster) plus a retired SIPCluster. */
 async function examplePlan(): Promise<{ plan: RenderPlan; settings: SiteSettings }> {
@@ -16,8 +17,8 @@ async function examplePlan(): Promise<{ plan: RenderPlan; settings: SiteSettings
   const released = sip?.members.slice(0, 1).map((member) => member.host) ?? [];
   const retired = {
     key: clusterKey("edge-sip", "tenant-old"),
-    namespace: "edge-sip",
-    name: "tenant-old",
+    namespace: dnsLabel("edge-sip"),
+    name: dnsLabel("tenant-old"),
     released,
   };
   return { plan: { ...ready, retired: [retired] }, settings: input.settings };

@@ -1,3 +1,5 @@
+import { parseDnsLabel, type DnsLabel } from "./checked.ts";
+
 declare const clusterKeyBrand: unique symbol;
 
 /**
@@ -27,4 +29,17 @@ export function parseClusterKey(text: string): ClusterKey | undefined {
 export function clusterKeyParts(key: ClusterKey): { readonly namespace: string; readonly name: string } {
   const slash = key.indexOf("/");
   return { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
+}
+
+/**
+ * The namespace and name of `key` as the DNS-1123 labels every cluster's derived object names are
+ * made of, or `undefined` when either is not one (a key read from a lock or labels, unchecked).
+ */
+export function checkedClusterKeyParts(
+  key: ClusterKey,
+): { readonly namespace: DnsLabel; readonly name: DnsLabel } | undefined {
+  const parts = clusterKeyParts(key);
+  const namespace = parseDnsLabel(parts.namespace);
+  const name = parseDnsLabel(parts.name);
+  return namespace === undefined || name === undefined ? undefined : { namespace, name };
 }

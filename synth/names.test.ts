@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { parseDnsLabel, parseDnsSubdomain } from "./checked.ts";
+import { dnsLabel } from "../test/builders/inventory.ts";
+import { parseDnsLabel, parseDnsSubdomain, type DnsLabel } from "./checked.ts";
 import {
   boundedName,
   bpaObjectNames,
@@ -12,10 +13,12 @@ import {
 } from "./names.ts";
 
 /** DNS-1123 labels heavy in dashes, where joined names used to meet; some as long as allowed. */
-const label = fc.oneof(
-  fc.stringMatching(/^[a-z0-9]([-a-z0-9]{0,8}[a-z0-9])?$/),
-  fc.constantFrom("a", "a-b", "edge-a", "a-edge-sip", "x".repeat(63), `${"y".repeat(60)}-ab`),
-);
+const label = fc
+  .oneof(
+    fc.stringMatching(/^[a-z0-9]([-a-z0-9]{0,8}[a-z0-9])?$/),
+    fc.constantFrom("a", "a-b", "edge-a", "a-edge-sip", "x".repeat(63), `${"y".repeat(60)}-ab`),
+  )
+  .map(dnsLabel);
 const pair = fc.tuple(label, label);
 
 describe("clusterDirectoryName", () => {
@@ -27,7 +30,7 @@ describe("clusterDirectoryName", () => {
     ["default", "cluster-xyz", "default-cluster-xyz"],
     ["sipcluster-system", "sipcluster-system", "sipcluster-system.sipcluster-system"],
   ])("names %s/%s %s", (namespace, cluster, expected) => {
-    expect(clusterDirectoryName(namespace, cluster)).toBe(expected);
+    expect(clusterDirectoryName(dnsLabel(namespace), dnsLabel(cluster))).toBe(expected);
   });
 
   it("gives different directories different names, each a DNS subdomain of at most 63 (property)", () => {
@@ -44,10 +47,12 @@ describe("clusterDirectoryName", () => {
   });
 
   it("shortens the longest pairs to 63 and keeps the one dot a valid place", () => {
-    const long = clusterDirectoryName("n".repeat(63), "c".repeat(63));
+    const long = clusterDirectoryName(dnsLabel("n".repeat(63)), dnsLabel("c".repeat(63)));
     expect(long).toMatch(/^n{54}-[0-9a-f]{8}$/);
     // Cut right after the dot: a-a…a. would end a label in a dot, so the dot becomes a dash.
-    expect(clusterDirectoryName(`a-${"a".repeat(51)}`, "b".repeat(10))).toMatch(/^a-a{51}--[0-9a-f]{8}$/);
+    expect(clusterDirectoryName(dnsLabel(`a-${"a".repeat(51)}`), dnsLabel("b".repeat(10)))).toMatch(
+      /^a-a{51}--[0-9a-f]{8}$/,
+    );
   });
 });
 
@@ -58,7 +63,7 @@ describe("labelRoleName", () => {
     ["a-edge-sip", "tenant", "bmh-labels-tenant.a-edge-sip"],
     ["metal3", "tenant", "bmh-labels-tenant-metal3"],
   ])("names the Role of %s/%s %s", (namespace, cluster, expected) => {
-    expect(labelRoleName(namespace, cluster)).toBe(expected);
+    expect(labelRoleName(dnsLabel(namespace), dnsLabel(cluster))).toBe(expected);
   });
 
   it("gives different SIPClusters different Role names, each a DNS subdomain (property)", () => {
@@ -104,21 +109,21 @@ describe("boundedName", () => {
 
 describe("labelJobName and serviceObjectName", () => {
   it("stay DNS labels of at most 63 for the longest cluster names, and apart", () => {
-    const long = "a".repeat(63);
-    const other = `${"a".repeat(62)}b`;
+    const long = dnsLabel("a".repeat(63));
+    const other = dnsLabel(`${"a".repeat(62)}b`);
     for (const name of [labelJobName(long), serviceObjectName(SERVICE_NAME_PREFIXES.jumpHost, long, 3)]) {
       expect(parseDnsLabel(name)).toBe(name);
     }
     expect(labelJobName(long)).not.toBe(labelJobName(other));
     // The shortest that must be shortened: bmh-labels- and 52 characters.
-    expect(labelJobName("a".repeat(51))).toBe(`bmh-labels-${"a".repeat(51)}`);
-    expect(labelJobName("a".repeat(52))).toMatch(/^bmh-labels-a{43}-[0-9a-f]{8}$/);
+    expect(labelJobName(dnsLabel("a".repeat(51)))).toBe(`bmh-labels-${"a".repeat(51)}`);
+    expect(labelJobName(dnsLabel("a".repeat(52)))).toMatch(/^bmh-labels-a{43}-[0-9a-f]{8}$/);
   });
 });
 
 describe("bpaObjectNames", () => {
   it("names a cluster's objects as SPEC §4.1 and BPA did", () => {
-    expect(bpaObjectNames("cluster-east")).toEqual({
+    expect(bpaObjectNames(dnsLabel("cluster-east"))).toEqual({
       addressBook: "cluster-east-configmap",
       hostsIni: "cluster-east-hosts-ini",
       kubeconfigKustomization: "cluster-east-kubeconfig-kustomization",
@@ -131,7 +136,7 @@ describe("bpaObjectNames", () => {
     fc.assert(
       fc.property(label, label, (a, b) => {
         fc.pre(a !== b);
-        const configMaps = (cluster: string) => {
+        const configMaps = (cluster: DnsLabel) => {
           const names = bpaObjectNames(cluster);
           return [names.addressBook, names.hostsIni, names.kubeconfigKustomization, names.software];
         };

@@ -13,6 +13,7 @@
  * - bounded: each stays within the limit of what it names.
  */
 import { createHash } from "node:crypto";
+import type { DnsLabel } from "./checked.ts";
 
 /** Longest label value and DNS label; also the longest name that is copied into a label value. */
 export const MAX_LABEL_NAME = 63;
@@ -59,7 +60,7 @@ function namespaceJoint(namespace: string): "-" | "." {
  * tracking does the same with an Application's name.
  * `charts/gitops-wiring.ts` spells the same function as a go template.
  */
-export function clusterDirectoryName(namespace: string, cluster: string): string {
+export function clusterDirectoryName(namespace: DnsLabel, cluster: DnsLabel): string {
   return boundedName(`${namespace}${namespaceJoint(namespace)}${cluster}`, MAX_LABEL_NAME);
 }
 
@@ -68,7 +69,7 @@ export function clusterDirectoryName(namespace: string, cluster: string): string
  * `bmh-labels-<cluster>`, a fixed name so Argo CD's `BeforeHookCreation` replaces the previous run.
  * At most 63 characters: the Job controller copies a Job's name into a pod label.
  */
-export function labelJobName(cluster: string): string {
+export function labelJobName(cluster: DnsLabel): string {
   return boundedName(`bmh-labels-${cluster}`, MAX_LABEL_NAME);
 }
 
@@ -78,7 +79,7 @@ export function labelJobName(cluster: string): string {
  * {@link clusterDirectoryName} (one BareMetalHost namespace serves SIPClusters of many namespaces,
  * and `edge-sip/tenant-a` and `a-edge-sip/tenant` must not share one). RBAC names may be long.
  */
-export function labelRoleName(namespace: string, cluster: string): string {
+export function labelRoleName(namespace: DnsLabel, cluster: DnsLabel): string {
   return `${labelJobName(cluster)}${namespaceJoint(namespace)}${namespace}`;
 }
 
@@ -103,7 +104,7 @@ export interface BpaObjectNames {
  * `-configmap` = `loadbalancer-controlplane-` + `x-configmap`), which SPEC fixes on both sides, so
  * `name-clash` refuses that pair.
  */
-export function bpaObjectNames(cluster: string): BpaObjectNames {
+export function bpaObjectNames(cluster: DnsLabel): BpaObjectNames {
   return {
     addressBook: `${cluster}-configmap`,
     hostsIni: `${cluster}-hosts-ini`,
@@ -121,7 +122,8 @@ export const SERVICE_NAME_PREFIXES = {
 } as const;
 
 /** A DNS-1035 label: what a Service's name must be. */
-const DNS_1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
+/** What the objects of a SIP service kind are named after. */
+export type ServiceNamePrefix = (typeof SERVICE_NAME_PREFIXES)[keyof typeof SERVICE_NAME_PREFIXES];
 
 /**
  * `<prefix>-<cluster>` for the first service of a kind (SPEC §4.2), `<prefix><index>-<cluster>` for
@@ -132,17 +134,10 @@ const DNS_1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
  * first-service name continues the prefix with `-`, a further one with a digit, so the two forms
  * never meet.
  *
- * The Service of that name must be a DNS-1035 label of at most 63 characters: a longer name is
- * shortened by {@link boundedName}; one that is not a DNS-1035 label at all (a SIPCluster name with
- * dots, until the door refuses those) has other characters turned into dashes and a hash of the
- * whole added.
+ * The Service of that name must be a DNS-1035 label of at most 63 characters: a prefix starts with a
+ * letter and the cluster name is a DNS-1123 label, so only the length can be wrong, and a longer name
+ * is shortened by {@link boundedName}.
  */
-export function serviceObjectName(prefix: string, cluster: string, index: number): string {
-  const wanted = `${index === 0 ? prefix : `${prefix}${index}`}-${cluster}`;
-  if (DNS_1035_LABEL.test(wanted)) return boundedName(wanted, MAX_LABEL_NAME);
-  const start = wanted
-    .replace(/[^a-z0-9-]+/g, "-")
-    .slice(0, MAX_LABEL_NAME - HASH_LENGTH - 1)
-    .replace(/-+$/, "");
-  return `${start}-${nameHash(wanted)}`;
+export function serviceObjectName(prefix: ServiceNamePrefix, cluster: DnsLabel, index: number): string {
+  return boundedName(`${index === 0 ? prefix : `${prefix}${index}`}-${cluster}`, MAX_LABEL_NAME);
 }

@@ -448,6 +448,12 @@ describe("each rule reports its id at the field path", () => {
       /64 characters; the sip\.airshipit\.org\/cluster-name label on its hosts holds at most 63/,
     ],
     [
+      "sip-cluster-name",
+      sip(sipNodes, "tenant.a"),
+      "metadata.name",
+      /"tenant\.a" is not a DNS-1123 label: .* it names the cluster's Services, which take no '\.'/,
+    ],
+    [
       "topology-key",
       sip(sipNodes.replace("topologyKey: vino.airshipit.org/rack", "topologyKey: rack key")),
       "spec.nodes.ControlPlane.topologyKey",

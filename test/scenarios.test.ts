@@ -20,6 +20,7 @@ import { compareText } from "../synth/issue.ts";
 import { clusterDirectoryName } from "../synth/names.ts";
 import { secretMaterialIn } from "../synth/rules/secrets.ts";
 import { hasKubectl, REPO } from "./harness.ts";
+import { dnsLabel } from "./builders/inventory.ts";
 
 const UPDATE = process.env["UPDATE_GOLDEN"] === "1";
 const SCENARIOS = path.join(REPO, "test", "scenarios");
@@ -249,7 +250,7 @@ describe.each(ALL.map((scenario) => [scenario.name, scenario] as const))(
           [...directories.keys()]
             .map((directory) => {
               const [namespace, cluster] = directory.split("/");
-              return `flux/${clusterDirectoryName(namespace!, cluster!)}.yaml`;
+              return `flux/${clusterDirectoryName(dnsLabel(namespace!), dnsLabel(cluster!))}.yaml`;
             })
             .sort(compareText),
         );

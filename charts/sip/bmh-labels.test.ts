@@ -4,6 +4,7 @@ import { synthObjects, testApp, validateKubernetesObject } from "../../test/supp
 import { BmhLabelsChart } from "./bmh-labels.ts";
 import { SIP_HOSTS, sipHost, sipPlan } from "../../test/support/sip.ts";
 import type { SipClusterPlan } from "../../synth/plan/model.ts";
+import { dnsLabel } from "../../test/builders/inventory.ts";
 
 const ANNOTATIONS = {
   "argocd.argoproj.io/compare-options": "IgnoreExtraneous",
@@ -196,7 +197,12 @@ describe("BmhLabelsChart", () => {
   it("gives edge-sip/tenant-a and a-edge-sip/tenant different Roles in metal3 (issue #21 case 4)", () => {
     const roleNames = [
       sipPlan(),
-      { ...sipPlan(), key: clusterKey("a-edge-sip", "tenant"), namespace: "a-edge-sip", name: "tenant" },
+      {
+        ...sipPlan(),
+        key: clusterKey("a-edge-sip", "tenant"),
+        namespace: dnsLabel("a-edge-sip"),
+        name: dnsLabel("tenant"),
+      },
     ].map((cluster) =>
       synthObjects(new BmhLabelsChart(testApp(), "bmh-labels", { cluster, labelJob: LABEL_JOB }))
         .filter((object) => object.kind === "Role" || object.kind === "RoleBinding")

@@ -17,7 +17,7 @@ import {
   haproxyConfig,
   type HaproxyHealthCheck,
 } from "./haproxy-config.ts";
-import { SERVICE_NAME_PREFIXES, serviceObjectName } from "../../synth/names.ts";
+import { SERVICE_NAME_PREFIXES, serviceObjectName, type ServiceNamePrefix } from "../../synth/names.ts";
 import { servedHosts, serviceWorkload, type PublishedPort } from "./workload.ts";
 
 /** Which of a SIPCluster's load balancers. */
@@ -39,7 +39,7 @@ const HAPROXY_CONFIG_DIR = "/usr/local/etc/haproxy";
 
 interface Tier {
   /** What its objects' names start with. */
-  readonly prefix: string;
+  readonly prefix: ServiceNamePrefix;
   /** The SIP role whose hosts, active and standby, are the backends. */
   readonly role: string;
   readonly check: HaproxyHealthCheck;

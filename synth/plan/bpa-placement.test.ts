@@ -7,6 +7,7 @@ import { claimMacHosts, placeBpaCluster } from "./bpa-placement.ts";
 import { FILTERS, REASONS } from "./filters.ts";
 import { ClaimLedger } from "./claim-ledger.ts";
 import type { LockEntry } from "./lock.ts";
+import { dnsLabel } from "../../test/builders/inventory.ts";
 
 const GI = 2 ** 30;
 const CLUSTER = clusterKey("ns", "c1");
@@ -33,7 +34,7 @@ function place(hosts: readonly HostOptions[], nodes: ProvisioningOptions, setup:
     node,
   }));
   for (const entry of lockEntries) ledger.claim(byName(entry.host.slice("metal3/".length)), CLUSTER, "lock");
-  const group = { namespace: "ns", name: "c1", provisioning: makeProvisioning(nodes) };
+  const group = { namespace: dnsLabel("ns"), name: dnsLabel("c1"), provisioning: makeProvisioning(nodes) };
   const macs = claimMacHosts(new Map([[CLUSTER, group]]), inventory, ledger);
   const placed = placeBpaCluster(CLUSTER, group, {
     inventory,

@@ -5,7 +5,7 @@
  */
 import { clusterKey, type ClusterKey } from "../cluster-key.ts";
 import { pushTo } from "../group.ts";
-import type { IpAddress } from "../checked.ts";
+import type { DnsLabel, IpAddress } from "../checked.ts";
 import { compareText, type Issue } from "../issue.ts";
 import { ipForMac, type Host } from "../inventory/host.ts";
 import type { Inventory } from "../inventory/inventory.ts";
@@ -48,8 +48,8 @@ import type { BpaClusterPlan, Decision, NodePlacement, RejectedHost, SiteModel }
 
 /** The BPA CRs of one cluster, joined by (namespace, `cluster` label). */
 export interface BpaGroup {
-  readonly namespace: string;
-  readonly name: string;
+  readonly namespace: DnsLabel;
+  readonly name: DnsLabel;
   readonly provisioning?: Provisioning;
   readonly software?: Software;
   readonly glue?: ClusterGlue;
@@ -67,7 +67,7 @@ export type ContestedEntries = Pick<ReadonlyMap<MacRequest, string>, "get">;
 /** BPA CRs joined by (namespace, cluster label); duplicates are reported by the site checks. */
 export function groupBpa(model: SiteModel): Map<ClusterKey, BpaGroup> {
   const groups = new Map<ClusterKey, { -readonly [K in keyof BpaGroup]: BpaGroup[K] }>();
-  const groupFor = (namespace: string, cluster: string) => {
+  const groupFor = (namespace: DnsLabel, cluster: DnsLabel) => {
     const key = clusterKey(namespace, cluster);
     let group = groups.get(key);
     if (!group) groups.set(key, (group = { namespace, name: cluster }));

@@ -1,4 +1,4 @@
-import type { IpAddress } from "../checked.ts";
+import type { DnsLabel, IpAddress } from "../checked.ts";
 import type { ClusterKey } from "../cluster-key.ts";
 import type { Host } from "../inventory/host.ts";
 import type { FieldPath } from "../field-path.ts";
@@ -53,9 +53,9 @@ export interface Decision {
 /** Which cluster a plan is for: its key and the namespace and name the key is made of. */
 export interface ClusterIdentity {
   readonly key: ClusterKey;
-  readonly namespace: string;
-  /** The `cluster` label (BPA) or the SIPCluster's name. */
-  readonly name: string;
+  readonly namespace: DnsLabel;
+  /** The `cluster` label (BPA) or the SIPCluster's name; derived object names are made of these two. */
+  readonly name: DnsLabel;
 }
 
 /** The plan of a BPA cluster (Provisioning + optional Software / Cluster glue). */

@@ -3,7 +3,7 @@
  * they still qualify, fill up to active + standby from free matching hosts, at most one per topology
  * value, and release what it no longer needs (standby first, then the highest names).
  */
-import { clusterKeyParts, sipKey, type ClusterKey } from "../cluster-key.ts";
+import { checkedClusterKeyParts, sipKey, type ClusterKey } from "../cluster-key.ts";
 import { formatPath } from "../field-path.ts";
 import { compareText, type Issue } from "../issue.ts";
 import type { Host } from "../inventory/host.ts";
@@ -135,7 +135,7 @@ export function placeSipCluster(
       kind: "sip",
       key,
       namespace: sip.resource.namespace,
-      name: sip.resource.name,
+      name: sip.name,
       sip,
       members,
       released: released.map(({ host }) => host),
@@ -242,7 +242,10 @@ export function retireSipCluster(
   key: ClusterKey,
   hosts: readonly Release[],
 ): { plan: RetiredSipCluster; lock: LockEntry[] } {
-  const { namespace, name } = clusterKeyParts(key);
+  const parts = checkedClusterKeyParts(key);
+  // Releasing clusters come from the lock, whose reader admits only clusters named by two labels.
+  if (parts === undefined) throw new Error(`bug: retiring cluster ${key}, which no lock entry can name`);
+  const { namespace, name } = parts;
   const sorted = [...hosts].sort((a, b) => compareText(a.host.id, b.host.id));
   return {
     plan: { key, namespace, name, released: sorted.map(({ host }) => host) },

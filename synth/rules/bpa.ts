@@ -3,10 +3,10 @@
  * node entries, MAC and memory syntax, KUD plugins, the pod subnet, Debian packages. The normalisers
  * in `synth/site/bpa.ts` call them as they read a CR.
  */
+import { parseDnsLabel, type DnsLabel } from "../checked.ts";
 import type { FieldPath } from "../field-path.ts";
 import { HOSTS_INI_GROUPS } from "../hosts-ini.ts";
 import type { Issue } from "../issue.ts";
-import { DNS1123_LABEL } from "../inventory/selector.ts";
 import { macSlip } from "../mac.ts";
 import { cidrProblem } from "../network.ts";
 import { parseMemory } from "../quantity.ts";
@@ -24,7 +24,7 @@ const UNSUPPORTED_CLUSTER_TYPES: Readonly<Record<string, string>> = {
 
 /** `cluster-label`: the `cluster` label of a BPA CR, when it is a valid one. */
 export function clusterLabel(resource: Resource<"Provisioning" | "Software" | "Cluster">): {
-  cluster?: string;
+  cluster?: DnsLabel;
   issues: Issue[];
 } {
   const report = reporter(resource);
@@ -41,13 +41,14 @@ export function clusterLabel(resource: Resource<"Provisioning" | "Software" | "C
       ],
     };
   }
-  if (!DNS1123_LABEL.test(cluster)) {
+  const checked = parseDnsLabel(cluster);
+  if (checked === undefined) {
     const suggestion = cluster
       .toLowerCase()
       .replace(/[^a-z0-9-]+/g, "-")
       .replace(/^-+|-+$/g, "")
       .slice(0, 63);
-    const hint = suggestion && DNS1123_LABEL.test(suggestion) ? ` (did you mean "${suggestion}"?)` : "";
+    const hint = suggestion && parseDnsLabel(suggestion) ? ` (did you mean "${suggestion}"?)` : "";
     return {
       issues: [
         report(
@@ -58,7 +59,7 @@ export function clusterLabel(resource: Resource<"Provisioning" | "Software" | "C
       ],
     };
   }
-  return { cluster, issues: [] };
+  return { cluster: checked, issues: [] };
 }
 
 /** `unsupported`: a `cluster-type` label (upstream's VM mode) metalsynth does not provision. */
@@ -84,7 +85,7 @@ export function nodeLabel(label: string, path: FieldPath, report: Reporter): Iss
       ),
     ];
   }
-  if (DNS1123_LABEL.test(label)) return [];
+  if (parseDnsLabel(label) !== undefined) return [];
   return [
     report(
       "node-label",

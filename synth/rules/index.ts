@@ -56,7 +56,8 @@ export const RULES = {
   },
   "sip-cluster-name": {
     severity: "error",
-    summary: "SIPCluster name longer than 63 characters: it becomes the value of a SIP label on its hosts",
+    summary:
+      "SIPCluster name is not a DNS-1123 label: it becomes the value of a SIP label on its hosts and names its Services",
     module: "synth/rules/sip.ts",
   },
   "node-label": {

@@ -3,7 +3,7 @@
  * like any other. A hand edit, a bad merge or a truncated write must stop the run with a finding,
  * never be re-planned from scratch (that reshuffles every cluster) or silently rewritten.
  */
-import { clusterKeyParts, parseClusterKey } from "../cluster-key.ts";
+import { checkedClusterKeyParts, clusterKeyParts, parseClusterKey } from "../cluster-key.ts";
 import { parseDnsLabel, parseDnsSubdomain, parseLabelValue } from "../checked.ts";
 import { formatPath, type FieldPath } from "../field-path.ts";
 import { issue, type Issue, type SourcePosition } from "../issue.ts";
@@ -115,8 +115,8 @@ function lockEntry(
     wrong("host", `${shown(host)} is not a BareMetalHost's namespace/name`);
   const clusterText = text(cluster);
   const key = clusterText === undefined ? undefined : parseClusterKey(clusterText);
-  if (key === undefined || !isObjectId(key))
-    wrong("cluster", `${shown(cluster)} is not a cluster's namespace/name`);
+  if (key === undefined || checkedClusterKeyParts(key) === undefined)
+    wrong("cluster", `${shown(cluster)} is not a cluster's namespace/name (two DNS-1123 labels)`);
   for (const [field, flag] of [
     ["standby", standby],
     ["released", released],

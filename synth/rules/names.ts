@@ -5,6 +5,7 @@
  * what is left to refuse is a SPEC-fixed BPA name meeting a SPEC-fixed SIP name, and two names
  * shortened to the same hash (decision 0033).
  */
+import type { DnsLabel } from "../checked.ts";
 import { clusterKey, type ClusterKey } from "../cluster-key.ts";
 import type { FieldPath } from "../field-path.ts";
 import { compareText, type Issue } from "../issue.ts";
@@ -96,8 +97,8 @@ export function renderedNames(model: SiteModel, everySoftware = false): Rendered
     const source = { resource, cluster: clusterKey(resource.namespace, cluster), path: clusterLabel };
     add(source, `ConfigMap ${resource.namespace}/${bpaObjectNames(cluster).software}`);
   }
-  for (const { resource, services } of model.sips) {
-    const { namespace, name } = resource;
+  for (const { resource, name, services } of model.sips) {
+    const { namespace } = resource;
     const source = { resource, cluster: clusterKey(namespace, name), path: ["metadata", "name"] };
     for (const field of ["loadBalancerControlPlane", "loadBalancerWorker", "jumpHost"] as const) {
       (services[field] ?? []).forEach((_, index) => {
@@ -119,8 +120,8 @@ export function renderedNames(model: SiteModel, everySoftware = false): Rendered
  */
 function addDirectory(
   source: NameSource,
-  namespace: string,
-  cluster: string,
+  namespace: DnsLabel,
+  cluster: DnsLabel,
   add: (source: NameSource, what: string) => void,
 ): void {
   const name = clusterDirectoryName(namespace, cluster);

@@ -7,10 +7,12 @@ import {
   EXPECTED,
   authorizedKeyProblem,
   parseAuthorizedKey,
+  parseDnsLabel,
   parseDnsSubdomain,
   parseImageReference,
   parseInterfaceId,
   type AuthorizedKey,
+  type DnsLabel,
   type DnsSubdomain,
   type ImageReference,
   type InterfaceId,
@@ -31,16 +33,22 @@ const MAX_WORKER_PORTS = 100;
 /** Longest Kubernetes label value: a SIPCluster's name becomes one on each of its hosts. */
 const MAX_LABEL_VALUE = 63;
 
-/** `sip-cluster-name`: the name becomes the value of a SIP label on every host of the cluster. */
-export function sipClusterName(resource: Resource<"SIPCluster">, report: Reporter): Issue[] {
-  if (resource.name.length <= MAX_LABEL_VALUE) return [];
-  return [
-    report(
-      "sip-cluster-name",
-      ["metadata", "name"],
-      `"${resource.name}" has ${resource.name.length} characters; the sip.airshipit.org/cluster-name label on its hosts holds at most ${MAX_LABEL_VALUE}`,
-    ),
-  ];
+/**
+ * `sip-cluster-name`: the name becomes the value of a SIP label on every host of the cluster and the
+ * last part of its Service, Job and Role names, so it must be a DNS-1123 label. The checked name, or
+ * a finding.
+ */
+export function sipClusterName(
+  resource: Resource<"SIPCluster">,
+  report: Reporter,
+): { name?: DnsLabel; issues: Issue[] } {
+  const name = parseDnsLabel(resource.name);
+  if (name !== undefined) return { name, issues: [] };
+  const why =
+    resource.name.length > MAX_LABEL_VALUE
+      ? `has ${resource.name.length} characters; the sip.airshipit.org/cluster-name label on its hosts holds at most ${MAX_LABEL_VALUE}`
+      : `is not ${EXPECTED.dnsLabel}: it names the cluster's Services, which take no '.'`;
+  return { issues: [report("sip-cluster-name", ["metadata", "name"], `"${resource.name}" ${why}`)] };
 }
 
 /** `selector-invalid`, `topology-key`: a role's label selector and topology key, as label syntax. */

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { EXPECTED, parseImageReference } from "../checked.ts";
+import { EXPECTED, parseDnsLabel, parseDnsSubdomain, parseImageReference } from "../checked.ts";
 import { labelKeyProblem } from "../inventory/selector.ts";
 
 /**
@@ -7,19 +7,24 @@ import { labelKeyProblem } from "../inventory/selector.ts";
  * the ApplicationSet and Flux objects, so a value the API server or a GitOps agent would refuse is
  * caught here, at `metalsynth.yaml`'s line, instead of at apply time.
  */
-function setting(pattern: RegExp, expected: string, maxLength = 253) {
-  return z.string().refine((value) => value.length <= maxLength && pattern.test(value), {
+function setting(
+  pattern: RegExp | ((value: string) => string | undefined),
+  expected: string,
+  maxLength = 253,
+) {
+  const accepts = (value: string) =>
+    pattern instanceof RegExp ? pattern.test(value) : pattern(value) !== undefined;
+  return z.string().refine((value) => value.length <= maxLength && accepts(value), {
     error: (found) => `${JSON.stringify(found.input)} is not ${expected}`,
   });
 }
 
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 /** A Kubernetes namespace: a DNS-1123 label. */
-const namespaceName = () => setting(DNS_LABEL, "a namespace name (a DNS-1123 label: a-z, 0-9 and '-')", 63);
+const namespaceName = () =>
+  setting(parseDnsLabel, "a namespace name (a DNS-1123 label: a-z, 0-9 and '-')", 63);
 /** A Kubernetes object name (Secret, AppProject, Kustomization, GitRepository): a DNS-1123 subdomain. */
 const objectName = () =>
-  setting(DNS_SUBDOMAIN, "an object name (a DNS-1123 subdomain: a-z, 0-9, '-' and '.')");
+  setting(parseDnsSubdomain, "an object name (a DNS-1123 subdomain: a-z, 0-9, '-' and '.')");
 /** An image: checked by the same parser as a SIP service's, so charts take only an `ImageReference`. */
 const image = () =>
   z.string().transform((value, context) => {

@@ -1,3 +1,4 @@
+import type { DnsLabel } from "../checked.ts";
 import { clusterKey } from "../cluster-key.ts";
 import type { FieldPath } from "../field-path.ts";
 import type { Issue } from "../issue.ts";
@@ -75,7 +76,7 @@ export type NodeRequest = MacRequest | ResourceRequest | SameAsMasterRequest | I
 export interface Provisioning {
   readonly resource: Resource<"Provisioning">;
   /** `metadata.labels.cluster`, undefined when missing or invalid (reported as `cluster-label`). */
-  readonly cluster?: string;
+  readonly cluster?: DnsLabel;
   readonly masters: readonly NodeRequest[];
   readonly workers: readonly NodeRequest[];
   readonly plugins: readonly string[];
@@ -93,7 +94,7 @@ export interface Package {
 /** A Software CR after normalisation. */
 export interface Software {
   readonly resource: Resource<"Software">;
-  readonly cluster?: string;
+  readonly cluster?: DnsLabel;
   readonly masterPackages: readonly Package[];
   readonly workerPackages: readonly Package[];
 }
@@ -101,7 +102,7 @@ export interface Software {
 /** A Cluster glue CR after normalisation. */
 export interface ClusterGlue {
   readonly resource: Resource<"Cluster">;
-  readonly cluster?: string;
+  readonly cluster?: DnsLabel;
   readonly provisioningCR?: string;
   readonly softwareCR?: string;
 }

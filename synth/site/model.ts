@@ -55,7 +55,7 @@ export function siteModel(
       }
       case "SIPCluster": {
         const result = normalizeSipCluster(resource);
-        model.sips.push(result.sip);
+        if (result.sip) model.sips.push(result.sip);
         issues.push(...result.issues);
         break;
       }

@@ -1,4 +1,4 @@
-import type { AuthorizedKey, DnsSubdomain, ImageReference, InterfaceId } from "../checked.ts";
+import type { AuthorizedKey, DnsLabel, DnsSubdomain, ImageReference, InterfaceId } from "../checked.ts";
 import { sipKey } from "../cluster-key.ts";
 import type { FieldPath } from "../field-path.ts";
 import { compareText, type Issue } from "../issue.ts";
@@ -68,6 +68,8 @@ export interface SipServices {
 /** A SIPCluster after normalisation. */
 export interface SipCluster {
   readonly resource: Resource<"SIPCluster">;
+  /** The SIPCluster's name, checked to be a DNS-1123 label (`sip-cluster-name`). */
+  readonly name: DnsLabel;
   /** Roles in planning order: ControlPlane, Worker, then any other role by name (SPEC §3.2). */
   readonly roles: readonly SipRole[];
   readonly services: SipServices;
@@ -84,10 +86,10 @@ export function compareRoles(a: string, b: string): number {
 }
 
 /** Normalises a SIPCluster and runs the rules that need nothing but the CR itself (`synth/rules/sip.ts`). */
-export function normalizeSipCluster(resource: Resource<"SIPCluster">): { sip: SipCluster; issues: Issue[] } {
+export function normalizeSipCluster(resource: Resource<"SIPCluster">): { sip?: SipCluster; issues: Issue[] } {
   const report = reporter(resource, sipKey(resource));
   const { spec } = resource.object;
-  const issues = sipClusterName(resource, report);
+  const { name, issues } = sipClusterName(resource, report);
 
   const roles = Object.entries(spec.nodes)
     .sort(([a], [b]) => compareRoles(a, b))
@@ -162,5 +164,6 @@ export function normalizeSipCluster(resource: Resource<"SIPCluster">): { sip: Si
         .filter(present),
     }),
   };
-  return { sip: { resource, roles, services, ports }, issues };
+  // A name that is no DNS label can't name the cluster's objects: the CR is reported, not planned.
+  return name === undefined ? { issues } : { sip: { resource, name, roles, services, ports }, issues };
 }

@@ -4,7 +4,7 @@
  * memory tests and the benchmark. Every call returns fresh objects.
  */
 import { stringify } from "yaml";
-import { parseDnsLabel, parseDnsSubdomain, parseIpAddress } from "../../synth/checked.ts";
+import { parseDnsLabel, parseDnsSubdomain, parseIpAddress, type DnsLabel } from "../../synth/checked.ts";
 import {
   QAT_LABEL,
   SIP_LABELS,
@@ -164,6 +164,11 @@ export function checked<T>(parse: (text: string) => T | undefined, text: string)
   if (value === undefined)
     throw new Error(`test fixture: ${JSON.stringify(text)} does not pass ${parse.name}`);
   return value;
+}
+
+/** A DNS-1123 label from text, through the door's parser (a cluster's or namespace's name in a fixture). */
+export function dnsLabel(text: string): DnsLabel {
+  return checked(parseDnsLabel, text);
 }
 
 /** A {@link Nic} from text, its addresses checked. */

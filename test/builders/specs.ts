@@ -85,7 +85,9 @@ export function makeSipCluster(options: SipClusterOptions = {}): SipCluster {
     spec: { nodes },
   });
   if (resource.kind !== "SIPCluster") throw new Error(`fixture read as ${resource.kind}`);
-  return normalizeSipCluster(resource).sip;
+  const { sip } = normalizeSipCluster(resource);
+  if (!sip) throw new Error(`fixture SIPCluster ${resource.name} is not planned (its name is no DNS label)`);
+  return sip;
 }
 
 function readOne(kind: string, object: Record<string, unknown>): AnyResource {
