@@ -80,6 +80,11 @@ describe("parseLock", () => {
       ["lock-invalid hosts[0].cluster"],
     ],
     [
+      "a cluster whose name is no DNS label (it would name the cluster's objects)",
+      `${HEAD}hosts:\n${SIP_WORKER.replace("edge-sip/t", "edge-sip/t.a")}`,
+      ["lock-invalid hosts[0].cluster"],
+    ],
+    [
       "a misspelt field",
       `${HEAD}hosts:\n${SIP_WORKER}    relased: true\n`,
       ["lock-invalid hosts[0].relased"],
