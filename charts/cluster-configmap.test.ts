@@ -3,7 +3,7 @@ import { ClusterConfigMapChart } from "./cluster-configmap.ts";
 import { bpaPlan, synthObjects, testApp, validateKubernetesObject } from "../test/support/charts.ts";
 
 const metadata = (name: string, namespace = "edge-a", cluster = "cluster-east") => ({
-  annotations: { "argocd.argoproj.io/sync-wave": "1" },
+  annotations: { "argocd.argoproj.io/sync-wave": "1", "argocd.argoproj.io/sync-options": "Delete=false" },
   labels: { "app.kubernetes.io/managed-by": "metalsynth", "metalsynth.io/cluster": cluster },
   name,
   namespace,

@@ -39,9 +39,10 @@ describe("ArgoApplicationSetChart", () => {
         ],
         goTemplate: true,
         goTemplateOptions: ["missingkey=error"],
-        syncPolicy: { preserveResourcesOnDeletion: true },
+        syncPolicy: { preserveResourcesOnDeletion: false },
         template: {
           metadata: {
+            finalizers: ["resources-finalizer.argocd.argoproj.io"],
             labels: {
               "app.kubernetes.io/managed-by": "metalsynth",
               "metalsynth.io/cluster": "{{ .path.basename }}",

@@ -38,10 +38,14 @@ export class ArgoApplicationSetChart extends Chart {
             },
           },
         ],
-        syncPolicy: { preserveResourcesOnDeletion: true },
+        // A directory gone from Git deletes its Application with what it synced, so the cluster's
+        // Allocation and CRs leave with it; everything else is marked Delete=false (waveAnnotations)
+        // and stays, as decision 0008 wants (decision 0039).
+        syncPolicy: { preserveResourcesOnDeletion: false },
         template: {
           metadata: {
             name: applicationName(segment),
+            finalizers: [ARGO_RESOURCES_FINALIZER],
             labels: { [MANAGED_BY_LABEL]: "metalsynth", [CLUSTER_LABEL]: "{{ .path.basename }}" },
           },
           spec: {
@@ -59,6 +63,8 @@ export class ArgoApplicationSetChart extends Chart {
   }
 }
 
+/** The finalizer that makes deleting an Argo CD Application delete what it synced. */
+const ARGO_RESOURCES_FINALIZER = "resources-finalizer.argocd.argoproj.io";
 /** Props of {@link FluxKustomizationChart}. */
 export interface FluxKustomizationChartProps {
   readonly settings: SiteSettings;

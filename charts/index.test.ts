@@ -65,6 +65,7 @@ describe("addBpaClusterCharts", () => {
         });
         expect(object.metadata.annotations, `${file} ${object.kind}`).toEqual({
           "argocd.argoproj.io/sync-wave": waves[file],
+          "argocd.argoproj.io/sync-options": "Delete=false",
         });
       }
     }

@@ -70,7 +70,10 @@ describe("KudInstallerChart", () => {
         // Upstream BPA's Job label (its controller test asserts it); the Job only.
         ...(object.kind === "Job" ? { cluster: "west" } : {}),
       });
-      expect(object.metadata.annotations).toEqual({ "argocd.argoproj.io/sync-wave": "1" });
+      expect(object.metadata.annotations).toEqual({
+        "argocd.argoproj.io/sync-wave": "1",
+        "argocd.argoproj.io/sync-options": "Delete=false",
+      });
       validateKubernetesObject(object);
     }
   });

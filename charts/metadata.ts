@@ -30,9 +30,13 @@ export function clusterLabels(cluster: string): Record<string, string> {
   return { [MANAGED_BY_LABEL]: "metalsynth", [CLUSTER_LABEL]: cluster };
 }
 
-/** The annotations every object of a component carries. */
+/**
+ * The annotations every object of a component carries: its wave, and `Delete=false`, so deleting its
+ * cluster's Argo CD Application (its directory left Git) leaves it in the cluster as decision 0008
+ * wants; only the cluster's Allocation and CRs, which carry neither, leave with it (decision 0039).
+ */
 export function waveAnnotations(wave: SyncWave): Record<string, string> {
-  return { [SYNC_WAVE_ANNOTATION]: wave };
+  return { [SYNC_WAVE_ANNOTATION]: wave, "argocd.argoproj.io/sync-options": "Delete=false" };
 }
 
 /**

@@ -24,6 +24,8 @@ function sitePlan(): RenderPlan {
       },
     ],
     lock: EMPTY_LOCK,
+    allocations: [],
+    specs: [],
   };
 }
 
@@ -92,6 +94,8 @@ describe("addSiteCharts", () => {
       ],
       retired: [],
       lock: EMPTY_LOCK,
+      allocations: [],
+      specs: [],
     };
     const { wiring } = addSiteCharts(plan, withTargets(["flux"]), testApp);
     expect([...wiring.keys()]).toEqual(["flux/edge-a-cluster-east.yaml", "flux/edge-a.cluster-east.yaml"]);

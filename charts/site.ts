@@ -1,4 +1,5 @@
-import type { Chart } from "cdk8s";
+import { ApiObject, Chart, type ApiObjectProps } from "cdk8s";
+import { ALLOCATION_FILE, SPECS_FILE } from "../synth/plan/allocation.ts";
 import type { Construct } from "constructs";
 import type { RetiredSipCluster } from "../synth/plan/model.ts";
 import type { DnsLabel } from "../synth/checked.ts";
@@ -38,7 +39,7 @@ export interface SiteCharts {
  * into its one App. `scopeFor` says where each group of charts goes, as in {@link clusterDirectoryCharts}.
  */
 export function addSiteCharts(
-  plan: RenderPlan,
+  plan: Pick<RenderPlan, "clusters" | "retired" | "allocations" | "specs">,
   settings: SiteSettings,
   scopeFor: () => Construct,
 ): SiteCharts {
@@ -70,7 +71,7 @@ export function addSiteWiringCharts(scope: Construct, settings: SiteSettings): M
  * holds every plan of each directory it has.
  */
 export function* clusterDirectoryCharts(
-  plan: Pick<RenderPlan, "clusters" | "retired">,
+  plan: Pick<RenderPlan, "clusters" | "retired" | "allocations" | "specs">,
   settings: SiteSettings,
   scopeFor: () => Construct,
 ): Generator<ClusterCharts, void, undefined> {
@@ -82,6 +83,10 @@ export function* clusterDirectoryCharts(
       cluster: name,
     });
     return new Map([[`flux/${clusterDirectoryName(namespace, name)}.yaml`, chart]]);
+  };
+  const git = {
+    allocations: new Map<string, object>(plan.allocations.map(({ key, object }) => [key, object])),
+    specs: new Map<string, readonly object[]>(plan.specs.map(({ key, documents }) => [key, documents])),
   };
   for (const plans of byDirectory(plan.clusters)) {
     const scope = scopeFor();
@@ -96,6 +101,7 @@ export function* clusterDirectoryCharts(
     }
     if (files.size === 0) continue;
     const { key, namespace, name } = plans[0]!;
+    addGitCharts(scope, plans[0]!, git, files);
     const directory = clusterDirectory(namespace, name);
     yield { key, namespace, name, plans, directory, files, wiring: flux(scope, namespace, name) };
   }
@@ -106,6 +112,8 @@ export function* clusterDirectoryCharts(
       cluster: retired,
       labelJob: labelJobProps(settings),
     });
+    const files = new Map<string, Chart>([["bmh-labels.yaml", labels]]);
+    addGitCharts(scope, retired, git, files);
     yield {
       key,
       namespace,
@@ -113,9 +121,55 @@ export function* clusterDirectoryCharts(
       plans: [],
       retired,
       directory: clusterDirectory(namespace, name),
-      files: new Map([["bmh-labels.yaml", labels]]),
+      files,
       wiring: flux(scope, namespace, name),
     };
+  }
+}
+
+/**
+ * Adds what Git knows of a cluster to its directory's files (decision 0039): its Allocation, when the
+ * lock has entries for it, and its own CRs, when it has any.
+ */
+function addGitCharts(
+  scope: Construct,
+  cluster: { readonly key: string; readonly namespace: string; readonly name: string },
+  plan: {
+    readonly allocations: ReadonlyMap<string, object>;
+    readonly specs: ReadonlyMap<string, readonly object[]>;
+  },
+  files: Map<string, Chart>,
+): void {
+  const allocation = plan.allocations.get(cluster.key);
+  if (allocation !== undefined)
+    files.set(ALLOCATION_FILE, new DocumentsChart(scope, chartId(cluster, "allocation"), [allocation]));
+  const documents = plan.specs.get(cluster.key) ?? [];
+  if (documents.length > 0)
+    files.set(SPECS_FILE, new DocumentsChart(scope, chartId(cluster, "specs"), documents));
+}
+
+/** A chart of documents synth made itself (`synth/plan/allocation.ts`), written as they are. */
+class DocumentsChart extends Chart {
+  constructor(scope: Construct, id: string, documents: readonly object[]) {
+    super(scope, id, { disableResourceNameHashes: true });
+    documents.forEach((document, index) => new VerbatimObject(this, `document-${index}`, document));
+  }
+}
+
+/**
+ * An object written exactly as given. cdk8s would sort its keys and drop its nulls, and a null is
+ * meaningful in a CR (`- worker-1:` is "the same host as master-1").
+ */
+class VerbatimObject extends ApiObject {
+  readonly #document: object;
+
+  constructor(scope: Construct, id: string, document: object) {
+    super(scope, id, document as ApiObjectProps);
+    this.#document = document;
+  }
+
+  override toJson(): object {
+    return this.#document;
   }
 }
 

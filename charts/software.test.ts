@@ -59,7 +59,10 @@ describe("SoftwareChart", () => {
         "app.kubernetes.io/managed-by": "metalsynth",
         "metalsynth.io/cluster": "cluster-east",
       });
-      expect(object.metadata.annotations).toEqual({ "argocd.argoproj.io/sync-wave": "2" });
+      expect(object.metadata.annotations).toEqual({
+        "argocd.argoproj.io/sync-wave": "2",
+        "argocd.argoproj.io/sync-options": "Delete=false",
+      });
       validateKubernetesObject(object);
     }
   });

@@ -1,6 +1,11 @@
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { parse, parseAllDocuments } from "yaml";
 import { clusterKey } from "../synth/cluster-key.ts";
+import { ALLOCATION_FILE, SPECS_FILE } from "../synth/plan/allocation.ts";
+import { LOCK_FILE } from "../synth/plan/lock.ts";
+import { lockFromAllocations } from "../synth/rules/allocation.ts";
+import { parseLock } from "../synth/rules/lock.ts";
 import { renderPlan, type RenderPlan } from "../synth/plan/render-plan.ts";
 import type { SiteSettings } from "../synth/schema/settings.ts";
 import { REPO } from "../test/harness.ts";
@@ -41,6 +46,29 @@ describe("renderSite", () => {
       "edge-sip/tenant-a",
       "edge-sip/tenant-old",
     ]);
+  });
+
+  it("carries the lock as one Allocation per cluster directory, and each cluster's own CRs", async () => {
+    const { plan, settings } = await examplePlan();
+    for (const options of [{ workers: 0 }, { workers: 1, shareSize: 1 }]) {
+      const { files } = await renderSite(plan, settings, options);
+      const allocations = [...files]
+        .filter(([file]) => file.endsWith(`/${ALLOCATION_FILE}`))
+        .map(([, content]) => parse(content) as unknown);
+      expect(allocations).toHaveLength(3);
+      expect(lockFromAllocations(allocations)).toEqual(parseLock(parse(files.get(LOCK_FILE)!)));
+      const kinds = (file: string) =>
+        parseAllDocuments(files.get(file) ?? "").map(
+          (document) => (document.toJS() as { kind: string }).kind,
+        );
+      expect(kinds(`clusters/edge-a/cluster-east/${SPECS_FILE}`)).toEqual([
+        "Provisioning",
+        "Cluster",
+        "Software",
+      ]);
+      expect(kinds(`clusters/edge-sip/tenant-a/${SPECS_FILE}`)).toEqual(["SIPCluster"]);
+      expect(files.has(`clusters/edge-sip/tenant-old/${SPECS_FILE}`)).toBe(false);
+    }
   });
 
   it("fails with a chart's error, whichever thread met it", async () => {

@@ -8,6 +8,7 @@ import { objectsOf } from "../charts/index.ts";
 import { addSiteWiringCharts, clusterDirectoryCharts } from "../charts/site.ts";
 import { field, isRecord } from "../synth/inventory/raw.ts";
 import { compareText } from "../synth/issue.ts";
+import type { ClusterKey } from "../synth/cluster-key.ts";
 import { LOCK_FILE, lockDocument } from "../synth/plan/lock.ts";
 import type { ClusterRender, RenderPlan } from "../synth/plan/render-plan.ts";
 import type { SiteSettings } from "../synth/schema/settings.ts";
@@ -82,7 +83,7 @@ export async function renderSite(
 }
 
 /** Whole cluster directories of a plan: rendered on their own, they give what the whole plan gives. */
-export type PlanShare = Pick<RenderPlan, "clusters" | "retired">;
+export type PlanShare = Pick<RenderPlan, "clusters" | "retired" | "allocations" | "specs">;
 
 /** What a {@link PlanShare} renders to, each list in plan order; plain data, so it can cross threads. */
 export interface RenderedShare {
@@ -142,9 +143,15 @@ function planDirectories(plan: RenderPlan): PlanShare[] {
     if (plans) plans.push(cluster);
     else directories.set(cluster.key, [cluster]);
   }
+  const allocations = new Map(plan.allocations.map((allocation) => [allocation.key, allocation]));
+  const specs = new Map(plan.specs.map((cluster) => [cluster.key, cluster]));
+  const of = (key: ClusterKey) => ({
+    allocations: [allocations.get(key)].filter((found) => found !== undefined),
+    specs: [specs.get(key)].filter((found) => found !== undefined),
+  });
   return [
-    ...[...directories.values()].map((clusters) => ({ clusters, retired: [] })),
-    ...plan.retired.map((retired) => ({ clusters: [], retired: [retired] })),
+    ...[...directories.values()].map((clusters) => ({ clusters, retired: [], ...of(clusters[0]!.key) })),
+    ...plan.retired.map((retired) => ({ clusters: [], retired: [retired], ...of(retired.key) })),
   ];
 }
 
@@ -156,6 +163,8 @@ function planShares(directories: readonly PlanShare[], size: number): PlanShare[
     shares.push({
       clusters: slice.flatMap((directory) => directory.clusters),
       retired: slice.flatMap((directory) => directory.retired),
+      allocations: slice.flatMap((directory) => directory.allocations),
+      specs: slice.flatMap((directory) => directory.specs),
     });
   }
   return shares;

@@ -133,6 +133,8 @@ function objectsIn(content: string): KubeObject[] {
 
 /** SPEC §4: the component files a cluster directory may hold, each with its objects' sync wave. */
 const COMPONENT_WAVES: Readonly<Record<string, string>> = {
+  "allocation.yaml": "-3",
+  "specs.yaml": "-2",
   "bmh-labels.yaml": "-1",
   "jumphost.yaml": "0",
   "loadbalancer-controlplane.yaml": "0",
@@ -215,6 +217,11 @@ describe.each(ALL.map((scenario) => [scenario.name, scenario] as const))(
           );
           const name = specName(component, object.kind, cluster);
           if (name) expect(object.metadata.name, where).toMatch(name);
+          // Deleting the cluster's Argo CD Application removes its Allocation and CRs only (decision 0039).
+          const kept = /(^|,)Delete=false(,|$)/.test(
+            object.metadata.annotations?.["argocd.argoproj.io/sync-options"] ?? "",
+          );
+          expect(kept, where).toBe(!["allocation.yaml", "specs.yaml"].includes(component));
           if (object.kind === "BareMetalHost") {
             // A label patch lives in its BMH's namespace and never claims the BMH (decision 0009); a
             // released host's patch carries no labels at all.

@@ -126,6 +126,7 @@ describe("BmhLabelsChart", () => {
         annotations: {
           "argocd.argoproj.io/hook": "Sync",
           "argocd.argoproj.io/hook-delete-policy": "BeforeHookCreation",
+          "argocd.argoproj.io/sync-options": "Delete=false",
           "argocd.argoproj.io/sync-wave": "-1",
           "kustomize.toolkit.fluxcd.io/reconcile": "disabled",
         },

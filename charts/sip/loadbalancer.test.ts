@@ -70,7 +70,10 @@ describe("LoadBalancerChart", () => {
       ]);
       for (const object of objects) {
         expect(object.metadata.namespace).toBe("edge-sip");
-        expect(object.metadata.annotations).toEqual({ "argocd.argoproj.io/sync-wave": "0" });
+        expect(object.metadata.annotations).toEqual({
+          "argocd.argoproj.io/sync-wave": "0",
+          "argocd.argoproj.io/sync-options": "Delete=false",
+        });
         validateKubernetesObject(object);
       }
     }

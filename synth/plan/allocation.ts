@@ -6,10 +6,13 @@
  * exactly (`lockFromAllocations` in `synth/rules/allocation.ts` of {@link allocationObjects} is the lock).
  */
 import { checkedClusterKeyParts, type ClusterKey } from "../cluster-key.ts";
+import type { DnsLabel } from "../checked.ts";
 import { compareText } from "../issue.ts";
+import type { AnyResource } from "../site/resources.ts";
 import { ALLOCATION_DEFINITION } from "../schema/allocation.ts";
 import { apiVersionOf } from "../schema/kinds.ts";
 import type { Lock, LockEntry, LockKind } from "./lock.ts";
+import type { ClusterPlan } from "./model.ts";
 
 /** The Allocation's `apiVersion` and `kind`. */
 export const ALLOCATION_API_VERSION = apiVersionOf(ALLOCATION_DEFINITION);
@@ -36,13 +39,19 @@ export interface AllocationObject {
   readonly spec: { readonly kind: LockKind; readonly hosts: readonly AllocationHost[] };
 }
 
+/** A cluster's Allocation, by the cluster's key. */
+export interface ClusterAllocation {
+  readonly key: ClusterKey;
+  readonly object: AllocationObject;
+}
+
 /**
  * The Allocations of a lock, one per cluster that has entries (a retired SIPCluster's released hosts
  * included), by cluster key in text order; each lists the cluster's entries in lock order. A cluster
  * key names one directory, and a BPA cluster and a SIPCluster of one key are refused (`name-clash`:
  * they would share a directory and its wiring), so every key has one kind.
  */
-export function allocationObjects(lock: Lock): { key: ClusterKey; object: AllocationObject }[] {
+export function allocationObjects(lock: Lock): ClusterAllocation[] {
   const byCluster = new Map<ClusterKey, LockEntry[]>();
   for (const entry of lock.entries) {
     const entries = byCluster.get(entry.cluster);
@@ -59,8 +68,8 @@ export function allocationObjects(lock: Lock): { key: ClusterKey; object: Alloca
       metadata: {
         name: parts.name,
         namespace: parts.namespace,
-        labels: { "app.kubernetes.io/managed-by": "metalsynth", "metalsynth.io/cluster": parts.name },
-        annotations: { "argocd.argoproj.io/sync-wave": ALLOCATION_WAVE },
+        labels: metalsynthLabels(parts.name),
+        annotations: { [SYNC_WAVE]: ALLOCATION_WAVE },
       },
       spec: { kind: entries[0]!.kind, hosts: entries.map(allocationHost) },
     };
@@ -78,4 +87,67 @@ function allocationHost(entry: LockEntry): AllocationHost {
     ...(entry.released === undefined ? {} : { released: entry.released }),
     ...(entry.snapshot === undefined ? {} : { snapshot: entry.snapshot }),
   };
+}
+
+/** The file a cluster's own CRs are rendered into, in its directory. */
+export const SPECS_FILE = "specs.yaml";
+/** Their Argo CD sync wave: after the Allocation, before everything rendered from them (-1 and up). */
+export const SPECS_WAVE = "-2";
+
+/** Annotations a client sets, not the user: kept out of the copy so Git's CR is the user's. */
+const CLIENT_ANNOTATIONS = new Set(["kubectl.kubernetes.io/last-applied-configuration"]);
+
+/**
+ * A cluster CR as its directory carries it to the cluster (SPEC §4 "What Git knows reaches the
+ * cluster"): the schema-validated object of `specs/` re-serialised, so only what the schema admitted
+ * is written. Kept: `apiVersion`, `kind`, name, namespace (the default namespace made explicit),
+ * labels and annotations the user set, `spec`. Left out: `status` and whatever the server sets
+ * (uid, resourceVersion, managedFields, ...), which an object read back from a cluster carries. Added:
+ * the standard metalsynth labels (a `rendered/` file synth may replace holds only labelled objects)
+ * and the sync wave.
+ */
+export function clusterSpecDocument(
+  resource: AnyResource,
+  cluster: DnsLabel,
+): Readonly<Record<string, unknown>> {
+  const { apiVersion, kind, metadata, spec } = resource.object;
+  const annotations = Object.entries(metadata.annotations ?? {}).filter(
+    ([key]) => !CLIENT_ANNOTATIONS.has(key),
+  );
+  return {
+    apiVersion,
+    kind,
+    metadata: {
+      name: resource.name,
+      namespace: resource.namespace,
+      labels: { ...metadata.labels, ...metalsynthLabels(cluster) },
+      annotations: { ...Object.fromEntries(annotations), [SYNC_WAVE]: SPECS_WAVE },
+    },
+    spec,
+  };
+}
+
+/** A cluster's own CRs, by the cluster's key, as its directory carries them. */
+export interface ClusterSpecs {
+  readonly key: ClusterKey;
+  readonly documents: readonly Readonly<Record<string, unknown>>[];
+}
+
+/** The CRs of a cluster's plan: a BPA cluster's Provisioning, Cluster glue and Software; a SIPCluster. */
+export function clusterSpecs(cluster: ClusterPlan): ClusterSpecs {
+  const resources: AnyResource[] =
+    cluster.kind === "sip"
+      ? [cluster.sip.resource]
+      : [cluster.provisioning, cluster.glue, cluster.software].flatMap((cr) => (cr ? [cr.resource] : []));
+  return {
+    key: cluster.key,
+    documents: resources.map((resource) => clusterSpecDocument(resource, cluster.name)),
+  };
+}
+
+const SYNC_WAVE = "argocd.argoproj.io/sync-wave";
+
+/** The labels every object metalsynth renders for `cluster` carries (`charts/metadata.ts`). */
+function metalsynthLabels(cluster: DnsLabel): Record<string, string> {
+  return { "app.kubernetes.io/managed-by": "metalsynth", "metalsynth.io/cluster": cluster };
 }

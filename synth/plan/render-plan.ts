@@ -3,6 +3,7 @@ import type { Host } from "../inventory/host.ts";
 import { hasErrors, type Issue } from "../issue.ts";
 import type { Provisioning, Software } from "../site/bpa.ts";
 import type { SipCluster } from "../site/sip.ts";
+import { allocationObjects, clusterSpecs, type ClusterAllocation, type ClusterSpecs } from "./allocation.ts";
 import type { Lock } from "./lock.ts";
 import type {
   BpaClusterPlan,
@@ -53,6 +54,10 @@ export interface RenderPlan {
   readonly clusters: readonly ClusterRender[];
   readonly retired: readonly RetiredSipCluster[];
   readonly lock: Lock;
+  /** The lock's entries per cluster, as each cluster's directory carries them (decision 0039). */
+  readonly allocations: readonly ClusterAllocation[];
+  /** Each rendered cluster's own CRs, as its directory carries them (decision 0039). */
+  readonly specs: readonly ClusterSpecs[];
 }
 
 /**
@@ -72,7 +77,14 @@ export function renderPlan(plan: SitePlan, issues: readonly Issue[]): RenderPlan
       clusters.push(rendered);
     }
   }
-  return { clusters, retired: plan.retired, lock: plan.lock };
+  const rendered = new Set(clusters.map((cluster) => cluster.key));
+  return {
+    clusters,
+    retired: plan.retired,
+    lock: plan.lock,
+    allocations: allocationObjects(plan.lock),
+    specs: plan.clusters.filter((cluster) => rendered.has(cluster.key)).map(clusterSpecs),
+  };
 }
 
 function bpaRender(cluster: BpaClusterPlan, provisioning: Provisioning): BpaRender | undefined {

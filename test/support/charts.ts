@@ -25,6 +25,8 @@ import { labelKeyProblem, labelValueProblem } from "../../synth/inventory/select
 import { renderPlan, type BpaRender } from "../../synth/plan/render-plan.ts";
 import { DEFAULT_SETTINGS, type SiteSettings } from "../../synth/schema/settings.ts";
 import { objectsOf } from "../../charts/index.ts";
+import { ALLOCATION_DEFINITION } from "../../synth/schema/allocation.ts";
+import { apiVersionOf, kindFor } from "../../synth/schema/kinds.ts";
 
 /** A host of the fixture inventory: its BMH name, the MAC the specs use and that NIC's address. */
 export interface FixtureHost {
@@ -242,6 +244,16 @@ export function validateKubernetesObject(object: KubeObject): void {
   const key = `${object.apiVersion}/${object.kind}`;
   if (key === "metal3.io/v1alpha1/BareMetalHost") {
     new ConfigMap({ metadata: object.metadata }).validate();
+    return;
+  }
+  // Allocations and the cluster CRs a directory carries: checked by the zod schemas their CRDs are
+  // generated from, so what the API server accepts.
+  const crd =
+    key === `${apiVersionOf(ALLOCATION_DEFINITION)}/${ALLOCATION_DEFINITION.kind}`
+      ? ALLOCATION_DEFINITION
+      : kindFor(object.apiVersion, object.kind);
+  if (crd) {
+    crd.schema.parse(object);
     return;
   }
   const model = MODELS[key];
