@@ -52,6 +52,29 @@ describe("admit", () => {
     expect(response(admit("Provisioning", body, never))).toEqual({ uid: "uid-c1", allowed: true });
   });
 
+  it.each([
+    { case: "an allowed CREATE", options: {}, findings: [], held: true },
+    { case: "an allowed UPDATE", options: { operation: "UPDATE" as const }, findings: [], held: true },
+    {
+      case: "an allowed CREATE with warnings",
+      options: {},
+      findings: [warning("spec.b: careful")],
+      held: true,
+    },
+    { case: "an allowed dry run", options: { dryRun: true }, findings: [], held: false },
+    { case: "a denied CREATE", options: {}, findings: [error("spec.a: one")], held: false },
+  ])("returns the object to hold in flight for $case: $held", ({ options, findings, held }) => {
+    const outcome = admit("Provisioning", admissionReview(cr, options), returning(findings));
+    const admitted = outcome.status === 200 ? outcome.admitted : undefined;
+    if (held) expect(admitted).toMatchObject({ kind: "Provisioning", metadata: { name: "c1" } });
+    else expect(admitted).toBeUndefined();
+  });
+
+  it("holds nothing for a DELETE", () => {
+    const outcome = admit("Provisioning", admissionReview(cr, { operation: "DELETE" }), never);
+    expect(outcome.status === 200 && outcome.admitted).toBeUndefined();
+  });
+
   it("denies as unavailable, never allows, while no inventory is loaded", () => {
     expect(response(admit("Provisioning", admissionReview(cr), undefined))).toMatchObject({
       allowed: false,

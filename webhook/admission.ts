@@ -63,6 +63,11 @@ export type AdmissionOutcome =
       readonly summary: AdmissionSummary;
       /** What a review threw, for the log; the response already says "internal error". */
       readonly failure?: unknown;
+      /**
+       * An allowed CREATE or UPDATE that is no dry run: the object as reviewed, for the state to hold
+       * until its informer delivers it (admissions in flight, decision 0041).
+       */
+      readonly admitted?: unknown;
     }
   | { readonly status: 400; readonly body: { readonly error: string } };
 
@@ -90,7 +95,8 @@ type AdmissionRequest = z.infer<typeof AdmissionRequestSchema>;
 
 /**
  * Decides one AdmissionReview for the endpoint of `kind`. DELETE (and CONNECT) are allowed without
- * review; `dryRun` changes nothing, since reviewing has no side effects. `reviewer` runs the rules
+ * review; `dryRun` changes only whether an allowed object is returned as `admitted` (to be held as in
+ * flight), since reviewing has no side effects. `reviewer` runs the rules
  * (and may throw on a bug); it is `undefined` while the inventory is not loaded: the request is then
  * denied as unavailable, never allowed blind.
  */
@@ -149,9 +155,10 @@ export function admit(kind: CrKind, body: unknown, reviewer: Reviewer | undefine
       },
     });
   }
+  const reviewed = withRequestIdentity(object, request);
   let findings: readonly Finding[];
   try {
-    findings = reviewer.review(withRequestIdentity(object, request));
+    findings = reviewer.review(reviewed);
   } catch (failure) {
     return {
       ...respond(summary, "internal-error", {
@@ -178,12 +185,14 @@ export function admit(kind: CrKind, body: unknown, reviewer: Reviewer | undefine
     ...(errors.length > 0 && { status: { code: 403, reason: "Forbidden", message: errors.join("; ") } }),
     ...(warnings.length > 0 && { warnings }),
   };
-  return respond(
+  const outcome = respond(
     // New keys before the spread: Node 20 builds `{ ...a, newKey }` ~25x slower (decision 0026).
     { errors: errors.length, warnings: warnings.length, ...summary },
     errors.length === 0 ? "allowed" : "denied",
     response,
   );
+  // A dry run stores nothing, so nothing is in flight. The new key first: see decision 0026.
+  return response.allowed && !summary.dryRun ? { admitted: reviewed, ...outcome } : outcome;
 }
 
 function respond(

@@ -39,7 +39,7 @@ import { buildInventory, type InventoryObject } from "../synth/inventory/load.ts
 import { NETWORK_DATA_LABEL } from "../synth/inventory/network-data.ts";
 import { field, isRecord, stringField } from "../synth/inventory/raw.ts";
 import { KINDS } from "../synth/schema/kinds.ts";
-import { readResources } from "../synth/site/resources.ts";
+import { readResources, resourceKey } from "../synth/site/resources.ts";
 import type { Logger } from "./log.ts";
 import { objectDocument } from "./site-review.ts";
 import type { Feed, Readiness, WebhookState } from "./state.ts";
@@ -184,6 +184,8 @@ export class ClusterFeed implements Feed {
   /** BMH id → the Secret it names, to keep {@link #secretUsers} exact when that changes. */
   readonly #secretOf = new Map<string, string>();
   readonly #dirtyHosts = new Set<string>();
+  /** CRs the informers delivered since the last publication → when, to let go of held admissions. */
+  readonly #delivered = new Map<string, number>();
   #resourcesDirty = true;
   #published = false;
   #rebuild: NodeJS.Timeout | undefined;
@@ -366,6 +368,10 @@ export class ClusterFeed implements Feed {
         break;
       case "resources":
         this.#resourcesDirty = true;
+        this.#delivered.set(
+          resourceKey(watch.resource.kind, namespace, object.metadata?.name ?? ""),
+          this.#clock(),
+        );
         break;
     }
     this.#schedule();
@@ -411,7 +417,9 @@ export class ClusterFeed implements Feed {
     this.#options.state.update({
       ...(inventoryChanged && { inventory: new Inventory(this.#hosts.values(), this.#setAside.values()) }),
       ...(clusterResources && { clusterResources, clusterInvalid }),
+      ...(this.#delivered.size > 0 && { delivered: new Map(this.#delivered) }),
     });
+    this.#delivered.clear();
     if (!this.#published)
       this.#options.log.info("cluster listed", { hosts: this.#hosts.size, objects: this.#objects });
     this.#published = true;

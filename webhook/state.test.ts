@@ -5,7 +5,7 @@ import { provisioning } from "../test/builders/reviews.ts";
 import { readResources } from "../synth/site/resources.ts";
 import { SiteSnapshot } from "../synth/snapshot.ts";
 import { objectDocument } from "./site-review.ts";
-import { WebhookState } from "./state.ts";
+import { HOLD_MS, WebhookState } from "./state.ts";
 
 const inventory = makeInventory(
   ["01", "02"].map((suffix) => ({
@@ -78,5 +78,71 @@ describe("WebhookState", () => {
     });
     state.reviewer()?.review(asking);
     expect(evaluations).toHaveBeenCalledTimes(2);
+  });
+
+  describe("an admitted object in flight", () => {
+    const first = byMac("east", "00:00:00:00:00:01");
+    const rival = byMac("west", "00:00:00:00:00:01");
+    const key = "Provisioning/edge-a/east";
+    function heldState() {
+      let now = 1_000;
+      const state = new WebhookState(() => now);
+      state.update({ inventory, clusterResources: [] });
+      const rulesFor = (object: unknown) =>
+        state
+          .reviewer()
+          ?.review(object)
+          .map((found) => found.rule);
+      state.hold(first);
+      return { state, rulesFor, advance: (ms: number) => (now += ms), at: () => now };
+    }
+
+    it("makes a conflicting request to the same replica a denial before any informer delivers it", () => {
+      const { rulesFor } = heldState();
+      expect(rulesFor(rival)).toEqual(["host-claimed"]);
+    });
+
+    it("stays held while the informer delivers other objects, and while the hold is young", () => {
+      const { state, rulesFor, advance, at } = heldState();
+      advance(HOLD_MS - 1);
+      state.update({ clusterResources: [], delivered: new Map([["Provisioning/edge-a/north", at()]]) });
+      expect(rulesFor(rival)).toEqual(["host-claimed"]);
+    });
+
+    it("is let go once the informer delivers it, whatever it then holds", () => {
+      const { state, rulesFor, advance, at } = heldState();
+      advance(200);
+      state.update({ clusterResources: [], delivered: new Map([[key, at()]]) });
+      expect(rulesFor(rival)).toEqual([]);
+    });
+
+    it("is not let go by a delivery from before it was admitted", () => {
+      const { state, rulesFor, at } = heldState();
+      state.update({ clusterResources: [], delivered: new Map([[key, at() - 1]]) });
+      expect(rulesFor(rival)).toEqual(["host-claimed"]);
+    });
+
+    it(`is let go after ${HOLD_MS} ms when no informer delivers it (the API server did not store it)`, () => {
+      const { rulesFor, advance } = heldState();
+      advance(HOLD_MS);
+      expect(rulesFor(rival)).toEqual([]);
+    });
+
+    it("replaces the stored object an admitted UPDATE changes", () => {
+      let now = 0;
+      const state = new WebhookState(() => now);
+      state.update({ inventory, clusterResources: clusterResources(first) });
+      // east moves to node-02: node-01 is free for west at once, node-02 is taken.
+      state.hold(byMac("east", "00:00:00:00:00:02"));
+      const rulesFor = (object: unknown) =>
+        state
+          .reviewer()
+          ?.review(object)
+          .map((found) => found.rule);
+      expect(rulesFor(rival)).toEqual([]);
+      expect(rulesFor(byMac("west", "00:00:00:00:00:02"))).toEqual(["host-claimed"]);
+      now += HOLD_MS;
+      expect(rulesFor(rival)).toEqual(["host-claimed"]);
+    });
   });
 });

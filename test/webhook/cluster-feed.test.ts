@@ -10,7 +10,7 @@ import { KINDS } from "../../synth/schema/kinds.ts";
 import { ClusterFeed, NETWORK_DATA_LABEL } from "../../webhook/cluster-feed.ts";
 import { jsonLogger } from "../../webhook/log.ts";
 import { startWebhook, type RunningWebhook } from "../../webhook/main.ts";
-import { WebhookState } from "../../webhook/state.ts";
+import { HOLD_MS, WebhookState } from "../../webhook/state.ts";
 import { makeBmh } from "../builders/inventory.ts";
 import { REPO } from "../harness.ts";
 import { postJson, send, type Target } from "./client.ts";
@@ -152,6 +152,35 @@ describe("the webhook fed by informers (--from-cluster)", () => {
       admissionReview(east, { operation: "UPDATE", oldObject: east, uid: "u-east" }),
     );
     expect(json).toMatchObject({ response: { uid: "u-east", allowed: true } });
+  });
+
+  it("denies the second of two conflicting CREATEs before the informer delivers the first, and holds it only until then", async () => {
+    await whenReady();
+    const withMaster = (name: string, mac: string) =>
+      provisioning({ name, masters: [["master-1", { "mac-address": mac }]] });
+    const decide = async (cr: Cr, options: { uid: string; dryRun?: boolean }) =>
+      (
+        (await postJson(target, "/validate/provisioning", admissionReview(cr, options))).json as {
+          response: { allowed: boolean };
+        }
+      ).response.allowed;
+    const wanted = "3c:fd:fe:ca:f9:a0";
+    const first = withMaster("cluster-first", wanted);
+    const second = withMaster("cluster-second", wanted);
+    // A dry run stores nothing, so it holds nothing either.
+    expect(await decide(first, { uid: "u-dry", dryRun: true })).toBe(true);
+    expect(await decide(second, { uid: "u-dry-2", dryRun: true })).toBe(true);
+    expect(await decide(first, { uid: "u-first" })).toBe(true);
+    expect(await decide(second, { uid: "u-second", dryRun: true })).toBe(false);
+    // What the API server stores is what counts once the informer delivers it: here another host
+    // (as if a later UPDATE changed it), so the wanted one is free again well before the hold expires.
+    apiServer.put(crPath("Provisioning"), withMaster("cluster-first", "e4:43:4b:9b:9b:10"));
+    await eventually(
+      () => decide(second, { uid: "u-second-again", dryRun: true }),
+      "the delivered object to replace the held one",
+      HOLD_MS / 2,
+    );
+    apiServer.remove(crPath("Provisioning"), "cluster-first", "edge-a");
   });
 
   it("does not tell a Software its Provisioning is missing when the cluster's Provisioning fails its schema", async () => {
