@@ -35,6 +35,7 @@ describe("admit", () => {
       result: "denied",
       errors: 2,
       warnings: 1,
+      rules: ["mac-unknown"],
     });
   });
 
