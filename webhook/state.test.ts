@@ -1,4 +1,5 @@
 import { clusterKey } from "../synth/cluster-key.ts";
+import { issue } from "../synth/issue.ts";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { makeInventory } from "../test/builders/inventory.ts";
 import { provisioning } from "../test/builders/reviews.ts";
@@ -144,5 +145,32 @@ describe("WebhookState", () => {
       now += HOLD_MS;
       expect(rulesFor(rival)).toEqual(["host-claimed"]);
     });
+  });
+
+  it("refuses every request while the lock is damaged, with the damage, and reviews again once it is sound", () => {
+    const state = new WebhookState();
+    const damage = issue(
+      "lock-invalid",
+      "spec.hosts[0].role",
+      '"boss" is not a BPA role (master or worker)',
+      {
+        object: "Allocation/edge-a/north",
+      },
+    );
+    state.update({ inventory, clusterResources: [], lock: { entries: [] }, lockIssues: [damage] });
+    const fine = byMac("west", "00:00:00:00:00:02");
+    const findings = state.reviewer()?.review(fine) ?? [];
+    expect(findings.map((found) => [found.rule, found.severity])).toEqual([
+      ["lock-invalid", "error"],
+      ["lock-invalid", "error"],
+    ]);
+    expect(findings[0]?.text).toBe(
+      'the site\'s lock is damaged: Allocation edge-a/north spec.hosts[0].role: "boss" is not a BPA role (master or worker)',
+    );
+    // Another change (here, of CRs) keeps the lock's findings; a sound lock ends the refusal.
+    state.update({ clusterResources: [] });
+    expect(state.reviewer()?.review(fine)).toHaveLength(2);
+    state.update({ lock: { entries: [] } });
+    expect(state.reviewer()?.review(fine)).toEqual([]);
   });
 });

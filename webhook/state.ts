@@ -3,6 +3,7 @@
  * server), and whether that knowledge is good enough to serve (`/readyz`).
  */
 import type { Inventory } from "../synth/inventory/inventory.ts";
+import type { Issue } from "../synth/issue.ts";
 import { EMPTY_LOCK, type Lock } from "../synth/plan/lock.ts";
 import { readResources, type AnyResource, type InvalidResource } from "../synth/site/resources.ts";
 import type { InventoryStats } from "./metrics.ts";
@@ -43,6 +44,12 @@ export interface KnowledgeUpdate {
   readonly clusterInvalid?: readonly InvalidResource[];
   readonly lock?: Lock;
   /**
+   * With `lock`: what is wrong with it (a damaged allocation set). While there is any, every
+   * request is refused with it, as `metalsynth validate` refuses a damaged lock.
+   * @default none
+   */
+  readonly lockIssues?: readonly Issue[];
+  /**
    * `Kind/namespace/name` of each CR the informers delivered (added, changed or deleted) → when (ms,
    * the state's clock): an admitted object held since no later is no longer held.
    * @default none
@@ -79,6 +86,7 @@ export class WebhookState implements Knowledge {
   #siteInvalid: readonly InvalidResource[] = [];
   #clusterInvalid: readonly InvalidResource[] = [];
   #lock: Lock = EMPTY_LOCK;
+  #lockIssues: readonly Issue[] = [];
   /** Admitted objects no informer has delivered yet, by key, with when they were admitted. */
   readonly #held = new Map<string, { readonly resource: AnyResource; readonly at: number }>();
   /** The evaluated site the reviewer reviews against; carried over while only CRs change. */
@@ -121,6 +129,7 @@ export class WebhookState implements Knowledge {
       const held = this.#held.get(key);
       if (held !== undefined && at >= held.at) released = this.#held.delete(key);
     }
+    if (parts.lock) this.#lockIssues = parts.lockIssues ?? [];
     this.#lock = parts.lock ?? this.#lock;
     if (lockChanged) this.#snapshot = undefined;
     if (this.#snapshot && inventoryChanged) this.#snapshot = this.#snapshot.withInventory(parts.inventory);
@@ -165,7 +174,7 @@ export class WebhookState implements Knowledge {
         invalid: this.#knownInvalid(),
         lock: this.#lock,
       });
-      this.#reviewer = new SiteReviewer(this.#snapshot);
+      this.#reviewer = new SiteReviewer(this.#snapshot, this.#lockIssues);
     }
     return this.#reviewer;
   }
