@@ -35,6 +35,7 @@ describe("WebhookChart", () => {
     }
     expect(rendered.map((object) => object.kind)).toEqual([
       ...Object.values(KINDS).map(() => "CustomResourceDefinition"),
+      "CustomResourceDefinition", // Allocation
       "Namespace",
       "ServiceAccount",
       "ClusterRole",
@@ -105,6 +106,7 @@ describe("WebhookChart", () => {
       "bpa.akraino.org/softwares",
       "metal3.io/baremetalhosts",
       "metal3.io/hardwaredata",
+      "metalsynth.io/allocations",
     ]);
   });
 

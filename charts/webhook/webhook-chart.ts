@@ -2,6 +2,7 @@ import { ApiObject, Chart } from "cdk8s";
 import { k8s } from "cdk8s-plus-27";
 import type { Construct } from "constructs";
 import { customResourceDefinitions } from "../../synth/schema/crds.ts";
+import { ALLOCATION_DEFINITION } from "../../synth/schema/allocation.ts";
 import { KINDS } from "../../synth/schema/kinds.ts";
 import { MANAGED_BY_LABEL } from "../metadata.ts";
 
@@ -97,14 +98,16 @@ export class WebhookChart extends Chart {
     new k8s.KubeServiceAccount(this, "service-account", { metadata: { name: WEBHOOK_NAME, namespace } });
 
     const definitions = Object.values(KINDS);
+    // It reads the four CR kinds it reviews, and the Allocations that carry Git's lock (decision 0039).
+    const watched = [...definitions, ALLOCATION_DEFINITION];
     const read = ["get", "list", "watch"];
     new k8s.KubeClusterRole(this, "cluster-role", {
       metadata: { name: WEBHOOK_NAME },
       rules: [
         { apiGroups: ["metal3.io"], resources: ["baremetalhosts", "hardwaredata"], verbs: read },
-        ...[...new Set(definitions.map((definition) => definition.group))].map((group) => ({
+        ...[...new Set(watched.map((definition) => definition.group))].map((group) => ({
           apiGroups: [group],
-          resources: definitions
+          resources: watched
             .filter((definition) => definition.group === group)
             .map((definition) => definition.plural),
           verbs: read,

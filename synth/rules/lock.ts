@@ -59,35 +59,56 @@ export function parseLock(
     );
     return { lock: EMPTY_LOCK, issues };
   }
+  const items = hosts.map((item: unknown, index) => ({ item, path: ["hosts", index] }));
+  return { lock: soundLock(items, invalid), issues };
+}
+
+/** One lock entry as read from outside, and the path of its findings. */
+export interface LockItem {
+  readonly item: unknown;
+  readonly path: FieldPath;
+}
+
+/**
+ * The lock made of `items` (each read as a lock entry at its path): the entries that are sound, in
+ * lock order, after reporting through `invalid` every malformed entry and every host recorded for two
+ * clusters or twice for one SIPCluster (none of whose entries is kept). Shared by the lock file and
+ * the Allocation objects it is rendered into, so both give the same lock for the same entries.
+ */
+export function soundLock(
+  items: Iterable<LockItem>,
+  invalid: (path: FieldPath, message: string) => void,
+): Lock {
   const entries: LockEntry[] = [];
-  const firstOf = new Map<string, { entry: LockEntry; index: number }>();
+  const firstOf = new Map<string, { entry: LockEntry; path: FieldPath }>();
   const contested = new Set<string>();
-  for (const [index, item] of hosts.entries()) {
-    const entry = lockEntry(item, ["hosts", index], invalid);
+  for (const { item, path } of items) {
+    const entry = lockEntry(item, path, invalid);
     if (entry === undefined) continue;
     entries.push(entry);
     const first = firstOf.get(entry.host);
     if (first === undefined) {
-      firstOf.set(entry.host, { entry, index });
+      firstOf.set(entry.host, { entry, path });
       continue;
     }
     const other = first.entry;
+    const at = formatPath(first.path);
     if (other.cluster !== entry.cluster) {
       invalid(
-        ["hosts", index, "cluster"],
-        `${entry.host} is recorded for ${entry.cluster} and, at hosts[${first.index}], for ${other.cluster}: a host belongs to one cluster; ${RESTORE}`,
+        [...path, "cluster"],
+        `${entry.host} is recorded for ${entry.cluster} and, at ${at}, for ${other.cluster}: a host belongs to one cluster; ${RESTORE}`,
       );
       contested.add(entry.host);
     } else if (other.kind === "sip" && entry.kind === "sip") {
       invalid(
-        ["hosts", index, "role"],
-        `${entry.host} is recorded twice for SIPCluster ${entry.cluster} (${other.role} at hosts[${first.index}], ${entry.role}): a host serves one role; ${RESTORE}`,
+        [...path, "role"],
+        `${entry.host} is recorded twice for SIPCluster ${entry.cluster} (${other.role} at ${at}, ${entry.role}): a host serves one role; ${RESTORE}`,
       );
       contested.add(entry.host);
     }
   }
   const sound = entries.filter((entry) => !contested.has(entry.host));
-  return { lock: { entries: sound.sort(compareLockEntries) }, issues };
+  return { entries: sound.sort(compareLockEntries) };
 }
 
 /** One `hosts[]` item, or `undefined` after reporting what is wrong with it. */

@@ -1,4 +1,5 @@
 import { structuralSchema } from "./openapi.ts";
+import { ALLOCATION_DEFINITION } from "./allocation.ts";
 import { KINDS, type KindDefinition } from "./kinds.ts";
 
 /**
@@ -53,7 +54,7 @@ export function customResourceDefinition(definition: KindDefinition): Record<str
   };
 }
 
-/** The four CRDs, in a fixed order. */
+/** The CRDs of the four CR kinds, in a fixed order, then the Allocation synth renders. */
 export function customResourceDefinitions(): Record<string, unknown>[] {
-  return Object.values(KINDS).map(customResourceDefinition);
+  return [...Object.values(KINDS), ALLOCATION_DEFINITION].map(customResourceDefinition);
 }

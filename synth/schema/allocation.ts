@@ -1,0 +1,51 @@
+import { z } from "zod";
+import { ObjectMetaSpec } from "./formats.ts";
+import type { KindDefinition } from "./kinds.ts";
+
+/**
+ * `spec` of an Allocation: one cluster's entries of Git's lock (decision 0039). Published as the
+ * CRD's schema so the API server refuses a hand-made object of the wrong shape; the webhook reads the
+ * entries with the lock file's own checks (`lockFromAllocations`), which are stricter.
+ */
+export const AllocationSpecSchema = z.strictObject({
+  kind: z.enum(["bpa", "sip"]).describe("Which planner made the allocations: bpa or sip."),
+  hosts: z
+    .array(
+      z.strictObject({
+        host: z.string().min(1).describe("namespace/name of the BareMetalHost."),
+        role: z.string().min(1).describe("master or worker (BPA); the SIP role (SIP)."),
+        node: z.string().min(1).optional().describe("BPA: the node label the host serves as."),
+        standby: z.boolean().optional().describe("SIP: the host is a standby of its role."),
+        released: z.boolean().optional().describe("SIP: the cluster is giving the host up."),
+        snapshot: z.string().optional().describe("SIP, released: the host as last seen (8 hex digits)."),
+      }),
+    )
+    .describe("The cluster's hosts, in the lock's order."),
+});
+
+/** A whole Allocation object. */
+export const AllocationSchema = z.looseObject({
+  apiVersion: z.literal("metalsynth.io/v1alpha1"),
+  kind: z.literal("Allocation"),
+  metadata: ObjectMetaSpec,
+  spec: AllocationSpecSchema,
+});
+
+/**
+ * The Allocation kind: rendered by synth, never read from `specs/`, so it is not one of `KINDS`.
+ * The API server prints only the first value of a printer column's JSONPath (its table convertor
+ * takes `results[0][0]`), so a column cannot list a cluster's hosts; the README shows the
+ * `-o custom-columns` that does.
+ */
+export const ALLOCATION_DEFINITION = {
+  group: "metalsynth.io",
+  version: "v1alpha1",
+  kind: "Allocation",
+  plural: "allocations",
+  singular: "allocation",
+  shortNames: ["alloc"],
+  schema: AllocationSchema,
+  specSchema: AllocationSpecSchema,
+  printerColumns: [{ name: "Kind", type: "string", jsonPath: ".spec.kind" }],
+  upstream: "metalsynth: one cluster's entries of rendered/metalsynth.lock.yaml",
+} as const satisfies KindDefinition;
