@@ -35,6 +35,7 @@ describe("admit", () => {
       result: "denied",
       errors: 2,
       warnings: 1,
+      rules: ["mac-unknown"],
     });
   });
 
@@ -50,6 +51,29 @@ describe("admit", () => {
     const body = admissionReview(cr, { operation: "DELETE" });
     (body.request as { operation: string }).operation = operation;
     expect(response(admit("Provisioning", body, never))).toEqual({ uid: "uid-c1", allowed: true });
+  });
+
+  it.each([
+    { case: "an allowed CREATE", options: {}, findings: [], held: true },
+    { case: "an allowed UPDATE", options: { operation: "UPDATE" as const }, findings: [], held: true },
+    {
+      case: "an allowed CREATE with warnings",
+      options: {},
+      findings: [warning("spec.b: careful")],
+      held: true,
+    },
+    { case: "an allowed dry run", options: { dryRun: true }, findings: [], held: false },
+    { case: "a denied CREATE", options: {}, findings: [error("spec.a: one")], held: false },
+  ])("returns the object to hold in flight for $case: $held", ({ options, findings, held }) => {
+    const outcome = admit("Provisioning", admissionReview(cr, options), returning(findings));
+    const admitted = outcome.status === 200 ? outcome.admitted : undefined;
+    if (held) expect(admitted).toMatchObject({ kind: "Provisioning", metadata: { name: "c1" } });
+    else expect(admitted).toBeUndefined();
+  });
+
+  it("holds nothing for a DELETE", () => {
+    const outcome = admit("Provisioning", admissionReview(cr, { operation: "DELETE" }), never);
+    expect(outcome.status === 200 && outcome.admitted).toBeUndefined();
   });
 
   it("denies as unavailable, never allows, while no inventory is loaded", () => {

@@ -34,6 +34,12 @@ export interface AdmissionSummary {
   readonly dryRun: boolean;
   readonly errors: number;
   readonly warnings: number;
+  /**
+   * The rules of the errors, each once, in the order first found (what `validate --format json`
+   * reports as `rule`).
+   * @default none
+   */
+  readonly rules?: readonly string[];
 }
 
 /** `status` of a denial: Kubernetes shows `message` to the user. */
@@ -63,6 +69,11 @@ export type AdmissionOutcome =
       readonly summary: AdmissionSummary;
       /** What a review threw, for the log; the response already says "internal error". */
       readonly failure?: unknown;
+      /**
+       * An allowed CREATE or UPDATE that is no dry run: the object as reviewed, for the state to hold
+       * until its informer delivers it (admissions in flight, decision 0041).
+       */
+      readonly admitted?: unknown;
     }
   | { readonly status: 400; readonly body: { readonly error: string } };
 
@@ -90,7 +101,8 @@ type AdmissionRequest = z.infer<typeof AdmissionRequestSchema>;
 
 /**
  * Decides one AdmissionReview for the endpoint of `kind`. DELETE (and CONNECT) are allowed without
- * review; `dryRun` changes nothing, since reviewing has no side effects. `reviewer` runs the rules
+ * review; `dryRun` changes only whether an allowed object is returned as `admitted` (to be held as in
+ * flight), since reviewing has no side effects. `reviewer` runs the rules
  * (and may throw on a bug); it is `undefined` while the inventory is not loaded: the request is then
  * denied as unavailable, never allowed blind.
  */
@@ -149,9 +161,10 @@ export function admit(kind: CrKind, body: unknown, reviewer: Reviewer | undefine
       },
     });
   }
+  const reviewed = withRequestIdentity(object, request);
   let findings: readonly Finding[];
   try {
-    findings = reviewer.review(withRequestIdentity(object, request));
+    findings = reviewer.review(reviewed);
   } catch (failure) {
     return {
       ...respond(summary, "internal-error", {
@@ -168,9 +181,12 @@ export function admit(kind: CrKind, body: unknown, reviewer: Reviewer | undefine
   }
   const errors: string[] = [];
   const warnings: string[] = [];
+  const rules = new Set<string>();
   for (const found of findings) {
-    if (found.severity === "error") errors.push(found.text);
-    else if (found.severity === "warning") warnings.push(truncate(found.text, MAX_WARNING_LENGTH));
+    if (found.severity === "error") {
+      errors.push(found.text);
+      rules.add(found.rule);
+    } else if (found.severity === "warning") warnings.push(truncate(found.text, MAX_WARNING_LENGTH));
   }
   const response = {
     uid: request.uid,
@@ -178,16 +194,26 @@ export function admit(kind: CrKind, body: unknown, reviewer: Reviewer | undefine
     ...(errors.length > 0 && { status: { code: 403, reason: "Forbidden", message: errors.join("; ") } }),
     ...(warnings.length > 0 && { warnings }),
   };
-  return respond(
+  const outcome = respond(
     // New keys before the spread: Node 20 builds `{ ...a, newKey }` ~25x slower (decision 0026).
-    { errors: errors.length, warnings: warnings.length, ...summary },
+    {
+      errors: errors.length,
+      warnings: warnings.length,
+      ...(rules.size > 0 && { rules: [...rules] }),
+      ...summary,
+    },
     errors.length === 0 ? "allowed" : "denied",
     response,
   );
+  // A dry run stores nothing, so nothing is in flight. The new key first: see decision 0026.
+  return response.allowed && !summary.dryRun ? { admitted: reviewed, ...outcome } : outcome;
 }
 
 function respond(
-  summary: Omit<AdmissionSummary, "result" | "errors" | "warnings"> & { errors?: number; warnings?: number },
+  summary: Omit<AdmissionSummary, "result" | "errors" | "warnings"> & {
+    errors?: number;
+    warnings?: number;
+  },
   result: AdmissionResult,
   response: AdmissionReviewResponse["response"],
 ): AdmissionOutcome & { status: 200 } {

@@ -112,7 +112,12 @@ export function createApp(deps: WebhookDeps): express.Express {
   // answered (decision 0028): the peak throughput with a hub loaded went from 66–68 % of the echo's
   // to 111–121 % in `npm run bench`.
   const reviews = new TurnBatch<AdmissionJob, AdmissionOutcome>(
-    ({ kind, request }) => admit(kind, request.body, knowledge.reviewer()),
+    ({ kind, request }) => {
+      const outcome = admit(kind, request.body, knowledge.reviewer());
+      // Held before the next request of the batch is decided, so a conflicting one is denied.
+      if (outcome.status === 200 && outcome.admitted !== undefined) knowledge.hold(outcome.admitted);
+      return outcome;
+    },
     ({ entry, response }, outcome) => {
       entry.outcome = outcome;
       answerJson(response, outcome.status, outcome.body);

@@ -15,6 +15,9 @@
  *   informer each, so that RBAC can grant Secrets there alone (docs/decisions/0037-least-privilege-install.md).
  * - A change recomputes only the hosts it touches (a BMH, its HardwareData, the Secret it names),
  *   each with synth's loader; the index is then rebuilt from the kept hosts.
+ * - With `allocations`, Git's Allocations (`metalsynth.io/v1alpha1`, one per cluster) are watched too
+ *   and reassembled into the lock the reviews use, each parsed once per change; a damaged set makes
+ *   every review a refusal, as `metalsynth validate` refuses a damaged lock (decision 0041).
  */
 import {
   ADD,
@@ -38,8 +41,10 @@ import { Inventory } from "../synth/inventory/inventory.ts";
 import { buildInventory, type InventoryObject } from "../synth/inventory/load.ts";
 import { NETWORK_DATA_LABEL } from "../synth/inventory/network-data.ts";
 import { field, isRecord, stringField } from "../synth/inventory/raw.ts";
+import { issueText } from "../synth/issue.ts";
 import { KINDS } from "../synth/schema/kinds.ts";
-import { readResources } from "../synth/site/resources.ts";
+import { readResources, resourceKey } from "../synth/site/resources.ts";
+import { AllocationLedger, type AllocationLock, type AllocationReader } from "./allocations.ts";
 import type { Logger } from "./log.ts";
 import { objectDocument } from "./site-review.ts";
 import type { Feed, Readiness, WebhookState } from "./state.ts";
@@ -78,10 +83,15 @@ export interface ClusterFeedOptions {
    * naming a Secret elsewhere gets none. Empty or absent: every namespace (needs a ClusterRole).
    */
   readonly secretNamespaces?: readonly string[];
+  /**
+   * Reads Allocation objects into lock entries: given, the feed watches Allocations in every
+   * namespace and reviews with the lock they make. Absent: no lock, as before Allocations existed.
+   */
+  readonly allocations?: AllocationReader;
 }
 
 /** What each resource is for. */
-type Use = "hosts" | "hardware" | "secrets" | "resources";
+type Use = "hosts" | "hardware" | "secrets" | "resources" | "allocations";
 
 /** One watched resource. */
 interface Resource {
@@ -152,9 +162,16 @@ function namespacedSecrets(namespace: string): Resource {
   };
 }
 
-/** What the feed watches: `secretNamespaces` (when any) narrow the Secrets to those namespaces. */
-function resourcesToWatch(secretNamespaces: readonly string[] = []): Resource[] {
+/** Git's lock entries, one object per cluster (rendered by synth, applied by the GitOps agents). */
+const ALLOCATIONS = customResource("metalsynth.io", "v1alpha1", "allocations", "Allocation", "allocations");
+
+/**
+ * What the feed watches: `secretNamespaces` (when any) narrow the Secrets to those namespaces;
+ * `allocations` adds Git's Allocations.
+ */
+function resourcesToWatch(secretNamespaces: readonly string[] = [], allocations = false): Resource[] {
   return [
+    ...(allocations ? [ALLOCATIONS] : []),
     customResource("metal3.io", "v1alpha1", "baremetalhosts", "BareMetalHost", "hosts"),
     customResource("metal3.io", "v1alpha1", "hardwaredata", "HardwareData", "hardware"),
     ...(secretNamespaces.length === 0
@@ -164,6 +181,14 @@ function resourcesToWatch(secretNamespaces: readonly string[] = []): Resource[] 
       customResource(definition.group, definition.version, definition.plural, definition.kind, "resources"),
     ),
   ];
+}
+
+/** Damage findings logged per change of the allocations. */
+const LOGGED_DAMAGE = 5;
+
+/** Whether `resource` feeds the inventory (its watches' contact says the inventory is current). */
+function isInventory(resource: Resource): boolean {
+  return resource.use === "hosts" || resource.use === "hardware" || resource.use === "secrets";
 }
 
 /** Where objects from the API server come from, in issue positions. */
@@ -184,6 +209,11 @@ export class ClusterFeed implements Feed {
   /** BMH id → the Secret it names, to keep {@link #secretUsers} exact when that changes. */
   readonly #secretOf = new Map<string, string>();
   readonly #dirtyHosts = new Set<string>();
+  /** Allocations by `namespace/name`, each parsed once per change; absent without a reader. */
+  readonly #allocations: AllocationLedger | undefined;
+  readonly #dirtyAllocations = new Set<string>();
+  /** CRs the informers delivered since the last publication → when, to let go of held admissions. */
+  readonly #delivered = new Map<string, number>();
   #resourcesDirty = true;
   #published = false;
   #rebuild: NodeJS.Timeout | undefined;
@@ -195,6 +225,7 @@ export class ClusterFeed implements Feed {
     this.#options = options;
     this.#clock = options.clock ?? Date.now;
     this.#staleAfterMs = 2 * 1000 * (options.watchTimeoutSeconds ?? 60);
+    this.#allocations = options.allocations && new AllocationLedger(options.allocations);
   }
 
   /**
@@ -206,7 +237,8 @@ export class ClusterFeed implements Feed {
     options.state.addFeed(feed);
     // Armed before the first lists, so that a shutdown while they run (close()) also disarms it.
     feed.#staleCheck = setInterval(() => feed.#replaceStale(), Math.max(250, feed.#staleAfterMs / 4));
-    await Promise.all(resourcesToWatch(options.secretNamespaces).map((resource) => feed.#open(resource)));
+    const resources = resourcesToWatch(options.secretNamespaces, options.allocations !== undefined);
+    await Promise.all(resources.map((resource) => feed.#open(resource)));
     return feed;
   }
 
@@ -225,9 +257,14 @@ export class ClusterFeed implements Feed {
     });
     if (problems.length > 0) return { ready: false, detail: `cluster: ${problems.join("; ")}` };
     if (!this.#published) return { ready: false, detail: "cluster: building the inventory" };
+    const allocations = this.#allocations && `, ${this.#allocations.size} allocations`;
+    const damage = this.#allocations?.result().issues.length ?? 0;
+    // Ready: a refusal that says why the allocations are damaged tells more than an API server
+    // that finds no endpoint.
+    const damaged = damage > 0 ? ` (damaged: ${damage} findings; every request is refused)` : "";
     return {
       ready: true,
-      detail: `cluster: ${this.#hosts.size} hosts, ${this.#objects} known objects, watching`,
+      detail: `cluster: ${this.#hosts.size} hosts, ${this.#objects} known objects${allocations ?? ""}${damaged}, watching`,
     };
   }
 
@@ -330,8 +367,8 @@ export class ClusterFeed implements Feed {
 
   #contact(watch: Watch): void {
     watch.contactAt = this.#clock();
-    if (watch.resource.use !== "resources" && this.#published) {
-      const inventoryWatches = this.#watches.filter((candidate) => candidate.resource.use !== "resources");
+    if (isInventory(watch.resource) && this.#published) {
+      const inventoryWatches = this.#watches.filter((candidate) => isInventory(candidate.resource));
       this.#options.state.confirmCurrent(
         Math.min(...inventoryWatches.map((candidate) => candidate.contactAt)),
       );
@@ -366,6 +403,13 @@ export class ClusterFeed implements Feed {
         break;
       case "resources":
         this.#resourcesDirty = true;
+        this.#delivered.set(
+          resourceKey(watch.resource.kind, namespace, object.metadata?.name ?? ""),
+          this.#clock(),
+        );
+        break;
+      case "allocations":
+        this.#dirtyAllocations.add(id);
         break;
     }
     this.#schedule();
@@ -377,6 +421,8 @@ export class ClusterFeed implements Feed {
    */
   #markAll(resource: Resource): void {
     if (resource.use === "resources") this.#resourcesDirty = true;
+    else if (resource.use === "allocations")
+      for (const id of this.#allocations?.ids() ?? []) this.#dirtyAllocations.add(id);
     else for (const id of this.#hosts.keys()) this.#dirtyHosts.add(id);
   }
 
@@ -408,13 +454,36 @@ export class ClusterFeed implements Feed {
       this.#objects = clusterResources.length;
       this.#resourcesDirty = false;
     }
+    const allocations = this.#readAllocations();
     this.#options.state.update({
+      ...(allocations && { lock: allocations.lock, lockIssues: allocations.issues }),
       ...(inventoryChanged && { inventory: new Inventory(this.#hosts.values(), this.#setAside.values()) }),
       ...(clusterResources && { clusterResources, clusterInvalid }),
+      ...(this.#delivered.size > 0 && { delivered: new Map(this.#delivered) }),
     });
+    this.#delivered.clear();
     if (!this.#published)
       this.#options.log.info("cluster listed", { hosts: this.#hosts.size, objects: this.#objects });
     this.#published = true;
+  }
+
+  /** Parses the allocations changed since the last publication; the lock they make, if any did. */
+  #readAllocations(): AllocationLock | undefined {
+    const ledger = this.#allocations;
+    const watch = this.#watches.find((candidate) => candidate.resource.use === "allocations");
+    if (ledger === undefined || watch === undefined) return undefined;
+    if (this.#published && this.#dirtyAllocations.size === 0) return undefined;
+    for (const id of this.#dirtyAllocations) {
+      const slash = id.indexOf("/");
+      const object = watch.informer.get(id.slice(slash + 1), id.slice(0, slash));
+      if (object === undefined) ledger.delete(id);
+      else ledger.set(id, typed(object, watch.resource));
+    }
+    this.#dirtyAllocations.clear();
+    const result = ledger.result();
+    for (const found of result.issues.slice(0, LOGGED_DAMAGE))
+      this.#options.log.error("allocation damaged", { finding: issueText(found) });
+    return result;
   }
 
   /**

@@ -19,7 +19,8 @@ export interface SiteFiles {
   readonly inventory?: Inventory;
   /** The documents of the site's specs. */
   readonly documents: readonly SourceDocument[];
-  readonly lock: Lock;
+  /** The site's lock; absent when the API server supplies it (`--from-cluster`: the Allocations). */
+  readonly lock?: Lock;
   /** Everything found wrong while reading. */
   readonly issues: readonly Issue[];
 }
@@ -107,7 +108,7 @@ export class FileFeed implements Feed {
       ...(files.inventory && { inventory: files.inventory }),
       siteResources: resources,
       siteInvalid: invalid,
-      lock: files.lock,
+      ...(files.lock && { lock: files.lock }),
     });
     this.#loaded = {
       at: this.#clock(),

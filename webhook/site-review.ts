@@ -73,11 +73,19 @@ export class SiteReviewer implements Reviewer {
   #snapshot: SiteSnapshot | undefined;
   #baselineErrors: ReadonlySet<string> | undefined;
 
-  /** Reviews against `site`, evaluated on first use, or against a snapshot already taken of it. */
-  constructor(private readonly site: KnownSite | SiteSnapshot) {}
+  /**
+   * Reviews against `site`, evaluated on first use, or against a snapshot already taken of it.
+   * `damage`: what is wrong with the site's lock; while there is any, every object is refused with
+   * it, as `metalsynth validate` refuses a site whose lock is damaged (decision 0041).
+   */
+  constructor(
+    private readonly site: KnownSite | SiteSnapshot,
+    private readonly damage: readonly Issue[] = [],
+  ) {}
 
   /** All findings for `object` (a parsed request object), errors and warnings, in report order. */
   review(object: unknown): Finding[] {
+    if (this.damage.length > 0) return refusals(this.damage);
     const read = readResources([objectDocument(object, REVIEWED)]);
     const own: Issue[] = [...read.issues];
     const caused: Issue[] = [];
@@ -114,6 +122,21 @@ export class SiteReviewer implements Reviewer {
     );
     return this.#baselineErrors;
   }
+}
+
+/** Damage findings shown per refusal; the rest are counted. */
+const SHOWN_DAMAGE = 3;
+
+/** The refusal of any object while the lock is damaged: the damage, and what to do. */
+function refusals(damage: readonly Issue[]): Finding[] {
+  const shown = damage.slice(0, SHOWN_DAMAGE).map((found) => {
+    const where = found.object === undefined ? "" : `${describeObject(found)} `;
+    return finding(found, `the site's lock is damaged: ${where}${text(found)}`);
+  });
+  const more = damage.length - shown.length;
+  const rule = damage[0]?.rule ?? "lock-invalid";
+  const advice = `metalsynth refuses every change until the lock${more > 0 ? ` (${more} more findings)` : ""} is restored from Git, as \`metalsynth validate\` does`;
+  return [...shown, { rule, severity: "error", text: advice }];
 }
 
 /**

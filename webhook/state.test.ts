@@ -1,11 +1,12 @@
 import { clusterKey } from "../synth/cluster-key.ts";
+import { issue } from "../synth/issue.ts";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { makeInventory } from "../test/builders/inventory.ts";
 import { provisioning } from "../test/builders/reviews.ts";
 import { readResources } from "../synth/site/resources.ts";
 import { SiteSnapshot } from "../synth/snapshot.ts";
 import { objectDocument } from "./site-review.ts";
-import { WebhookState } from "./state.ts";
+import { HOLD_MS, WebhookState } from "./state.ts";
 
 const inventory = makeInventory(
   ["01", "02"].map((suffix) => ({
@@ -78,5 +79,98 @@ describe("WebhookState", () => {
     });
     state.reviewer()?.review(asking);
     expect(evaluations).toHaveBeenCalledTimes(2);
+  });
+
+  describe("an admitted object in flight", () => {
+    const first = byMac("east", "00:00:00:00:00:01");
+    const rival = byMac("west", "00:00:00:00:00:01");
+    const key = "Provisioning/edge-a/east";
+    function heldState() {
+      let now = 1_000;
+      const state = new WebhookState(() => now);
+      state.update({ inventory, clusterResources: [] });
+      const rulesFor = (object: unknown) =>
+        state
+          .reviewer()
+          ?.review(object)
+          .map((found) => found.rule);
+      state.hold(first);
+      return { state, rulesFor, advance: (ms: number) => (now += ms), at: () => now };
+    }
+
+    it("makes a conflicting request to the same replica a denial before any informer delivers it", () => {
+      const { rulesFor } = heldState();
+      expect(rulesFor(rival)).toEqual(["host-claimed"]);
+    });
+
+    it("stays held while the informer delivers other objects, and while the hold is young", () => {
+      const { state, rulesFor, advance, at } = heldState();
+      advance(HOLD_MS - 1);
+      state.update({ clusterResources: [], delivered: new Map([["Provisioning/edge-a/north", at()]]) });
+      expect(rulesFor(rival)).toEqual(["host-claimed"]);
+    });
+
+    it("is let go once the informer delivers it, whatever it then holds", () => {
+      const { state, rulesFor, advance, at } = heldState();
+      advance(200);
+      state.update({ clusterResources: [], delivered: new Map([[key, at()]]) });
+      expect(rulesFor(rival)).toEqual([]);
+    });
+
+    it("is not let go by a delivery from before it was admitted", () => {
+      const { state, rulesFor, at } = heldState();
+      state.update({ clusterResources: [], delivered: new Map([[key, at() - 1]]) });
+      expect(rulesFor(rival)).toEqual(["host-claimed"]);
+    });
+
+    it(`is let go after ${HOLD_MS} ms when no informer delivers it (the API server did not store it)`, () => {
+      const { rulesFor, advance } = heldState();
+      advance(HOLD_MS);
+      expect(rulesFor(rival)).toEqual([]);
+    });
+
+    it("replaces the stored object an admitted UPDATE changes", () => {
+      let now = 0;
+      const state = new WebhookState(() => now);
+      state.update({ inventory, clusterResources: clusterResources(first) });
+      // east moves to node-02: node-01 is free for west at once, node-02 is taken.
+      state.hold(byMac("east", "00:00:00:00:00:02"));
+      const rulesFor = (object: unknown) =>
+        state
+          .reviewer()
+          ?.review(object)
+          .map((found) => found.rule);
+      expect(rulesFor(rival)).toEqual([]);
+      expect(rulesFor(byMac("west", "00:00:00:00:00:02"))).toEqual(["host-claimed"]);
+      now += HOLD_MS;
+      expect(rulesFor(rival)).toEqual(["host-claimed"]);
+    });
+  });
+
+  it("refuses every request while the lock is damaged, with the damage, and reviews again once it is sound", () => {
+    const state = new WebhookState();
+    const damage = issue(
+      "lock-invalid",
+      "spec.hosts[0].role",
+      '"boss" is not a BPA role (master or worker)',
+      {
+        object: "Allocation/edge-a/north",
+      },
+    );
+    state.update({ inventory, clusterResources: [], lock: { entries: [] }, lockIssues: [damage] });
+    const fine = byMac("west", "00:00:00:00:00:02");
+    const findings = state.reviewer()?.review(fine) ?? [];
+    expect(findings.map((found) => [found.rule, found.severity])).toEqual([
+      ["lock-invalid", "error"],
+      ["lock-invalid", "error"],
+    ]);
+    expect(findings[0]?.text).toBe(
+      'the site\'s lock is damaged: Allocation edge-a/north spec.hosts[0].role: "boss" is not a BPA role (master or worker)',
+    );
+    // Another change (here, of CRs) keeps the lock's findings; a sound lock ends the refusal.
+    state.update({ clusterResources: [] });
+    expect(state.reviewer()?.review(fine)).toHaveLength(2);
+    state.update({ lock: { entries: [] } });
+    expect(state.reviewer()?.review(fine)).toEqual([]);
   });
 });

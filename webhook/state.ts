@@ -3,10 +3,11 @@
  * server), and whether that knowledge is good enough to serve (`/readyz`).
  */
 import type { Inventory } from "../synth/inventory/inventory.ts";
+import type { Issue } from "../synth/issue.ts";
 import { EMPTY_LOCK, type Lock } from "../synth/plan/lock.ts";
-import type { AnyResource, InvalidResource } from "../synth/site/resources.ts";
+import { readResources, type AnyResource, type InvalidResource } from "../synth/site/resources.ts";
 import type { InventoryStats } from "./metrics.ts";
-import { SiteReviewer, knownResources, type Reviewer } from "./site-review.ts";
+import { SiteReviewer, knownResources, objectDocument, type Reviewer } from "./site-review.ts";
 import { SiteSnapshot } from "../synth/snapshot.ts";
 
 /** Whether something is fit to serve, and what an operator should know about it. */
@@ -42,12 +43,37 @@ export interface KnowledgeUpdate {
    */
   readonly clusterInvalid?: readonly InvalidResource[];
   readonly lock?: Lock;
+  /**
+   * With `lock`: what is wrong with it (a damaged allocation set). While there is any, every
+   * request is refused with it, as `metalsynth validate` refuses a damaged lock.
+   * @default none
+   */
+  readonly lockIssues?: readonly Issue[];
+  /**
+   * `Kind/namespace/name` of each CR the informers delivered (added, changed or deleted) → when (ms,
+   * the state's clock): an admitted object held since no later is no longer held.
+   * @default none
+   */
+  readonly delivered?: ReadonlyMap<string, number>;
 }
+
+/**
+ * How long an admitted CREATE or UPDATE is held when no informer delivers it (milliseconds). An
+ * informer delivers within a few hundred ms; the hold only has to outlast that, and a request the API
+ * server refused after admitting it (another webhook, a conflict) blocks a retry no longer than this
+ * (docs/decisions/0041-the-webhook-reviews-with-gits-allocations.md).
+ */
+export const HOLD_MS = 5000;
 
 /** What the HTTP app needs of the state (tests substitute their own). */
 export interface Knowledge {
   /** The reviewer for the current knowledge; `undefined` until an inventory is loaded. */
   reviewer(): Reviewer | undefined;
+  /**
+   * An admitted CREATE or UPDATE (not a dry run), as reviewed: later requests are reviewed as if it
+   * were stored, until an informer delivers it or {@link HOLD_MS} pass.
+   */
+  hold(object: unknown): void;
   readiness(): Readiness;
   inventoryStats(): InventoryStats;
 }
@@ -60,6 +86,9 @@ export class WebhookState implements Knowledge {
   #siteInvalid: readonly InvalidResource[] = [];
   #clusterInvalid: readonly InvalidResource[] = [];
   #lock: Lock = EMPTY_LOCK;
+  #lockIssues: readonly Issue[] = [];
+  /** Admitted objects no informer has delivered yet, by key, with when they were admitted. */
+  readonly #held = new Map<string, { readonly resource: AnyResource; readonly at: number }>();
   /** The evaluated site the reviewer reviews against; carried over while only CRs change. */
   #snapshot: SiteSnapshot | undefined;
   #reviewer: SiteReviewer | undefined;
@@ -95,13 +124,40 @@ export class WebhookState implements Knowledge {
       this.#clusterResources = parts.clusterResources;
       this.#clusterInvalid = parts.clusterInvalid ?? [];
     }
+    let released = false;
+    for (const [key, at] of parts.delivered ?? []) {
+      const held = this.#held.get(key);
+      if (held !== undefined && at >= held.at) released = this.#held.delete(key);
+    }
+    if (parts.lock) this.#lockIssues = parts.lockIssues ?? [];
     this.#lock = parts.lock ?? this.#lock;
     if (lockChanged) this.#snapshot = undefined;
     if (this.#snapshot && inventoryChanged) this.#snapshot = this.#snapshot.withInventory(parts.inventory);
-    if (this.#snapshot && (parts.siteResources || parts.clusterResources)) {
-      this.#snapshot = this.#snapshot.withResources(this.#knownResources(), this.#knownInvalid());
-    }
+    if (parts.siteResources || parts.clusterResources || released) this.#resourcesChanged();
     this.#reviewer = undefined;
+  }
+
+  hold(object: unknown): void {
+    const [resource] = readResources([objectDocument(object, "admitted")]).resources;
+    // The reviewer read it as this kind already; one it could not read was not admitted.
+    if (resource === undefined) return;
+    this.#held.set(resource.key, { resource, at: this.clock() });
+    this.#resourcesChanged();
+  }
+
+  /** The CRs known changed: the evaluated site is carried over, the reviewer made anew. */
+  #resourcesChanged(): void {
+    if (this.#snapshot)
+      this.#snapshot = this.#snapshot.withResources(this.#knownResources(), this.#knownInvalid());
+    this.#reviewer = undefined;
+  }
+
+  /** Lets go of admitted objects held longer than {@link HOLD_MS}. */
+  #expireHolds(): void {
+    const now = this.clock();
+    let expired = false;
+    for (const [key, { at }] of this.#held) if (now - at >= HOLD_MS) expired = this.#held.delete(key);
+    if (expired) this.#resourcesChanged();
   }
 
   /** The inventory was known to be current at `at` (ms) without changing, e.g. by a watch heartbeat. */
@@ -110,6 +166,7 @@ export class WebhookState implements Knowledge {
   }
 
   reviewer(): SiteReviewer | undefined {
+    if (this.#held.size > 0) this.#expireHolds();
     if (this.#reviewer === undefined && this.#inventory !== undefined) {
       this.#snapshot ??= SiteSnapshot.of({
         inventory: this.#inventory,
@@ -117,13 +174,17 @@ export class WebhookState implements Knowledge {
         invalid: this.#knownInvalid(),
         lock: this.#lock,
       });
-      this.#reviewer = new SiteReviewer(this.#snapshot);
+      this.#reviewer = new SiteReviewer(this.#snapshot, this.#lockIssues);
     }
     return this.#reviewer;
   }
 
+  /** The site's and the cluster's CRs, an admitted object held in place of the one it replaces. */
   #knownResources(): AnyResource[] {
-    return knownResources(this.#siteResources, this.#clusterResources);
+    if (this.#held.size === 0) return knownResources(this.#siteResources, this.#clusterResources);
+    const held = [...this.#held.values()].map(({ resource }) => resource);
+    const cluster = this.#clusterResources.filter((resource) => !this.#held.has(resource.key));
+    return knownResources(this.#siteResources, [...cluster, ...held]);
   }
 
   #knownInvalid(): InvalidResource[] {

@@ -89,16 +89,19 @@ export async function webhook(argv: readonly string[], io: Console): Promise<num
   const feeds = async () => {
     if (fromCluster) {
       // The Kubernetes client takes about half a second to load; only --from-cluster uses it.
-      const [{ KubeConfig }, { ClusterFeed }] = await Promise.all([
+      const [{ KubeConfig }, { ClusterFeed }, { lockFromAllocations }] = await Promise.all([
         import("@kubernetes/client-node"),
         import("../../webhook/cluster-feed.ts"),
+        import("../../synth/rules/allocation.ts"),
       ]);
       const kubeConfig = new KubeConfig();
       // KUBECONFIG or ~/.kube/config when present, else the pod's service account.
       kubeConfig.loadFromDefault();
-      await ClusterFeed.start({ kubeConfig, state, log, secretNamespaces });
+      await ClusterFeed.start({ kubeConfig, state, log, secretNamespaces, allocations: lockFromAllocations });
       if (site !== undefined) {
-        await FileFeed.start({ paths: sitePaths(site), load: () => siteFiles(site, []), state, log });
+        // The cluster's Allocations are the lock here; the site's lock file would fight them.
+        const load = async () => ({ ...(await siteFiles(site, [])), lock: undefined });
+        await FileFeed.start({ paths: sitePaths(site), load, state, log });
       }
     } else if (inventory !== undefined) {
       await FileFeed.start({

@@ -6,11 +6,13 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { parseAllDocuments } from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { lockFromAllocations } from "../../synth/rules/allocation.ts";
 import { KINDS } from "../../synth/schema/kinds.ts";
 import { ClusterFeed, NETWORK_DATA_LABEL } from "../../webhook/cluster-feed.ts";
 import { jsonLogger } from "../../webhook/log.ts";
 import { startWebhook, type RunningWebhook } from "../../webhook/main.ts";
-import { WebhookState } from "../../webhook/state.ts";
+import { HOLD_MS, WebhookState } from "../../webhook/state.ts";
+import { allocation } from "../builders/allocations.ts";
 import { makeBmh } from "../builders/inventory.ts";
 import { REPO } from "../harness.ts";
 import { postJson, send, type Target } from "./client.ts";
@@ -154,6 +156,35 @@ describe("the webhook fed by informers (--from-cluster)", () => {
     expect(json).toMatchObject({ response: { uid: "u-east", allowed: true } });
   });
 
+  it("denies the second of two conflicting CREATEs before the informer delivers the first, and holds it only until then", async () => {
+    await whenReady();
+    const withMaster = (name: string, mac: string) =>
+      provisioning({ name, masters: [["master-1", { "mac-address": mac }]] });
+    const decide = async (cr: Cr, options: { uid: string; dryRun?: boolean }) =>
+      (
+        (await postJson(target, "/validate/provisioning", admissionReview(cr, options))).json as {
+          response: { allowed: boolean };
+        }
+      ).response.allowed;
+    const wanted = "3c:fd:fe:ca:f9:a0";
+    const first = withMaster("cluster-first", wanted);
+    const second = withMaster("cluster-second", wanted);
+    // A dry run stores nothing, so it holds nothing either.
+    expect(await decide(first, { uid: "u-dry", dryRun: true })).toBe(true);
+    expect(await decide(second, { uid: "u-dry-2", dryRun: true })).toBe(true);
+    expect(await decide(first, { uid: "u-first" })).toBe(true);
+    expect(await decide(second, { uid: "u-second", dryRun: true })).toBe(false);
+    // What the API server stores is what counts once the informer delivers it: here another host
+    // (as if a later UPDATE changed it), so the wanted one is free again well before the hold expires.
+    apiServer.put(crPath("Provisioning"), withMaster("cluster-first", "e4:43:4b:9b:9b:10"));
+    await eventually(
+      () => decide(second, { uid: "u-second-again", dryRun: true }),
+      "the delivered object to replace the held one",
+      HOLD_MS / 2,
+    );
+    apiServer.remove(crPath("Provisioning"), "cluster-first", "edge-a");
+  });
+
   it("does not tell a Software its Provisioning is missing when the cluster's Provisioning fails its schema", async () => {
     await whenReady();
     const typo = provisioning({
@@ -267,5 +298,100 @@ describe("the webhook fed by informers (--from-cluster)", () => {
       expect.objectContaining({ msg: "watch stale; listing again" }),
     );
     expect(host("metal3/r01-node-01")).toBeDefined();
+  });
+});
+
+describe("the webhook fed by informers with Git's Allocations (decision 0041)", () => {
+  const ALLOCATIONS = "/apis/metalsynth.io/v1alpha1/allocations";
+  const apiServer = new FakeApiServer()
+    .serve(BMHS, "metal3.io/v1alpha1", "BareMetalHost")
+    .serve(HARDWARE, "metal3.io/v1alpha1", "HardwareData")
+    .serve(SECRETS, "v1", "Secret")
+    .serve(ALLOCATIONS, "metalsynth.io/v1alpha1", "Allocation");
+  for (const definition of Object.values(KINDS)) {
+    apiServer.serve(crPath(definition.kind), `${definition.group}/${definition.version}`, definition.kind);
+  }
+  const state = new WebhookState();
+  let feed: ClusterFeed;
+  /** A cluster whose master is chosen by resources; Git's lock gave it r01-node-07. */
+  const byResources = provisioning({ name: "cluster-res", masters: [["master-1", { cpu: 1 }]] });
+  const held = allocation("edge-a", "cluster-res", "bpa", [
+    { host: "metal3/r01-node-07", role: "master", node: "master-1" },
+  ]);
+  /** Names r01-node-07 by its MAC. */
+  const wantsHeld = provisioning({
+    name: "cluster-new",
+    masters: [["master-1", { "mac-address": "e4:43:4b:6c:73:80" }]],
+  });
+  /** Names r01-node-08, which nothing holds. */
+  const fine = provisioning({
+    name: "cluster-fine",
+    masters: [["master-1", { "mac-address": "e4:43:4b:b2:53:bc" }]],
+  });
+  const errors = (cr: Cr) =>
+    state
+      .reviewer()
+      ?.review(cr)
+      .filter((found) => found.severity === "error")
+      .map((found) => found.rule);
+
+  beforeAll(async () => {
+    await apiServer.start();
+    for (const object of await exampleObjects(
+      "inventory/rack-r01.yaml",
+      "inventory/rack-r02.yaml",
+      "inventory/rack-r03.json",
+    ))
+      apiServer.put(BMHS, object);
+    for (const object of await exampleObjects("inventory/hardwaredata.yaml")) apiServer.put(HARDWARE, object);
+    for (const secret of await exampleObjects("inventory/networkdata-secrets.yaml")) {
+      const metadata = secret.metadata as Record<string, unknown>;
+      const labels = { [NETWORK_DATA_LABEL]: "true" };
+      apiServer.put(SECRETS, { ...secret, metadata: { ...metadata, namespace: "metal3", labels } });
+    }
+    apiServer.put(crPath("Provisioning"), byResources);
+    apiServer.put(ALLOCATIONS, held);
+    feed = await ClusterFeed.start({
+      kubeConfig: apiServer.kubeConfig(),
+      state,
+      log: jsonLogger(() => {}),
+      allocations: lockFromAllocations,
+      watchTimeoutSeconds: 1,
+      retryDelayMs: 50,
+      rebuildDelayMs: 10,
+    });
+    await eventually(() => feed.status().ready, "the feed to be ready");
+  });
+  afterAll(async () => {
+    await feed.close();
+    await apiServer.stop();
+  });
+
+  it("reviews with the lock the Allocations make: a host Git gave to a cluster chosen by resources is refused", () => {
+    expect(feed.status().detail).toMatch(/, 1 allocations, watching$/);
+    expect(errors(wantsHeld)).toEqual(["host-claimed"]);
+    expect(errors(fine)).toEqual([]);
+  });
+
+  it("refuses every request while an Allocation is damaged, saying why, and recovers when it is restored", async () => {
+    const damaged = { ...held, spec: { ...held.spec, hosts: [{ ...held.spec.hosts[0], role: "boss" }] } };
+    apiServer.put(ALLOCATIONS, damaged);
+    await eventually(() => errors(fine)?.includes("lock-invalid"), "the damaged Allocation");
+    expect(state.reviewer()?.review(fine)[0]?.text).toMatch(
+      /^the site's lock is damaged: .*"boss" is not a BPA role/,
+    );
+    expect(feed.status()).toMatchObject({
+      ready: true,
+      detail: expect.stringMatching(/damaged: 1 findings/),
+    });
+    apiServer.put(ALLOCATIONS, held);
+    await eventually(() => errors(fine)?.length === 0, "the restored Allocation");
+    expect(errors(wantsHeld)).toEqual(["host-claimed"]);
+  });
+
+  it("forgets the entries of an Allocation deleted from the cluster", async () => {
+    apiServer.remove(ALLOCATIONS, "cluster-res", "edge-a");
+    await eventually(() => errors(wantsHeld)?.length === 0, "the deletion");
+    expect(feed.status().detail).toMatch(/, 0 allocations, watching$/);
   });
 });

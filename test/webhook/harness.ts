@@ -61,6 +61,7 @@ export async function startTestWebhook(options: TestWebhookOptions = {}): Promis
     tls: certificate,
     state: {
       reviewer: () => knowledge.reviewer(),
+      hold: (object) => knowledge.hold(object),
       readiness: () => knowledge.readiness(),
       inventoryStats: () => knowledge.inventoryStats(),
       startDraining: () => state.startDraining(),

@@ -370,6 +370,7 @@ describe("the webhook when its rules throw", () => {
       knowledge: (state) => ({
         readiness: () => state.readiness(),
         inventoryStats: () => state.inventoryStats(),
+        hold: (object) => state.hold(object),
         reviewer: () => {
           const reviewer = state.reviewer();
           if (reviewer === undefined) return undefined;

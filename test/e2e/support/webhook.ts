@@ -189,18 +189,20 @@ export async function loadInventory(kubectl: Kubectl, objects: readonly KubeObje
     ["apply", "-f", "-"],
     labelled.map((object) => stringify(registrable(object))).join("---\n"),
   );
-  for (const host of wanted.filter((object) => object.kind === "BareMetalHost" && object.status)) {
-    await writeStatus(kubectl, host, host.status);
-  }
+  // Every status in one kubectl run: a process per host would cost minutes at hub scale.
+  const hosts = wanted.filter((object) => object.kind === "BareMetalHost" && object.status);
+  if (hosts.length === 0) return;
+  await must(
+    kubectl,
+    ["replace", "--subresource=status", "-f", "-"],
+    hosts.map((host) => stringify({ ...registrable(host), status: fullStatus(host.status) })).join("---\n"),
+  );
 }
 
-/**
- * Writes a BareMetalHost's status through the status subresource, as the baremetal-operator does,
- * with the fields the CRD requires that a snapshot may leave out.
- */
-export async function writeStatus(kubectl: Kubectl, host: KubeObject, status: unknown): Promise<void> {
+/** A BareMetalHost's status with the fields the CRD requires that a snapshot may leave out. */
+function fullStatus(status: unknown): Record<string, unknown> {
   const given = (status ?? {}) as Record<string, unknown>;
-  const full = {
+  return {
     errorCount: 0,
     errorMessage: "",
     operationalStatus: "OK",
@@ -209,6 +211,14 @@ export async function writeStatus(kubectl: Kubectl, host: KubeObject, status: un
     ...given,
     provisioning: { ID: "", state: "", ...(given.provisioning as Record<string, unknown> | undefined) },
   };
+}
+
+/**
+ * Writes a BareMetalHost's status through the status subresource, as the baremetal-operator does,
+ * with the fields the CRD requires that a snapshot may leave out.
+ */
+export async function writeStatus(kubectl: Kubectl, host: KubeObject, status: unknown): Promise<void> {
+  const full = fullStatus(status);
   await must(kubectl, [
     "patch",
     "baremetalhost",
