@@ -114,6 +114,11 @@ const RENDERED_KINDS =
   "baremetalhosts,jobs,configmaps,deployments,services,serviceaccounts,roles,rolebindings";
 const AGENTS = ["flux", "argocd"] as const;
 type Agent = (typeof AGENTS)[number];
+/**
+ * How long one case may take: an Argo CD sync starts its engine's cluster cache (a list and watch of
+ * every resource type) and waits on each wave's Jobs, a few seconds per Application on this machine.
+ */
+const CASE_TIMEOUT: Record<Agent, number> = { flux: 120_000, argocd: 600_000 };
 /** The Application's sync options, as the rendered ApplicationSet's template gives them. */
 const ARGO_SYNC_OPTIONS = applicationSetSyncOptions();
 
@@ -287,29 +292,37 @@ describe("rendered/ applied by Flux and Argo CD on a real API server", () => {
         // the site renders for.
         if (!site.patchesHosts && creator !== "kubectl apply") continue;
         if (!site.targets.includes(agent)) continue;
-        it(`${site.name}: ${agent} onto BMHs made by ${creator}`, async () => {
-          const before = await register(site.inventory, creator);
-          await sync(await newAgentState(agent), site.rendered);
-          await expectOnlySipLabelsChanged(before, site.rendered);
-        });
+        it(
+          `${site.name}: ${agent} onto BMHs made by ${creator}`,
+          async () => {
+            const before = await register(site.inventory, creator);
+            await sync(await newAgentState(agent), site.rendered);
+            await expectOnlySipLabelsChanged(before, site.rendered);
+          },
+          CASE_TIMEOUT[agent],
+        );
       }
 
-      it(`${agent} onto BMHs made by ${creator}: a release removes exactly the SIP labels, and no BMH is ever deleted`, async () => {
-        const example = path.join(REPO, "examples", "site");
-        const retired = path.join(REPO, "test", "scenarios", "sip-retired", "expected");
-        const before = await register([path.join(example, "inventory")], creator);
-        const state = await newAgentState(agent);
-        await sync(state, path.join(example, "rendered"));
-        // tenant-a deleted from specs/: its directory holds label-removing patches for a generation…
-        await sync(state, retired);
-        await expectOnlySipLabelsChanged(before, retired);
-        // …then leaves Git: the agent prunes what it applied, never a BareMetalHost.
-        const gone = await mkdtemp(path.join(scratch, "gone-"));
-        await cp(retired, gone, { recursive: true });
-        await rm(path.join(gone, "clusters", "edge-sip"), { recursive: true });
-        await sync(state, gone);
-        await expectOnlySipLabelsChanged(before, retired);
-      });
+      it(
+        `${agent} onto BMHs made by ${creator}: a release removes exactly the SIP labels, and no BMH is ever deleted`,
+        async () => {
+          const example = path.join(REPO, "examples", "site");
+          const retired = path.join(REPO, "test", "scenarios", "sip-retired", "expected");
+          const before = await register([path.join(example, "inventory")], creator);
+          const state = await newAgentState(agent);
+          await sync(state, path.join(example, "rendered"));
+          // tenant-a deleted from specs/: its directory holds label-removing patches for a generation…
+          await sync(state, retired);
+          await expectOnlySipLabelsChanged(before, retired);
+          // …then leaves Git: the agent prunes what it applied, never a BareMetalHost.
+          const gone = await mkdtemp(path.join(scratch, "gone-"));
+          await cp(retired, gone, { recursive: true });
+          await rm(path.join(gone, "clusters", "edge-sip"), { recursive: true });
+          await sync(state, gone);
+          await expectOnlySipLabelsChanged(before, retired);
+        },
+        CASE_TIMEOUT[agent],
+      );
     }
   }
 });

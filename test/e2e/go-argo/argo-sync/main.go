@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -27,10 +28,16 @@ import (
 	"github.com/argoproj/argo-cd/gitops-engine/pkg/utils/tracing"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2/textlogger"
 )
@@ -183,6 +190,10 @@ func run(kubeconfig, app, namespace string, options syncOptions, prune bool, man
 		return nil, err
 	}
 	kubelet := &kubelet{kubeconfig: kubeconfig, clientset: clientset, done: map[types.UID]bool{}}
+	collector, err := newGarbageCollector(config)
+	if err != nil {
+		return nil, err
+	}
 
 	out := &output{}
 	var phase common.OperationPhase
@@ -248,6 +259,9 @@ func run(kubeconfig, app, namespace string, options syncOptions, prune bool, man
 			return nil, err
 		}
 		out.Jobs = append(out.Jobs, ran...)
+		if err := collector.finishForegroundDeletions(context.Background(), clusterCache); err != nil {
+			return nil, err
+		}
 		// The controller re-drives a running operation when a managed resource changes or after a few
 		// seconds; the cache's watches deliver what the engine and the Jobs just wrote.
 		time.Sleep(time.Second)
@@ -410,4 +424,48 @@ func failed(run jobRun, output string) jobRun {
 	run.Succeeded = false
 	run.Output += output
 	return run
+}
+
+// garbageCollector stands in for kube-controller-manager's garbage collector, which no e2e cluster
+// runs: the engine deletes a hook (BeforeHookCreation) and prunes with foreground propagation, and
+// such an object stays, with the `foregroundDeletion` finalizer, until its dependents are gone. No
+// dependents exist here (no controller makes pods or ReplicaSets), so the finalizer is removed.
+type garbageCollector struct {
+	dynamic dynamic.Interface
+	mapper  *restmapper.DeferredDiscoveryRESTMapper
+}
+
+func newGarbageCollector(config *rest.Config) (*garbageCollector, error) {
+	client, err := dynamic.NewForConfig(config)
+	if err != nil {
+		return nil, err
+	}
+	discovery, err := discovery.NewDiscoveryClientForConfig(config)
+	if err != nil {
+		return nil, err
+	}
+	return &garbageCollector{dynamic: client, mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(discovery))}, nil
+}
+
+func (g *garbageCollector) finishForegroundDeletions(ctx context.Context, clusterCache cache.ClusterCache) error {
+	deleting := clusterCache.FindResources("", func(r *cache.Resource) bool {
+		return r.Resource != nil && r.Resource.GetDeletionTimestamp() != nil && slices.Contains(r.Resource.GetFinalizers(), metav1.FinalizerDeleteDependents)
+	})
+	for _, resource := range deleting {
+		object := resource.Resource
+		mapping, err := g.mapper.RESTMapping(object.GroupVersionKind().GroupKind(), object.GroupVersionKind().Version)
+		if err != nil {
+			return err
+		}
+		remaining := slices.DeleteFunc(slices.Clone(object.GetFinalizers()), func(f string) bool { return f == metav1.FinalizerDeleteDependents })
+		patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"finalizers": remaining, "resourceVersion": object.GetResourceVersion()}})
+		if err != nil {
+			return err
+		}
+		_, err = g.dynamic.Resource(mapping.Resource).Namespace(object.GetNamespace()).Patch(ctx, object.GetName(), types.MergePatchType, patch, metav1.PatchOptions{})
+		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+			return fmt.Errorf("finishing the deletion of %s %s/%s: %w", object.GetKind(), object.GetNamespace(), object.GetName(), err)
+		}
+	}
+	return nil
 }
