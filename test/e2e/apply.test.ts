@@ -15,12 +15,10 @@ import { parse, parseAllDocuments, stringify } from "yaml";
 import { BMH_PATCH_ANNOTATIONS } from "../../charts/sip/index.ts";
 import { REPO } from "../harness.ts";
 import { filesUnder } from "../support/files.ts";
-import { argoSync, fluxApply, kustomize, type ArgoApplication } from "./support/agents.ts";
-import { startControlPlane, type ControlPlane } from "./support/control-plane.ts";
+import { argoSync, fluxApply, kustomize, startAgentPlane, type ArgoApplication } from "./support/agents.ts";
+import type { ControlPlane } from "./support/control-plane.ts";
 import {
   ensureNamespaces,
-  installCrds,
-  kubectlFor,
   must,
   readObjects,
   registrable,
@@ -116,6 +114,11 @@ const RENDERED_KINDS =
   "baremetalhosts,jobs,configmaps,deployments,services,serviceaccounts,roles,rolebindings";
 const AGENTS = ["flux", "argocd"] as const;
 type Agent = (typeof AGENTS)[number];
+/**
+ * How long one case may take: an Argo CD sync starts its engine's cluster cache (a list and watch of
+ * every resource type) and waits on each wave's Jobs, a few seconds per Application on this machine.
+ */
+const CASE_TIMEOUT: Record<Agent, number> = { flux: 120_000, argocd: 600_000 };
 /** The Application's sync options, as the rendered ApplicationSet's template gives them. */
 const ARGO_SYNC_OPTIONS = applicationSetSyncOptions();
 
@@ -173,9 +176,7 @@ describe("rendered/ applied by Flux and Argo CD on a real API server", () => {
   let scratch: string;
 
   beforeAll(async () => {
-    plane = await startControlPlane(inject("e2eBinDir"));
-    kubectl = kubectlFor(plane.kubeconfig);
-    await installCrds(kubectl);
+    ({ plane, kubectl } = await startAgentPlane(inject("e2eBinDir")));
     scratch = await mkdtemp(path.join(tmpdir(), "metalsynth-e2e-apply-"));
   });
   afterAll(async () => plane?.stop());
@@ -206,15 +207,21 @@ describe("rendered/ applied by Flux and Argo CD on a real API server", () => {
   async function sync(state: AgentState, rendered: string): Promise<void> {
     const clusters = path.join(rendered, "clusters");
     const builds = new Map<string, string>();
+    /** Each Application's destination namespace: its directory's parent, as the ApplicationSet says. */
+    const destinations = new Map<string, string>();
     for (const file of filesUnder(clusters).filter((entry) => entry.endsWith("kustomization.yaml"))) {
       const dir = path.dirname(file);
-      builds.set(path.relative(clusters, dir).replace("/", "-"), await kustomizeOnce(dir));
+      const relative = path.relative(clusters, dir);
+      builds.set(relative.replace("/", "-"), await kustomizeOnce(dir));
+      destinations.set(relative.replace("/", "-"), path.dirname(relative));
     }
-    const known =
-      state.agent === "flux"
-        ? (await readdir(state.fluxInventories)).map((file) => file.replace(/\.json$/, ""))
-        : [...state.argoApps.keys()];
-    for (const name of known) if (!builds.has(name)) builds.set(name, "");
+    // A Kustomization whose path left Git is deleted and prunes what it applied. An Application
+    // whose directory left Git is deleted by the ApplicationSet, which sets
+    // `preserveResourcesOnDeletion`: nothing is pruned, so it is not synced at all.
+    if (state.agent === "flux") {
+      const known = (await readdir(state.fluxInventories)).map((file) => file.replace(/\.json$/, ""));
+      for (const name of known) if (!builds.has(name)) builds.set(name, "");
+    }
 
     const namespaces = new Set<string>();
     for (const manifests of builds.values()) {
@@ -225,9 +232,16 @@ describe("rendered/ applied by Flux and Argo CD on a real API server", () => {
       if (state.agent === "flux") {
         await fluxApply(plane, name, manifests, path.join(state.fluxInventories, `${name}.json`));
       } else {
-        const app = state.argoApps.get(name) ?? { name, syncOptions: ARGO_SYNC_OPTIONS };
+        const app = state.argoApps.get(name) ?? {
+          name,
+          namespace: destinations.get(name) ?? "default",
+          syncOptions: ARGO_SYNC_OPTIONS,
+        };
         state.argoApps.set(name, app);
-        await argoSync(plane, app, manifests);
+        const result = await argoSync(plane, app, manifests);
+        expect(result.phase, `${name}: ${result.message} ${JSON.stringify(result.resources)}`).toBe(
+          "Succeeded",
+        );
       }
     }
   }
@@ -278,29 +292,37 @@ describe("rendered/ applied by Flux and Argo CD on a real API server", () => {
         // the site renders for.
         if (!site.patchesHosts && creator !== "kubectl apply") continue;
         if (!site.targets.includes(agent)) continue;
-        it(`${site.name}: ${agent} onto BMHs made by ${creator}`, async () => {
-          const before = await register(site.inventory, creator);
-          await sync(await newAgentState(agent), site.rendered);
-          await expectOnlySipLabelsChanged(before, site.rendered);
-        });
+        it(
+          `${site.name}: ${agent} onto BMHs made by ${creator}`,
+          async () => {
+            const before = await register(site.inventory, creator);
+            await sync(await newAgentState(agent), site.rendered);
+            await expectOnlySipLabelsChanged(before, site.rendered);
+          },
+          CASE_TIMEOUT[agent],
+        );
       }
 
-      it(`${agent} onto BMHs made by ${creator}: a release removes exactly the SIP labels, and no BMH is ever deleted`, async () => {
-        const example = path.join(REPO, "examples", "site");
-        const retired = path.join(REPO, "test", "scenarios", "sip-retired", "expected");
-        const before = await register([path.join(example, "inventory")], creator);
-        const state = await newAgentState(agent);
-        await sync(state, path.join(example, "rendered"));
-        // tenant-a deleted from specs/: its directory holds label-removing patches for a generation…
-        await sync(state, retired);
-        await expectOnlySipLabelsChanged(before, retired);
-        // …then leaves Git: the agent prunes what it applied, never a BareMetalHost.
-        const gone = await mkdtemp(path.join(scratch, "gone-"));
-        await cp(retired, gone, { recursive: true });
-        await rm(path.join(gone, "clusters", "edge-sip"), { recursive: true });
-        await sync(state, gone);
-        await expectOnlySipLabelsChanged(before, retired);
-      });
+      it(
+        `${agent} onto BMHs made by ${creator}: a release removes exactly the SIP labels, and no BMH is ever deleted`,
+        async () => {
+          const example = path.join(REPO, "examples", "site");
+          const retired = path.join(REPO, "test", "scenarios", "sip-retired", "expected");
+          const before = await register([path.join(example, "inventory")], creator);
+          const state = await newAgentState(agent);
+          await sync(state, path.join(example, "rendered"));
+          // tenant-a deleted from specs/: its directory holds label-removing patches for a generation…
+          await sync(state, retired);
+          await expectOnlySipLabelsChanged(before, retired);
+          // …then leaves Git: the agent prunes what it applied, never a BareMetalHost.
+          const gone = await mkdtemp(path.join(scratch, "gone-"));
+          await cp(retired, gone, { recursive: true });
+          await rm(path.join(gone, "clusters", "edge-sip"), { recursive: true });
+          await sync(state, gone);
+          await expectOnlySipLabelsChanged(before, retired);
+        },
+        CASE_TIMEOUT[agent],
+      );
     }
   }
 });

@@ -3,19 +3,24 @@
  *
  * - Flux: test/e2e/go/flux-apply, which is kustomize-controller's apply and prune with its own
  *   library (fluxcd/pkg/ssa) and options.
- * - Argo CD: its sync of one Application as its documentation describes it and gitops-engine does
- *   it: hooks (`Skip` manifests are left out; a Sync hook Job is created and its containers run),
- *   sync waves, the tracking annotation, client-side apply by default and server-side apply as
- *   `argocd-controller` with `--force-conflicts` where `ServerSideApply=true`, preceded by the
- *   client-side-apply migration unless the Application says `ClientSideApplyMigration=false`, and
- *   pruning unless `Prune=false`. Argo CD applies through kubectl's own apply code, so this runs
- *   kubectl. No kubelet runs here: a hook Job's containers are run as kubectl commands with the
- *   Job's ServiceAccount identity (impersonation), which is what the pod would do.
+ * - Argo CD: test/e2e/go-argo/argo-sync, one automated sync of an Application by Argo CD's own sync
+ *   engine (gitops-engine) with the options the application controller passes (hooks, waves, prune,
+ *   tracking annotation, the ApplicationSet's sync options). No kubelet runs: the tool runs a Job's
+ *   kubectl containers as the Job's ServiceAccount and writes its status (decision 0046).
+ *
+ * `runJob` is the same stand-in for a Job a test applies itself.
  */
 import path from "node:path";
-import { parseAllDocuments, stringify } from "yaml";
-import type { ControlPlane } from "./control-plane.ts";
-import { exec, kubectlFor, must, type KubeObject } from "./kube.ts";
+import { startControlPlane, type ControlPlane } from "./control-plane.ts";
+import { exec, installCrds, kubectlFor, must, type KubeObject, type Kubectl } from "./kube.ts";
+
+/** A control plane with the Metal3 CRDs installed, for the agents to apply onto, and its kubectl. */
+export async function startAgentPlane(binDir: string): Promise<{ plane: ControlPlane; kubectl: Kubectl }> {
+  const plane = await startControlPlane(binDir);
+  const kubectl = kubectlFor(plane.kubeconfig);
+  await installCrds(kubectl);
+  return { plane, kubectl };
+}
 
 /** `kubectl kustomize <dir>`: what both agents build from a cluster directory. */
 export async function kustomize(plane: ControlPlane, directory: string): Promise<string> {
@@ -41,164 +46,64 @@ export async function fluxApply(
 /** An Argo CD Application as far as its sync is concerned. */
 export interface ArgoApplication {
   readonly name: string;
+  /** `spec.destination.namespace` */
+  readonly namespace: string;
   /** `spec.syncPolicy.syncOptions` */
   readonly syncOptions: readonly string[];
-  /** The objects it applied last time, for pruning: kept here between syncs. */
-  previous?: KubeObject[];
 }
 
-const SYNC_OPTIONS = "argocd.argoproj.io/sync-options";
-const HOOK = "argocd.argoproj.io/hook";
-
-function annotation(object: KubeObject, key: string): string | undefined {
-  const annotations = object.metadata.annotations as Record<string, string> | undefined;
-  return annotations?.[key];
+/** One entry of an operation's `syncResult.resources`, as Argo CD records it. */
+export interface ArgoResourceResult {
+  readonly group: string;
+  readonly kind: string;
+  readonly namespace: string;
+  readonly name: string;
+  /** `Synced`, `SyncFailed`, `Pruned`, `PruneSkipped` */
+  readonly status: string;
+  readonly message: string;
+  readonly hookType?: string;
+  readonly hookPhase?: string;
+  readonly syncPhase: string;
 }
 
-function hasOption(options: readonly string[], object: KubeObject | undefined, option: string): boolean {
-  const own =
-    (object &&
-      annotation(object, SYNC_OPTIONS)
-        ?.split(",")
-        .map((entry) => entry.trim())) ??
-    [];
-  return (
-    own.includes(option) || (options.includes(option) && !own.includes(option.replace("=true", "=false")))
-  );
-}
-
-function wave(object: KubeObject): number {
-  return Number(annotation(object, "argocd.argoproj.io/sync-wave") ?? "0");
-}
-
-function key(object: KubeObject): string {
-  const group = object.apiVersion.includes("/") ? object.apiVersion.split("/")[0] : "";
-  return `${group}/${object.kind}:${object.metadata.namespace ?? ""}/${object.metadata.name}`;
-}
-
-/** One sync of `app` to the objects in `manifests` (a kustomize build). Throws when the sync fails. */
-export async function argoSync(plane: ControlPlane, app: ArgoApplication, manifests: string): Promise<void> {
-  const kubectl = kubectlFor(plane.kubeconfig);
-  const objects = parseAllDocuments(manifests)
-    .map((document) => document.toJS() as KubeObject | null)
-    .filter((object): object is KubeObject => object !== null)
-    .filter((object) => annotation(object, HOOK) !== "Skip");
-  const hooks = objects.filter((object) => annotation(object, HOOK) !== undefined);
-  const resources = objects
-    .filter((object) => annotation(object, HOOK) === undefined)
-    .map((object) => ({
-      ...object,
-      metadata: {
-        ...object.metadata,
-        annotations: {
-          ...(object.metadata.annotations as Record<string, string> | undefined),
-          "argocd.argoproj.io/tracking-id": `${app.name}:${key(object)}`,
-        },
-      },
-    }));
-
-  // Prune: what the last sync applied and this one does not, unless the live object says Prune=false.
-  const current = new Set(resources.map(key));
-  for (const stale of (app.previous ?? []).filter((object) => !current.has(key(object)))) {
-    const target = [
-      stale.kind,
-      stale.metadata.name,
-      ...(stale.metadata.namespace ? ["-n", stale.metadata.namespace] : []),
-    ];
-    const live = await kubectl(["get", ...target, "-o", "json"]);
-    if (live.code !== 0) continue;
-    if (hasOption([], JSON.parse(live.stdout) as KubeObject, "Prune=false")) continue;
-    await must(kubectl, ["delete", ...target, "--wait=false"]);
-  }
-
-  const waves = [...new Set(objects.map(wave))].sort((a, b) => a - b);
-  for (const step of waves) {
-    await argoApply(
-      plane,
-      app,
-      resources.filter((candidate) => wave(candidate) === step),
-    );
-    for (const hook of hooks.filter((candidate) => wave(candidate) === step)) {
-      await runHook(plane, hook);
-    }
-  }
-  app.previous = resources;
+/** The outcome of one automated sync: the operation's end state, and what the kubelet stand-in ran. */
+export interface ArgoSyncResult {
+  /** False when the Application was already Synced, so an automated sync started no operation. */
+  readonly operation: boolean;
+  /** `Succeeded`, `Failed` or `Error` */
+  readonly phase: string;
+  readonly message: string;
+  readonly resources: readonly ArgoResourceResult[] | null;
+  readonly jobs:
+    readonly { namespace: string; name: string; ran: boolean; succeeded: boolean; output: string }[] | null;
 }
 
 /**
- * Applies one wave's resources: client-side, or server-side where `ServerSideApply=true`, each group
- * in one kubectl call (Argo CD applies them one by one; the outcome per object is the same).
+ * One automated sync of `app` to the objects in `manifests` (a kustomize build) by Argo CD's own
+ * sync engine (test/e2e/go-argo/argo-sync). Resolves with the outcome whether the sync succeeded or
+ * failed; the caller asserts.
  */
-async function argoApply(
+export async function argoSync(
   plane: ControlPlane,
   app: ArgoApplication,
-  objects: readonly KubeObject[],
-): Promise<void> {
-  const kubectl = kubectlFor(plane.kubeconfig);
-  const groups = new Map<string, KubeObject[]>();
-  for (const object of objects) {
-    const serverSide = hasOption(app.syncOptions, object, "ServerSideApply=true");
-    const validate = !hasOption(app.syncOptions, object, "Validate=false");
-    const group = `${serverSide ? "server" : "client"} ${validate}`;
-    groups.set(group, [...(groups.get(group) ?? []), object]);
-  }
-  for (const [group, members] of groups) {
-    const [side, validate] = group.split(" ");
-    const flags = validate === "true" ? [] : ["--validate=false"];
-    if (side === "client") {
-      await must(
-        kubectl,
-        ["apply", ...flags, "-f", "-"],
-        members.map((object) => stringify(object)).join("---\n"),
-      );
-      continue;
-    }
-    if (!app.syncOptions.includes("ClientSideApplyMigration=false")) {
-      for (const object of members) {
-        const target = [
-          object.kind,
-          object.metadata.name,
-          ...(object.metadata.namespace ? ["-n", object.metadata.namespace] : []),
-        ];
-        const live = await kubectl(["get", ...target, "-o", "json"]);
-        const managers =
-          live.code === 0
-            ? ((JSON.parse(live.stdout) as KubeObject).metadata.managedFields as { manager: string }[])
-            : [];
-        if ((managers ?? []).some((entry) => entry.manager === "kubectl-client-side-apply")) {
-          await must(
-            kubectl,
-            ["apply", ...flags, "--field-manager=kubectl-client-side-apply", "-f", "-"],
-            stringify(object),
-          );
-        }
-      }
-    }
-    await must(
-      kubectl,
-      [
-        "apply",
-        "--server-side",
-        "--force-conflicts",
-        "--field-manager=argocd-controller",
-        ...flags,
-        "-f",
-        "-",
-      ],
-      members.map((object) => stringify(object)).join("---\n"),
-    );
-  }
-}
-
-/** A Sync hook: deleted first when `BeforeHookCreation`, created, then run. */
-async function runHook(plane: ControlPlane, hook: KubeObject): Promise<void> {
-  const kubectl = kubectlFor(plane.kubeconfig);
-  const namespace = hook.metadata.namespace ?? "default";
-  if (annotation(hook, "argocd.argoproj.io/hook-delete-policy")?.includes("BeforeHookCreation")) {
-    await kubectl(["delete", hook.kind, hook.metadata.name, "-n", namespace, "--ignore-not-found"]);
-  }
-  await must(kubectl, ["create", "-f", "-"], stringify(hook));
-  await runJob(plane, hook);
+  manifests: string,
+): Promise<ArgoSyncResult> {
+  const result = await exec(
+    path.join(plane.binDir, "argo-sync"),
+    [
+      "--kubeconfig",
+      plane.kubeconfig,
+      "--app",
+      app.name,
+      "--namespace",
+      app.namespace,
+      "--sync-options",
+      app.syncOptions.join(","),
+    ],
+    { input: manifests },
+  );
+  if (result.code !== 0) throw new Error(`argo-sync ${app.name} failed: ${result.stderr}`);
+  return JSON.parse(result.stdout) as ArgoSyncResult;
 }
 
 /**
@@ -207,7 +112,8 @@ async function runHook(plane: ControlPlane, hook: KubeObject): Promise<void> {
  */
 export async function runJob(plane: ControlPlane, job: KubeObject): Promise<void> {
   const kubectl = kubectlFor(plane.kubeconfig);
-  if (job.kind !== "Job") throw new Error(`cannot run ${key(job)}: only Jobs run here`);
+  const name = `${job.kind} ${job.metadata.namespace ?? "default"}/${job.metadata.name}`;
+  if (job.kind !== "Job") throw new Error(`cannot run ${name}: only Jobs run here`);
   const pod = (job.spec as { template: { spec: PodSpec } }).template.spec;
   const identity = `system:serviceaccount:${job.metadata.namespace ?? "default"}:${pod.serviceAccountName ?? "default"}`;
   for (const container of [...(pod.initContainers ?? []), ...pod.containers]) {
@@ -215,8 +121,7 @@ export async function runJob(plane: ControlPlane, job: KubeObject): Promise<void
       throw new Error(`cannot run container ${container.name}: not kubectl`);
     const args = [...container.command.slice(1), ...(container.args ?? [])];
     const result = await kubectl([...args, `--as=${identity}`]);
-    if (result.code !== 0)
-      throw new Error(`${key(job)} container ${container.name} failed: ${result.stderr}`);
+    if (result.code !== 0) throw new Error(`${name} container ${container.name} failed: ${result.stderr}`);
   }
 }
 
