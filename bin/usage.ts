@@ -11,31 +11,34 @@ const SITE = `  --site DIR        site directory (default .)`;
 const PATHS = `  --specs GLOB…     spec files, directories or globs (default <site>/specs); every word up to
                     the next option, and repeatable
   --inventory PATH… inventory files or directories (default <site>/inventory); as --specs`;
-const FORMAT = `  --format FORMAT   text (default) or json`;
+const FORMAT = `  -o, --format FORMAT  text (default) or json`;
+const FINDINGS = `  -o, --format FORMAT  text (default), json, github (workflow-command annotations) or sarif
+                    (SARIF 2.1.0 for code scanning); the findings go to stdout, the rest to stderr`;
 
 /** Every command's help, by the name users type. */
 export const COMMAND_HELP = {
   validate: {
-    synopsis: "validate [--site DIR] [--specs GLOB…] [--inventory PATH…] [--format text|json]",
+    synopsis: "validate [--site DIR] [--specs GLOB…] [--inventory PATH…] [-o text|json|github|sarif]",
     summary: "check the site's CRs against the rules and the inventory; exit 1 on errors",
-    options: [SITE, PATHS, FORMAT].join("\n"),
+    options: [SITE, PATHS, FINDINGS].join("\n"),
   },
   synth: {
-    synopsis: "synth [--site DIR] [--specs GLOB…] [--inventory PATH…] [--out DIR] [--format text|json]",
+    synopsis:
+      "synth [--site DIR] [--specs GLOB…] [--inventory PATH…] [--out DIR] [-o text|json|github|sarif]",
     summary: "validate, plan and write the rendered/ tree (atomically; untouched when the input has errors)",
-    options: [SITE, PATHS, `  --out DIR         output directory (default <site>/rendered)`, FORMAT].join(
+    options: [SITE, PATHS, `  --out DIR         output directory (default <site>/rendered)`, FINDINGS].join(
       "\n",
     ),
   },
   diff: {
-    synopsis: "diff [--site DIR] [--out DIR] [--exit-code] [--patch] [--format text|json]",
+    synopsis: "diff [--site DIR] [--out DIR] [--exit-code] [--patch] [-o text|json|github|sarif]",
     summary: "what synth would change in rendered/, per cluster (hosts, objects); writes nothing",
     options: [
       SITE,
       `  --out DIR         rendered tree to compare with (default <site>/rendered)`,
       `  --exit-code       exit 1 when rendered/ would change`,
       `  --patch           add a unified diff of every changed file`,
-      FORMAT,
+      FINDINGS,
     ].join("\n"),
   },
   explain: {

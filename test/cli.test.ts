@@ -161,7 +161,7 @@ describe("metalsynth validate", () => {
 
   it.each([
     [["validate", "--frobnicate"], /Unknown option '--frobnicate'/],
-    [["validate", "--format", "xml"], /--format must be text or json/],
+    [["validate", "--format", "xml"], /--format must be text, json, github or sarif, not "xml"/],
     [["validate", "--site", "examples/site", "stray"], /unexpected argument "stray"/],
     [["diff", "--exit-code", "stray"], /unexpected argument "stray"/],
     [["explain", "--site", "examples/site"], /explain takes exactly one cluster name/],

@@ -9,7 +9,16 @@ import { formatIssues, jsonReport } from "../../gitops/report/report.ts";
 import { checkSite } from "../../gitops/site-reader.ts";
 import { checkOutput, readTree } from "../../gitops/tree-writer.ts";
 import { LOCK_FILE } from "../../synth/plan/lock.ts";
-import { EXIT, outputFormat, parseSiteArgs, siteLocation, summary, type Console } from "../common.ts";
+import {
+  EXIT,
+  FINDING_FORMATS,
+  findingsIn,
+  outputFormat,
+  parseSiteArgs,
+  siteLocation,
+  summary,
+  type Console,
+} from "../common.ts";
 
 /**
  * `metalsynth diff`: what synth would change in `rendered/`, per cluster, without writing anything.
@@ -21,7 +30,7 @@ export async function diff(argv: readonly string[], io: Console): Promise<number
     patch: { type: "boolean" },
     map: { type: "string" },
   });
-  const format = outputFormat(values.format);
+  const format = outputFormat(values.format, FINDING_FORMATS);
   if (values.map === MAP_TO_STDOUT || values.map === "")
     throw new UsageError("--map needs a file name: the diff itself goes to standard output");
   const location = siteLocation(values);
@@ -44,7 +53,7 @@ export async function diff(argv: readonly string[], io: Console): Promise<number
     if (format === "json") {
       const nothing = { clusters: [], wiring: { added: [], changed: [], removed: [] }, files: [] };
       io.out(jsonReport({ out: input.out, changed: false, ...nothing, diagnostics: issues }));
-    } else io.out(formatIssues(issues, "text"));
+    } else io.out(findingsIn(issues, format));
     io.err(`${summary(issues)}; nothing to compare\n`);
     return EXIT.invalid;
   }
@@ -58,10 +67,14 @@ export async function diff(argv: readonly string[], io: Console): Promise<number
     io.out(
       jsonReport({ out: input.out, changed: hasChanges(changes), ...changes, files, diagnostics: issues }),
     );
-  } else {
+  } else if (format === "text") {
     if (issues.length > 0) io.err(formatIssues(issues, "text"));
     io.out(diffText(changes, input.out));
     if (values.patch) for (const change of changes.files) io.out(patch(change));
+  } else {
+    // Annotations or SARIF on stdout (the warnings); the change itself goes to the log on stderr.
+    io.out(findingsIn(issues, format));
+    io.err(diffText(changes, input.out));
   }
   return values["exit-code"] && hasChanges(changes) ? EXIT.invalid : EXIT.ok;
 }
