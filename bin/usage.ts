@@ -31,14 +31,18 @@ export const COMMAND_HELP = {
     ),
   },
   diff: {
-    synopsis: "diff [--site DIR] [--out DIR] [--exit-code] [--patch] [-o text|json|github|sarif]",
+    synopsis:
+      "diff [--site DIR] [--out DIR] [--exit-code] [--patch] [--map FILE.html]\n" +
+      "         [-o text|json|github|sarif|markdown]",
     summary: "what synth would change in rendered/, per cluster (hosts, objects); writes nothing",
     options: [
       SITE,
       `  --out DIR         rendered tree to compare with (default <site>/rendered)`,
       `  --exit-code       exit 1 when rendered/ would change`,
       `  --patch           add a unified diff of every changed file`,
+      `  --map FILE.html   also write the site map, marking hosts that change hands`,
       FINDINGS,
+      `                    markdown: a pull-request summary (per cluster hosts and objects, counts)`,
     ].join("\n"),
   },
   explain: {

@@ -77,7 +77,22 @@ describe("findings where the reviewer looks (-o github, -o sarif)", () => {
     expect(result.err).toMatch(/left unchanged/);
   });
 
+  it("diff -o markdown summarises the change for a pull request, and --map writes the map beside it", async () => {
+    const site = await copyExampleSite();
+    expect((await run("synth", "--site", site)).code).toBe(0);
+    await addEastWorker(site);
+    const map = path.join(site, "map.html");
+    const result = await run("diff", "--site", site, "-o", "markdown", "--map", map);
+    expect(result.code).toBe(0);
+    expect(result.out).toMatch(/^### metalsynth diff\n/);
+    expect(result.out).toContain("| `edge-a/cluster-east` | changed | 1 | 0 |");
+    expect(result.out).toContain("- joins: worker `worker-3=metal3/r02-node-08`");
+    expect(await readFile(map, "utf8")).toMatch(/<html/i);
+    expect(result.err).toMatch(/1 changing hands/);
+  });
+
   it.each([
+    [["diff", "--patch", "-o", "markdown"], /--patch goes with text or json output, not markdown/],
     [["validate", "-o", "markdown"], /--format must be text, json, github or sarif, not "markdown"/],
     [["explain", "east", "-o", "sarif"], /--format must be text or json, not "sarif"/],
     [["map", "-o", "json"], /map writes HTML only/],
