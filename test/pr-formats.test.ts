@@ -102,3 +102,15 @@ describe("findings where the reviewer looks (-o github, -o sarif)", () => {
     expect(result.err).toMatch(message);
   });
 });
+
+describe("--specs globs as a new user types them", () => {
+  it.each([["specs/*/[a-z]*.yaml"], ["specs/cluster-east/{provisioning,software}.yaml"]])(
+    "validate --specs %s reads the files it names",
+    async (glob) => {
+      const site = await copyExampleSite();
+      const result = await run("validate", "--site", site, "--specs", path.join(site, glob), "-o", "json");
+      expect(result.err).not.toMatch(/not found/);
+      expect(result.code).toBe(0);
+    },
+  );
+});
