@@ -15,6 +15,9 @@ const FORMAT = `  -o, --format FORMAT  text (default) or json`;
 const FINDINGS = `  -o, --format FORMAT  text (default), json, github (workflow-command annotations) or sarif
                     (SARIF 2.1.0 for code scanning); the findings go to stdout, the rest to stderr`;
 
+const KUBE = `  --kubeconfig FILE    kubeconfig to use (default KUBECONFIG, else ~/.kube/config, else the pod's
+                    service account); --context NAME: its context to use (default its current one)`;
+
 /** Every command's help, by the name users type. */
 export const COMMAND_HELP = {
   validate: {
@@ -89,18 +92,21 @@ export const COMMAND_HELP = {
     ].join("\n"),
   },
   inventory: {
-    synopsis: "inventory pull [--site DIR] [--namespace NS…] [--selector SEL] [--check] [--format text|json]",
+    synopsis:
+      "inventory pull [--site DIR] [-n NS…] [-l SEL] [--kubeconfig FILE] [--context NAME] [--check]\n" +
+      "               [-o text|json]",
     summary: "write the cluster's BareMetalHosts into inventory/ as a reviewable snapshot; show what changed",
     options: [
       SITE,
-      `  --namespace NS…   namespaces to read (default inventory.namespaces of metalsynth.yaml, else all);
-                    every word up to the next option, and repeatable`,
-      `  --selector SEL    label selector of the hosts (default inventory.selector of metalsynth.yaml)`,
+      `  -n, --namespace NS…  namespaces to read (default inventory.namespaces of metalsynth.yaml, else
+                    all); every word up to the next option, and repeatable`,
+      `  -l, --selector SEL   label selector of the hosts (default inventory.selector of metalsynth.yaml)`,
+      KUBE,
       `  --check           write nothing; exit 1 when the cluster differs from the snapshot in a fact
                     metalsynth reads`,
       FORMAT,
       ``,
-      `Reads KUBECONFIG (or ~/.kube/config), else the pod's service account. Prints, per host, what`,
+      `Prints, per host, what`,
       `changed, and per cluster what synth would change with the new inventory. Files in inventory/`,
       `whose every inventory object the pull replaces are removed; it refuses (exit 2, nothing written)`,
       `when a file holds both pulled and other objects. Exit codes: 0, 1 with --check on drift, 2 refused`,
@@ -109,7 +115,8 @@ export const COMMAND_HELP = {
   },
   webhook: {
     synopsis:
-      "webhook (--inventory PATH… | --from-cluster [--secrets-namespace NS]…) [--site DIR]\n" +
+      "webhook (--inventory PATH… | --from-cluster [--secrets-namespace NS]… [-l SEL] [--kubeconfig FILE]\n" +
+      "          [--context NAME]) [--site DIR]\n" +
       "          --tls-cert F --tls-key F [--port 8443] [--host 0.0.0.0]",
     summary: "serve the validating admission webhook over HTTPS until SIGTERM; JSON logs on stdout",
     options: [
@@ -117,6 +124,9 @@ export const COMMAND_HELP = {
       `  --from-cluster    list and watch the inventory and CRs from the API server instead`,
       `  --secrets-namespace NS  read networkData Secrets in NS only (repeatable; default: every`,
       `                    namespace); RBAC then needs Secrets in those namespaces alone`,
+      `  -l, --selector SEL   watch only the BareMetalHosts SEL selects (as inventory pull --selector)`,
+      KUBE,
+      `  (no -n: the webhook watches hosts in every namespace, since a CR may claim any of them)`,
       `  --site DIR        also read the site's specs and lock (re-read when they change)`,
       `  --tls-cert F      PEM certificate (chain); --tls-key F: its PEM private key`,
       `  --port N          port to listen on (default 8443); --host ADDR: address (default 0.0.0.0)`,

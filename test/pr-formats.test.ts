@@ -96,6 +96,11 @@ describe("findings where the reviewer looks (-o github, -o sarif)", () => {
     [["validate", "-o", "markdown"], /--format must be text, json, github or sarif, not "markdown"/],
     [["explain", "east", "-o", "sarif"], /--format must be text or json, not "sarif"/],
     [["map", "-o", "json"], /map writes HTML only/],
+    [
+      ["webhook", "--inventory", "inv", "--context", "prod"],
+      /--kubeconfig, --context and --selector go with --from-cluster/,
+    ],
+    [["webhook", "--from-cluster", "-n", "metal3"], /Unknown option '-n'/],
   ])("%j is a usage error", async (argv, message) => {
     const result = await run(...argv);
     expect(result.code).toBe(2);

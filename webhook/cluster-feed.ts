@@ -78,6 +78,11 @@ export interface ClusterFeedOptions {
    * naming a Secret elsewhere gets none. Empty or absent: every namespace (needs a ClusterRole).
    */
   readonly secretNamespaces?: readonly string[];
+  /**
+   * Label selector (kubectl syntax, `-l`) of the BareMetalHosts watched, as `inventory pull
+   * --selector` narrows the snapshot; absent: every host.
+   */
+  readonly hostSelector?: string;
 }
 
 /** What each resource is for. */
@@ -114,15 +119,28 @@ interface Watch {
 
 const SECRETS_SELECTOR = `${NETWORK_DATA_LABEL}=true`;
 
-function customResource(group: string, version: string, plural: string, kind: string, use: Use): Resource {
+function customResource(
+  group: string,
+  version: string,
+  plural: string,
+  kind: string,
+  use: Use,
+  labelSelector?: string,
+): Resource {
   return {
     name: plural,
     apiVersion: `${group}/${version}`,
     kind,
     path: `/apis/${group}/${version}/${plural}`,
+    ...(labelSelector === undefined ? {} : { labelSelector }),
     use,
     list: (kubeConfig) =>
-      kubeConfig.makeApiClient(CustomObjectsApi).listClusterCustomObject({ group, version, plural }),
+      kubeConfig.makeApiClient(CustomObjectsApi).listClusterCustomObject({
+        group,
+        version,
+        plural,
+        ...(labelSelector === undefined ? {} : { labelSelector }),
+      }),
   };
 }
 
@@ -152,10 +170,13 @@ function namespacedSecrets(namespace: string): Resource {
   };
 }
 
-/** What the feed watches: `secretNamespaces` (when any) narrow the Secrets to those namespaces. */
-function resourcesToWatch(secretNamespaces: readonly string[] = []): Resource[] {
+/**
+ * What the feed watches: `secretNamespaces` (when any) narrow the Secrets to those namespaces,
+ * `hostSelector` the BareMetalHosts to those it selects.
+ */
+function resourcesToWatch(secretNamespaces: readonly string[] = [], hostSelector?: string): Resource[] {
   return [
-    customResource("metal3.io", "v1alpha1", "baremetalhosts", "BareMetalHost", "hosts"),
+    customResource("metal3.io", "v1alpha1", "baremetalhosts", "BareMetalHost", "hosts", hostSelector),
     customResource("metal3.io", "v1alpha1", "hardwaredata", "HardwareData", "hardware"),
     ...(secretNamespaces.length === 0
       ? [ALL_SECRETS]
@@ -206,7 +227,11 @@ export class ClusterFeed implements Feed {
     options.state.addFeed(feed);
     // Armed before the first lists, so that a shutdown while they run (close()) also disarms it.
     feed.#staleCheck = setInterval(() => feed.#replaceStale(), Math.max(250, feed.#staleAfterMs / 4));
-    await Promise.all(resourcesToWatch(options.secretNamespaces).map((resource) => feed.#open(resource)));
+    await Promise.all(
+      resourcesToWatch(options.secretNamespaces, options.hostSelector).map((resource) =>
+        feed.#open(resource),
+      ),
+    );
     return feed;
   }
 
