@@ -20,6 +20,7 @@ const COMMANDS: Readonly<Record<CommandName, () => Promise<Command>>> = {
   inventory: async () => (await import("./commands/inventory.ts")).inventory,
   webhook: async () => (await import("./commands/webhook.ts")).webhook,
   manifests: async () => (await import("./commands/manifests.ts")).manifests,
+  completion: async () => (await import("./commands/completion.ts")).completion,
 };
 
 const processConsole: Console = {

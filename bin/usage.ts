@@ -126,7 +126,7 @@ export const COMMAND_HELP = {
       `                    namespace); RBAC then needs Secrets in those namespaces alone`,
       `  -l, --selector SEL   watch only the BareMetalHosts SEL selects (as inventory pull --selector)`,
       KUBE,
-      `  (no -n: the webhook watches hosts in every namespace, since a CR may claim any of them)`,
+      `  (no namespace flag: the webhook watches hosts in every namespace, a CR may claim any of them)`,
       `  --site DIR        also read the site's specs and lock (re-read when they change)`,
       `  --tls-cert F      PEM certificate (chain); --tls-key F: its PEM private key`,
       `  --port N          port to listen on (default 8443); --host ADDR: address (default 0.0.0.0)`,
@@ -140,6 +140,15 @@ export const COMMAND_HELP = {
       `  --image IMG       webhook image`,
       `  --inventory-namespace NS  a namespace of the inventory's networkData Secrets, the only`,
       `                    ones the webhook may read (repeatable; default metal3)`,
+    ].join("\n"),
+  },
+  completion: {
+    synopsis: "completion bash|zsh|fish",
+    summary: "print a shell completion script (e.g. source <(metalsynth completion bash))",
+    options: [
+      `  bash              for ~/.bashrc: source <(metalsynth completion bash)`,
+      `  zsh               for ~/.zshrc: source <(metalsynth completion zsh)`,
+      `  fish              metalsynth completion fish > ~/.config/fish/completions/metalsynth.fish`,
     ].join("\n"),
   },
 } as const satisfies Record<string, CommandHelp>;

@@ -96,6 +96,8 @@ describe("findings where the reviewer looks (-o github, -o sarif)", () => {
     [["validate", "-o", "markdown"], /--format must be text, json, github or sarif, not "markdown"/],
     [["explain", "east", "-o", "sarif"], /--format must be text or json, not "sarif"/],
     [["map", "-o", "json"], /map writes HTML only/],
+    [["completion"], /completion takes one shell: bash, zsh, fish/],
+    [["completion", "tcsh"], /completion takes one shell/],
     [
       ["webhook", "--inventory", "inv", "--context", "prod"],
       /--kubeconfig, --context and --selector go with --from-cluster/,
@@ -105,6 +107,14 @@ describe("findings where the reviewer looks (-o github, -o sarif)", () => {
     const result = await run(...argv);
     expect(result.code).toBe(2);
     expect(result.err).toMatch(message);
+  });
+});
+
+describe("metalsynth completion", () => {
+  it("prints the bash script", async () => {
+    const result = await run("completion", "bash");
+    expect(result).toMatchObject({ code: 0, err: "" });
+    expect(result.out).toContain("complete -o filenames -F _metalsynth metalsynth\n");
   });
 });
 
