@@ -1,9 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { UsageError } from "../gitops/errors.ts";
-import { githubAnnotations, sarifLog } from "../gitops/report/annotations.ts";
-import { formatIssues, type OutputFormat } from "../gitops/report/report.ts";
-import type { Issue } from "../synth/issue.ts";
+import type { OutputFormat } from "../gitops/report/report.ts";
 import type { SiteLocation } from "../gitops/site-reader.ts";
 
 /**
@@ -124,13 +122,6 @@ export function outputFormat<const Allowed extends OutputFormat = "text" | "json
 
 /** The formats of commands whose output is findings: validate, synth, diff. */
 export const FINDING_FORMATS = ["text", "json", "github", "sarif"] as const;
-
-/** A command's findings in one of {@link FINDING_FORMATS}. */
-export function findingsIn(issues: readonly Issue[], format: (typeof FINDING_FORMATS)[number]): string {
-  if (format === "github") return githubAnnotations(issues);
-  if (format === "sarif") return sarifLog(issues, packageVersion());
-  return formatIssues(issues, format);
-}
 
 /**
  * The package version from package.json: one directory up from bin/ in the sources, two up from

@@ -13,13 +13,13 @@ import { LOCK_FILE } from "../../synth/plan/lock.ts";
 import {
   EXIT,
   FINDING_FORMATS,
-  findingsIn,
   outputFormat,
   parseSiteArgs,
   siteLocation,
   summary,
   type Console,
 } from "../common.ts";
+import { findingsIn } from "../findings.ts";
 
 /**
  * `metalsynth diff`: what synth would change in `rendered/`, per cluster, without writing anything.

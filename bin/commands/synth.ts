@@ -8,13 +8,13 @@ import { isRenderedFile } from "../../gitops/render.ts";
 import {
   EXIT,
   FINDING_FORMATS,
-  findingsIn,
   outputFormat,
   parseSiteArgs,
   siteLocation,
   summary,
   type Console,
 } from "../common.ts";
+import { findingsIn } from "../findings.ts";
 
 /** `metalsynth synth`: validate, plan and write `rendered/`; on errors the tree is left as it was. */
 export async function synth(argv: readonly string[], io: Console): Promise<number> {

@@ -4,13 +4,13 @@ import { hasErrors } from "../../synth/issue.ts";
 import {
   EXIT,
   FINDING_FORMATS,
-  findingsIn,
   outputFormat,
   parseSiteArgs,
   siteLocation,
   summary,
   type Console,
 } from "../common.ts";
+import { findingsIn } from "../findings.ts";
 
 /**
  * `metalsynth validate`: every diagnostic of the site (text, json, GitHub annotations or SARIF);
