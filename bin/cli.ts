@@ -1,7 +1,6 @@
-import { existsSync, readFileSync } from "node:fs";
 import { UsageError } from "../gitops/errors.ts";
 import { errorCode, systemReason } from "../gitops/files.ts";
-import { EXIT, type Command, type Console } from "./common.ts";
+import { EXIT, packageVersion, type Command, type Console } from "./common.ts";
 import { COMMAND_HELP, commandUsage, globalUsage, type CommandName } from "./usage.ts";
 
 export type { Console } from "./common.ts";
@@ -21,6 +20,7 @@ const COMMANDS: Readonly<Record<CommandName, () => Promise<Command>>> = {
   inventory: async () => (await import("./commands/inventory.ts")).inventory,
   webhook: async () => (await import("./commands/webhook.ts")).webhook,
   manifests: async () => (await import("./commands/manifests.ts")).manifests,
+  completion: async () => (await import("./commands/completion.ts")).completion,
 };
 
 const processConsole: Console = {
@@ -43,7 +43,7 @@ export async function main(argv: readonly string[], io: Console = processConsole
     return EXIT.ok;
   }
   if (command === "--version" || command === "-V") {
-    io.out(`${version()}\n`);
+    io.out(`metalsynth ${packageVersion()}\n`);
     return EXIT.ok;
   }
   // Like git and kubectl: usage errors go to stderr, briefly, with where to read more.
@@ -88,20 +88,6 @@ function isCommand(name: string): name is CommandName {
 
 function hint(command?: CommandName): string {
   return `see 'metalsynth ${command === undefined ? "" : `${command} `}--help'\n`;
-}
-
-/**
- * The package version from package.json: one directory up from bin/ in the sources, two up from
- * dist/bin/ in the build and the installed package (never a copy in dist/, which would go stale).
- * Read, not imported: Node 20 before 20.18.3 warns on stderr that JSON modules are experimental.
- */
-function version(): string {
-  const file = [import.meta.url.endsWith(".ts") ? "../package.json" : "../../package.json"]
-    .map((relative) => new URL(relative, import.meta.url))
-    .find((url) => existsSync(url));
-  const parsed: unknown = file === undefined ? undefined : JSON.parse(readFileSync(file, "utf8"));
-  const found = typeof parsed === "object" && parsed !== null && "version" in parsed ? parsed.version : "";
-  return `metalsynth ${String(found)}`;
 }
 
 /**

@@ -1,3 +1,4 @@
+import { existsSync, readFileSync } from "node:fs";
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { UsageError } from "../gitops/errors.ts";
 import type { OutputFormat } from "../gitops/report/report.ts";
@@ -23,7 +24,7 @@ export const SITE_OPTIONS = {
   site: { type: "string" },
   specs: { type: "string", multiple: true },
   inventory: { type: "string", multiple: true },
-  format: { type: "string" },
+  format: { type: "string", short: "o" },
   out: { type: "string" },
   help: { type: "boolean", short: "h" },
 } as const satisfies ParseArgsConfig["options"];
@@ -105,10 +106,35 @@ export function listWords(
   return positionals;
 }
 
-/** The `--format` value, `text` when not given. */
-export function outputFormat(value: string | undefined): OutputFormat {
-  if (value === undefined || value === "text" || value === "json") return value ?? "text";
-  throw new UsageError(`--format must be text or json, not "${value}"`);
+/**
+ * The `--format` (`-o`) value, `text` when not given; `allowed` are the formats the command prints
+ * (text and json everywhere, github and sarif where findings are the output, markdown for diff).
+ */
+export function outputFormat<const Allowed extends OutputFormat = "text" | "json">(
+  value: string | undefined,
+  allowed: readonly Allowed[] = ["text", "json"] as Allowed[],
+): Allowed {
+  const format = value ?? "text";
+  if ((allowed as readonly string[]).includes(format)) return format as Allowed;
+  const names = allowed.join(", ").replace(/, ([^,]*)$/, " or $1");
+  throw new UsageError(`--format must be ${names}, not "${value}"`);
+}
+
+/** The formats of commands whose output is findings: validate, synth, diff. */
+export const FINDING_FORMATS = ["text", "json", "github", "sarif"] as const;
+
+/**
+ * The package version from package.json: one directory up from bin/ in the sources, two up from
+ * dist/bin/ in the build and the installed package (never a copy in dist/, which would go stale).
+ * Read, not imported: Node 20 before 20.18.3 warns on stderr that JSON modules are experimental.
+ */
+export function packageVersion(): string {
+  const file = [import.meta.url.endsWith(".ts") ? "../package.json" : "../../package.json"]
+    .map((relative) => new URL(relative, import.meta.url))
+    .find((url) => existsSync(url));
+  const parsed: unknown = file === undefined ? undefined : JSON.parse(readFileSync(file, "utf8"));
+  const found = typeof parsed === "object" && parsed !== null && "version" in parsed ? parsed.version : "";
+  return String(found);
 }
 
 /** The site-reader location from parsed options, leaving out what the user did not give. */

@@ -11,31 +11,41 @@ const SITE = `  --site DIR        site directory (default .)`;
 const PATHS = `  --specs GLOB…     spec files, directories or globs (default <site>/specs); every word up to
                     the next option, and repeatable
   --inventory PATH… inventory files or directories (default <site>/inventory); as --specs`;
-const FORMAT = `  --format FORMAT   text (default) or json`;
+const FORMAT = `  -o, --format FORMAT  text (default) or json`;
+const FINDINGS = `  -o, --format FORMAT  text (default), json, github (workflow-command annotations) or sarif
+                    (SARIF 2.1.0 for code scanning); the findings go to stdout, the rest to stderr`;
+
+const KUBE = `  --kubeconfig FILE    kubeconfig to use (default KUBECONFIG, else ~/.kube/config, else the pod's
+                    service account); --context NAME: its context to use (default its current one)`;
 
 /** Every command's help, by the name users type. */
 export const COMMAND_HELP = {
   validate: {
-    synopsis: "validate [--site DIR] [--specs GLOB…] [--inventory PATH…] [--format text|json]",
+    synopsis: "validate [--site DIR] [--specs GLOB…] [--inventory PATH…] [-o text|json|github|sarif]",
     summary: "check the site's CRs against the rules and the inventory; exit 1 on errors",
-    options: [SITE, PATHS, FORMAT].join("\n"),
+    options: [SITE, PATHS, FINDINGS].join("\n"),
   },
   synth: {
-    synopsis: "synth [--site DIR] [--specs GLOB…] [--inventory PATH…] [--out DIR] [--format text|json]",
+    synopsis:
+      "synth [--site DIR] [--specs GLOB…] [--inventory PATH…] [--out DIR] [-o text|json|github|sarif]",
     summary: "validate, plan and write the rendered/ tree (atomically; untouched when the input has errors)",
-    options: [SITE, PATHS, `  --out DIR         output directory (default <site>/rendered)`, FORMAT].join(
+    options: [SITE, PATHS, `  --out DIR         output directory (default <site>/rendered)`, FINDINGS].join(
       "\n",
     ),
   },
   diff: {
-    synopsis: "diff [--site DIR] [--out DIR] [--exit-code] [--patch] [--format text|json]",
+    synopsis:
+      "diff [--site DIR] [--out DIR] [--exit-code] [--patch] [--map FILE.html]\n" +
+      "         [-o text|json|github|sarif|markdown]",
     summary: "what synth would change in rendered/, per cluster (hosts, objects); writes nothing",
     options: [
       SITE,
       `  --out DIR         rendered tree to compare with (default <site>/rendered)`,
       `  --exit-code       exit 1 when rendered/ would change`,
       `  --patch           add a unified diff of every changed file`,
-      FORMAT,
+      `  --map FILE.html   also write the site map, marking hosts that change hands`,
+      FINDINGS,
+      `                    markdown: a pull-request summary (per cluster hosts and objects, counts)`,
     ].join("\n"),
   },
   explain: {
@@ -82,18 +92,21 @@ export const COMMAND_HELP = {
     ].join("\n"),
   },
   inventory: {
-    synopsis: "inventory pull [--site DIR] [--namespace NS…] [--selector SEL] [--check] [--format text|json]",
+    synopsis:
+      "inventory pull [--site DIR] [-n NS…] [-l SEL] [--kubeconfig FILE] [--context NAME] [--check]\n" +
+      "               [-o text|json]",
     summary: "write the cluster's BareMetalHosts into inventory/ as a reviewable snapshot; show what changed",
     options: [
       SITE,
-      `  --namespace NS…   namespaces to read (default inventory.namespaces of metalsynth.yaml, else all);
-                    every word up to the next option, and repeatable`,
-      `  --selector SEL    label selector of the hosts (default inventory.selector of metalsynth.yaml)`,
+      `  -n, --namespace NS…  namespaces to read (default inventory.namespaces of metalsynth.yaml, else
+                    all); every word up to the next option, and repeatable`,
+      `  -l, --selector SEL   label selector of the hosts (default inventory.selector of metalsynth.yaml)`,
+      KUBE,
       `  --check           write nothing; exit 1 when the cluster differs from the snapshot in a fact
                     metalsynth reads`,
       FORMAT,
       ``,
-      `Reads KUBECONFIG (or ~/.kube/config), else the pod's service account. Prints, per host, what`,
+      `Prints, per host, what`,
       `changed, and per cluster what synth would change with the new inventory. Files in inventory/`,
       `whose every inventory object the pull replaces are removed; it refuses (exit 2, nothing written)`,
       `when a file holds both pulled and other objects. Exit codes: 0, 1 with --check on drift, 2 refused`,
@@ -102,7 +115,8 @@ export const COMMAND_HELP = {
   },
   webhook: {
     synopsis:
-      "webhook (--inventory PATH… | --from-cluster [--secrets-namespace NS]…) [--site DIR]\n" +
+      "webhook (--inventory PATH… | --from-cluster [--secrets-namespace NS]… [-l SEL] [--kubeconfig FILE]\n" +
+      "          [--context NAME]) [--site DIR]\n" +
       "          --tls-cert F --tls-key F [--port 8443] [--host 0.0.0.0]",
     summary: "serve the validating admission webhook over HTTPS until SIGTERM; JSON logs on stdout",
     options: [
@@ -110,6 +124,9 @@ export const COMMAND_HELP = {
       `  --from-cluster    list and watch the inventory and CRs from the API server instead`,
       `  --secrets-namespace NS  read networkData Secrets in NS only (repeatable; default: every`,
       `                    namespace); RBAC then needs Secrets in those namespaces alone`,
+      `  -l, --selector SEL   watch only the BareMetalHosts SEL selects (as inventory pull --selector)`,
+      KUBE,
+      `  (no namespace flag: the webhook watches hosts in every namespace, a CR may claim any of them)`,
       `  --site DIR        also read the site's specs and lock (re-read when they change)`,
       `  --tls-cert F      PEM certificate (chain); --tls-key F: its PEM private key`,
       `  --port N          port to listen on (default 8443); --host ADDR: address (default 0.0.0.0)`,
@@ -123,6 +140,15 @@ export const COMMAND_HELP = {
       `  --image IMG       webhook image`,
       `  --inventory-namespace NS  a namespace of the inventory's networkData Secrets, the only`,
       `                    ones the webhook may read (repeatable; default metal3)`,
+    ].join("\n"),
+  },
+  completion: {
+    synopsis: "completion bash|zsh|fish",
+    summary: "print a shell completion script (e.g. source <(metalsynth completion bash))",
+    options: [
+      `  bash              for ~/.bashrc: source <(metalsynth completion bash)`,
+      `  zsh               for ~/.zshrc: source <(metalsynth completion zsh)`,
+      `  fish              metalsynth completion fish > ~/.config/fish/completions/metalsynth.fish`,
     ].join("\n"),
   },
 } as const satisfies Record<string, CommandHelp>;

@@ -101,3 +101,70 @@ describe("systemReason", () => {
     expect(systemReason(Object.assign(new Error(`${code}: raw message, open '/x'`), { code }))).toBe(reason);
   });
 });
+
+describe("globs", () => {
+  let root: string;
+  beforeAll(async () => {
+    root = await mkdtemp(path.join(tmpdir(), "metalsynth-globs-"));
+    for (const file of [
+      "provisioning.yaml",
+      "software.yaml",
+      "cluster.yaml",
+      "specs/east/provisioning.yaml",
+      "specs/east/Upper.yaml",
+      "specs/east/.hidden.yaml",
+      "specs/west/software.yml",
+      "specs/west/deep/more.yaml",
+      "specs/top.json",
+    ]) {
+      await mkdir(path.dirname(path.join(root, file)), { recursive: true });
+      await writeFile(path.join(root, file), "kind: A\n");
+    }
+  });
+  afterAll(async () => {
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it.each([
+    ["specs/*/[a-z]*.yaml", ["specs/east/provisioning.yaml"]],
+    ["{provisioning,software}.yaml", ["provisioning.yaml", "software.yaml"]],
+    ["./{provisioning,cluster}.yaml", ["cluster.yaml", "provisioning.yaml"]],
+    [
+      "specs/*/*.{yaml,yml}",
+      [
+        "specs/east/.hidden.yaml",
+        "specs/east/provisioning.yaml",
+        "specs/east/Upper.yaml",
+        "specs/west/software.yml",
+      ],
+    ],
+    [
+      "specs/**/*.yaml",
+      [
+        "specs/east/.hidden.yaml",
+        "specs/east/provisioning.yaml",
+        "specs/east/Upper.yaml",
+        "specs/west/deep/more.yaml",
+      ],
+    ],
+    ["specs/?est/*", ["specs/west/software.yml"]],
+    ["specs/e*/[A-Z]*", ["specs/east/Upper.yaml"]],
+    ["specs/*.json", ["specs/top.json"]],
+  ])("%s matches %j", async (pattern, expected) => {
+    // Relative to the current directory, as a user types them.
+    const cwd = process.cwd();
+    process.chdir(root);
+    try {
+      const relative = await listInputFiles([pattern], { relativeTo: root, site: root });
+      expect(relative.files.map((file) => file.display)).toEqual([...expected].sort());
+      expect(relative.missing).toEqual([]);
+    } finally {
+      process.chdir(cwd);
+    }
+  });
+
+  it("reports a glob that matches nothing as missing", async () => {
+    const listing = await listInputFiles([path.join(root, "specs/*/[0-9]*.yaml")], { site: root });
+    expect(listing.missing).toEqual([path.join(root, "specs/*/[0-9]*.yaml")]);
+  });
+});

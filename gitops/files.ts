@@ -42,8 +42,8 @@ export interface ListOptions {
 
 /**
  * Expands PATH arguments into files (SPEC §7): a file stays itself whatever its name, a directory is
- * read recursively for `*.yaml`, `*.yml`, `*.json`, and anything with `*`, `?` or `[` is a glob. The
- * result is sorted and each real file is listed once, so the order files are read in never depends on
+ * read recursively for `*.yaml`, `*.yml`, `*.json`, and a glob (`*`, `?`, `**`, `[a-z]`, `{a,b}`)
+ * matches files. The result is sorted and each real file is listed once, so the order files are read in never depends on
  * the file system.
  *
  * Symbolic links follow one rule for specs and inventory alike: a link is followed when its target
@@ -60,11 +60,11 @@ export async function listInputFiles(
   const unread = new Map<string, UnreadPath>();
   const missing: string[] = [];
   for (const pattern of patterns) {
-    const glob = isGlob(pattern);
-    const base = glob ? globBase(pattern) : pattern;
+    const matcher = await globMatcher(pattern);
+    const base = matcher?.base ?? pattern;
+    const glob = matcher !== undefined;
     const walker = new Walker(relativeTo, await boundaryOf(base, options.site, site));
     await walker.visit(base, true);
-    const matcher = glob ? globRegExp(pattern) : undefined;
     const matches = (given: string) => !matcher || matcher.test(given.split(path.sep).join("/"));
     const found = walker.files.filter((file) => matches(file.given));
     const skipped = walker.unread.filter((entry) => matches(entry.given));
@@ -211,30 +211,20 @@ function isInside(file: string, directory: string): boolean {
   return relative === "" || (!relative.startsWith("..") && !path.isAbsolute(relative));
 }
 
-function isGlob(pattern: string): boolean {
-  return /[*?[]/.test(pattern);
-}
-
-/** The directory part of a glob before its first wildcard segment. */
-function globBase(pattern: string): string {
-  const segments = pattern.split(/[\\/]/);
-  const firstGlob = segments.findIndex(isGlob);
-  return segments.slice(0, firstGlob).join("/") || (pattern.startsWith("/") ? "/" : ".");
-}
-
-/** `**` spans directories, `*` and `?` stay within one. */
-function globRegExp(pattern: string): RegExp {
-  let source = "";
-  for (let index = 0; index < pattern.length; index++) {
-    const char = pattern[index] ?? "";
-    if (char === "*" && pattern[index + 1] === "*") {
-      source += pattern[index + 2] === "/" ? "(?:.*/)?" : ".*";
-      index += pattern[index + 2] === "/" ? 2 : 1;
-    } else if (char === "*") source += "[^/]*";
-    else if (char === "?") source += "[^/]";
-    else source += char.replace(/[.+^${}()|[\]\\]/g, "\\$&");
-  }
-  return new RegExp(`^${source.replace(/^\.\//, "")}$`);
+/**
+ * A glob's matcher and the directory to walk for it (the part before its first wildcard segment), or
+ * undefined for a plain path. picomatch's syntax: `*`, `?`, `**`, character classes (`[a-z]`) and
+ * braces (`{a,b}`); `*` also matches names that start with a dot, as a directory read does. Imported
+ * here, not at the top: the CLI entry imports this module, and `--help` loads no glob library.
+ */
+async function globMatcher(
+  pattern: string,
+): Promise<{ base: string; test: (file: string) => boolean } | undefined> {
+  const { default: picomatch } = await import("picomatch");
+  const scan = picomatch.scan(pattern);
+  if (!scan.isGlob) return undefined;
+  const base = scan.base === "" ? (pattern.startsWith("/") ? "/" : ".") : scan.base;
+  return { base, test: picomatch(pattern, { dot: true }) };
 }
 
 /** The `file-unread` diagnostic for a path that is not read, and why. */

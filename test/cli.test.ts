@@ -161,7 +161,7 @@ describe("metalsynth validate", () => {
 
   it.each([
     [["validate", "--frobnicate"], /Unknown option '--frobnicate'/],
-    [["validate", "--format", "xml"], /--format must be text or json/],
+    [["validate", "--format", "xml"], /--format must be text, json, github or sarif, not "xml"/],
     [["validate", "--site", "examples/site", "stray"], /unexpected argument "stray"/],
     [["diff", "--exit-code", "stray"], /unexpected argument "stray"/],
     [["explain", "--site", "examples/site"], /explain takes exactly one cluster name/],
@@ -217,7 +217,7 @@ describe("help, version and a bare metalsynth", () => {
     expect(result.code).toBe(2);
     expect(result.out).toBe("");
     expect(result.err).toBe(
-      "metalsynth: no command given (validate, synth, diff, explain, map, commit, inventory, webhook, manifests)\nsee 'metalsynth --help'\n",
+      "metalsynth: no command given (validate, synth, diff, explain, map, commit, inventory, webhook, manifests, completion)\nsee 'metalsynth --help'\n",
     );
   });
 

@@ -88,6 +88,11 @@ export interface ClusterFeedOptions {
    * namespace and reviews with the lock they make. Absent: no lock, as before Allocations existed.
    */
   readonly allocations?: AllocationReader;
+  /**
+   * Label selector (kubectl syntax, `-l`) of the BareMetalHosts watched, as `inventory pull
+   * --selector` narrows the snapshot; absent: every host.
+   */
+  readonly hostSelector?: string;
 }
 
 /** What each resource is for. */
@@ -124,15 +129,28 @@ interface Watch {
 
 const SECRETS_SELECTOR = `${NETWORK_DATA_LABEL}=true`;
 
-function customResource(group: string, version: string, plural: string, kind: string, use: Use): Resource {
+function customResource(
+  group: string,
+  version: string,
+  plural: string,
+  kind: string,
+  use: Use,
+  labelSelector?: string,
+): Resource {
   return {
     name: plural,
     apiVersion: `${group}/${version}`,
     kind,
     path: `/apis/${group}/${version}/${plural}`,
+    ...(labelSelector === undefined ? {} : { labelSelector }),
     use,
     list: (kubeConfig) =>
-      kubeConfig.makeApiClient(CustomObjectsApi).listClusterCustomObject({ group, version, plural }),
+      kubeConfig.makeApiClient(CustomObjectsApi).listClusterCustomObject({
+        group,
+        version,
+        plural,
+        ...(labelSelector === undefined ? {} : { labelSelector }),
+      }),
   };
 }
 
@@ -166,13 +184,17 @@ function namespacedSecrets(namespace: string): Resource {
 const ALLOCATIONS = customResource("metalsynth.io", "v1alpha1", "allocations", "Allocation", "allocations");
 
 /**
- * What the feed watches: `secretNamespaces` (when any) narrow the Secrets to those namespaces;
- * `allocations` adds Git's Allocations.
+ * What the feed watches: `secretNamespaces` (when any) narrow the Secrets to those namespaces,
+ * `hostSelector` the BareMetalHosts to those it selects; `allocations` adds Git's Allocations.
  */
-function resourcesToWatch(secretNamespaces: readonly string[] = [], allocations = false): Resource[] {
+function resourcesToWatch(
+  secretNamespaces: readonly string[] = [],
+  hostSelector?: string,
+  allocations = false,
+): Resource[] {
   return [
     ...(allocations ? [ALLOCATIONS] : []),
-    customResource("metal3.io", "v1alpha1", "baremetalhosts", "BareMetalHost", "hosts"),
+    customResource("metal3.io", "v1alpha1", "baremetalhosts", "BareMetalHost", "hosts", hostSelector),
     customResource("metal3.io", "v1alpha1", "hardwaredata", "HardwareData", "hardware"),
     ...(secretNamespaces.length === 0
       ? [ALL_SECRETS]
@@ -237,7 +259,11 @@ export class ClusterFeed implements Feed {
     options.state.addFeed(feed);
     // Armed before the first lists, so that a shutdown while they run (close()) also disarms it.
     feed.#staleCheck = setInterval(() => feed.#replaceStale(), Math.max(250, feed.#staleAfterMs / 4));
-    const resources = resourcesToWatch(options.secretNamespaces, options.allocations !== undefined);
+    const resources = resourcesToWatch(
+      options.secretNamespaces,
+      options.hostSelector,
+      options.allocations !== undefined,
+    );
     await Promise.all(resources.map((resource) => feed.#open(resource)));
     return feed;
   }

@@ -2,6 +2,7 @@ import path from "node:path";
 import { UsageError } from "../../gitops/errors.ts";
 import { diffTrees, hasChanges, type FileChange } from "../../gitops/report/diff.ts";
 import { diffText, filePatch } from "../../gitops/report/diff-format.ts";
+import { diffMarkdown } from "../../gitops/report/diff-markdown.ts";
 import { displayPath } from "../../gitops/files.ts";
 import { MAP_TO_STDOUT, writeSiteMap } from "../../gitops/map-file.ts";
 import { renderFromSite } from "../../gitops/render-site.ts";
@@ -9,7 +10,16 @@ import { formatIssues, jsonReport } from "../../gitops/report/report.ts";
 import { checkSite } from "../../gitops/site-reader.ts";
 import { checkOutput, readTree } from "../../gitops/tree-writer.ts";
 import { LOCK_FILE } from "../../synth/plan/lock.ts";
-import { EXIT, outputFormat, parseSiteArgs, siteLocation, summary, type Console } from "../common.ts";
+import {
+  EXIT,
+  FINDING_FORMATS,
+  outputFormat,
+  parseSiteArgs,
+  siteLocation,
+  summary,
+  type Console,
+} from "../common.ts";
+import { findingsIn } from "../findings.ts";
 
 /**
  * `metalsynth diff`: what synth would change in `rendered/`, per cluster, without writing anything.
@@ -21,7 +31,9 @@ export async function diff(argv: readonly string[], io: Console): Promise<number
     patch: { type: "boolean" },
     map: { type: "string" },
   });
-  const format = outputFormat(values.format);
+  const format = outputFormat(values.format, [...FINDING_FORMATS, "markdown"]);
+  if (values.patch && format !== "text" && format !== "json")
+    throw new UsageError(`--patch goes with text or json output, not ${format}`);
   if (values.map === MAP_TO_STDOUT || values.map === "")
     throw new UsageError("--map needs a file name: the diff itself goes to standard output");
   const location = siteLocation(values);
@@ -44,7 +56,8 @@ export async function diff(argv: readonly string[], io: Console): Promise<number
     if (format === "json") {
       const nothing = { clusters: [], wiring: { added: [], changed: [], removed: [] }, files: [] };
       io.out(jsonReport({ out: input.out, changed: false, ...nothing, diagnostics: issues }));
-    } else io.out(formatIssues(issues, "text"));
+    } else if (format === "markdown") io.out(diffMarkdown(undefined, issues, input.out));
+    else io.out(findingsIn(issues, format));
     io.err(`${summary(issues)}; nothing to compare\n`);
     return EXIT.invalid;
   }
@@ -58,10 +71,17 @@ export async function diff(argv: readonly string[], io: Console): Promise<number
     io.out(
       jsonReport({ out: input.out, changed: hasChanges(changes), ...changes, files, diagnostics: issues }),
     );
-  } else {
+  } else if (format === "text") {
     if (issues.length > 0) io.err(formatIssues(issues, "text"));
     io.out(diffText(changes, input.out));
     if (values.patch) for (const change of changes.files) io.out(patch(change));
+  } else if (format === "markdown") {
+    if (issues.length > 0) io.err(formatIssues(issues, "text"));
+    io.out(diffMarkdown(changes, issues, input.out));
+  } else {
+    // Annotations or SARIF on stdout (the warnings); the change itself goes to the log on stderr.
+    io.out(findingsIn(issues, format));
+    io.err(diffText(changes, input.out));
   }
   return values["exit-code"] && hasChanges(changes) ? EXIT.invalid : EXIT.ok;
 }

@@ -107,7 +107,56 @@ describe("metalsynth inventory pull", () => {
     const { code, out } = await run("inventory", "--help");
     expect(code).toBe(0);
     expect(out).toContain(
-      "usage: metalsynth inventory pull [--site DIR] [--namespace NS…] [--selector SEL] [--check]",
+      "usage: metalsynth inventory pull [--site DIR] [-n NS…] [-l SEL] [--kubeconfig FILE] [--context NAME] [--check]",
+    );
+  });
+});
+
+describe("kubectl's flags", () => {
+  /** A kubeconfig whose current context is a server nobody listens on, and whose `fake` context is the recorded one. */
+  async function twoContexts(): Promise<string> {
+    const config = JSON.parse(server.kubeConfig().exportConfig()) as {
+      clusters: { name: string; cluster: Record<string, unknown> }[];
+      contexts: { name: string; context: { cluster: string; user: string } }[];
+      "current-context": string;
+    };
+    const [cluster] = config.clusters;
+    const [context] = config.contexts;
+    if (cluster === undefined || context === undefined)
+      throw new Error("the fake server's kubeconfig has no context");
+    config.clusters.push({ name: "nowhere", cluster: { ...cluster.cluster, server: "https://127.0.0.1:9" } });
+    config.contexts = [
+      { name: "fake", context: context.context },
+      { name: "nowhere", context: { ...context.context, cluster: "nowhere" } },
+    ];
+    config["current-context"] = "nowhere";
+    const file = path.join(dir, "two-contexts");
+    await writeFile(file, JSON.stringify(config));
+    process.env["KUBECONFIG"] = path.join(dir, "no-such-kubeconfig");
+    return file;
+  }
+
+  it("--kubeconfig names the file and --context picks its context, -n and -l are --namespace and --selector", async () => {
+    const file = await twoContexts();
+    const result = await run("inventory", "pull", "--site", site, "--kubeconfig", file, "--context", "fake");
+    expect(result).toMatchObject({ code: 0 });
+    // -l reaches the API server: only rack r01's hosts are pulled, so the others leave the snapshot.
+    const short = await run(
+      ...["inventory", "pull", "--site", site, "--kubeconfig", file, "--context", "fake"],
+      ...["-n", "metal3", "-l", "vino.airshipit.org/rack=r01"],
+    );
+    expect(short.out).toContain("  - host    metal3/r02-node-01\n");
+    expect(short.out).not.toContain("host    metal3/r01-node-01");
+    // The file's own current context is the server nobody listens on.
+    expect((await run("inventory", "pull", "--site", site, "--kubeconfig", file)).code).toBe(2);
+  });
+
+  it("refuses a context the kubeconfig does not have, naming those it has", async () => {
+    const file = await twoContexts();
+    const result = await run("inventory", "pull", "--site", site, "--kubeconfig", file, "--context", "prod");
+    expect(result).toMatchObject({ code: 2, out: "" });
+    expect(result.err).toBe(
+      "metalsynth inventory: --context prod: no such context in the kubeconfig (fake, nowhere)\n",
     );
   });
 });

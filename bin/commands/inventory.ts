@@ -4,6 +4,7 @@ import { pullInventory } from "../../gitops/inventory-pull.ts";
 import { pullText } from "../../gitops/report/pull-format.ts";
 import { formatIssues, issueRows, jsonReport } from "../../gitops/report/report.ts";
 import { DNS1123_LABEL } from "../../synth/inventory/selector.ts";
+import { KUBE_OPTIONS, loadKubeConfig } from "../kube-config.ts";
 import { EXIT, listWords, outputFormat, refuseStrayWords, type Console } from "../common.ts";
 
 /**
@@ -24,10 +25,11 @@ export async function inventory(argv: readonly string[], io: Console): Promise<n
     args: rest,
     options: {
       site: { type: "string" },
-      namespace: { type: "string", multiple: true },
-      selector: { type: "string" },
+      namespace: { type: "string", multiple: true, short: "n" },
+      selector: { type: "string", short: "l" },
+      ...KUBE_OPTIONS,
       check: { type: "boolean" },
-      format: { type: "string" },
+      format: { type: "string", short: "o" },
       help: { type: "boolean", short: "h" },
     },
     strict: true,
@@ -50,8 +52,7 @@ export async function inventory(argv: readonly string[], io: Console): Promise<n
     import("../../gitops/cluster-inventory.ts"),
   ]);
   const kubeConfig = new KubeConfig();
-  // KUBECONFIG or ~/.kube/config when present, else the pod's service account (as webhook --from-cluster).
-  kubeConfig.loadFromDefault();
+  loadKubeConfig(kubeConfig, values);
   const report = await pullInventory({
     ...(values.site !== undefined && { site: values.site }),
     ...(values.namespace !== undefined && { namespaces: values.namespace }),

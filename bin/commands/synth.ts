@@ -5,12 +5,21 @@ import { formatIssues, jsonReport } from "../../gitops/report/report.ts";
 import { checkSite } from "../../gitops/site-reader.ts";
 import { checkOutput, writeTree } from "../../gitops/tree-writer.ts";
 import { isRenderedFile } from "../../gitops/render.ts";
-import { EXIT, outputFormat, parseSiteArgs, siteLocation, summary, type Console } from "../common.ts";
+import {
+  EXIT,
+  FINDING_FORMATS,
+  outputFormat,
+  parseSiteArgs,
+  siteLocation,
+  summary,
+  type Console,
+} from "../common.ts";
+import { findingsIn } from "../findings.ts";
 
 /** `metalsynth synth`: validate, plan and write `rendered/`; on errors the tree is left as it was. */
 export async function synth(argv: readonly string[], io: Console): Promise<number> {
   const { values } = parseSiteArgs(argv);
-  const format = outputFormat(values.format);
+  const format = outputFormat(values.format, FINDING_FORMATS);
   const location = siteLocation(values);
   // Before reading and rendering: a wrong --site or --out is said at once.
   await checkSite(location.site ?? ".");
@@ -21,7 +30,7 @@ export async function synth(argv: readonly string[], io: Console): Promise<numbe
     // The same report shape as a successful run, so a CI script reads one format either way.
     if (format === "json")
       io.out(jsonReport({ out: input.out, clusters: [], change: null, diagnostics: issues }));
-    else io.out(formatIssues(issues, "text"));
+    else io.out(findingsIn(issues, format));
     io.err(`${summary(issues)}; ${input.out} left unchanged\n`);
     return EXIT.invalid;
   }
@@ -40,12 +49,16 @@ export async function synth(argv: readonly string[], io: Console): Promise<numbe
     io.out(jsonReport({ out: input.out, clusters: rendered.clusters, change, diagnostics: issues }));
     return EXIT.ok;
   }
-  if (issues.length > 0) io.err(formatIssues(issues, "text"));
+  // With annotations or SARIF on stdout (the warnings), what was written goes to the log on stderr.
+  const machine = format === "github" || format === "sarif";
+  if (machine) io.out(findingsIn(issues, format));
+  else if (issues.length > 0) io.err(formatIssues(issues, "text"));
+  const report = machine ? io.err : io.out;
   for (const cluster of rendered.clusters) {
     const roles = cluster.roles.map(({ role, hosts }) => `${hosts.length} ${role}(s) [${hosts.join(", ")}]`);
-    io.out(`${cluster.cluster}: ${roles.join(", ")}, ${cluster.objects} objects in ${cluster.directory}\n`);
+    report(`${cluster.cluster}: ${roles.join(", ")}, ${cluster.objects} objects in ${cluster.directory}\n`);
   }
   const counts = `${change.added.length} added, ${change.changed.length} changed, ${change.removed.length} removed, ${change.unchanged} unchanged`;
-  io.out(`wrote ${input.out}: ${counts}\n`);
+  report(`wrote ${input.out}: ${counts}\n`);
   return EXIT.ok;
 }

@@ -15,6 +15,7 @@ import { jsonLogger } from "../../webhook/log.ts";
 import { startWebhook } from "../../webhook/main.ts";
 import { WebhookState } from "../../webhook/state.ts";
 import { EXIT, listWords, refuseStrayWords, type Console } from "../common.ts";
+import { KUBE_OPTIONS, loadKubeConfig } from "../kube-config.ts";
 
 const OPTIONS = {
   inventory: { type: "string", multiple: true },
@@ -23,6 +24,8 @@ const OPTIONS = {
   site: { type: "string" },
   "tls-cert": { type: "string" },
   "tls-key": { type: "string" },
+  ...KUBE_OPTIONS,
+  selector: { type: "string", short: "l" },
   port: { type: "string" },
   host: { type: "string" },
 } as const;
@@ -47,6 +50,11 @@ export async function webhook(argv: readonly string[], io: Console): Promise<num
   if ((inventory !== undefined) === fromCluster) {
     throw new UsageError("webhook needs either --inventory PATH… or --from-cluster");
   }
+  const kubeFlags = [values.kubeconfig, values.context, values.selector];
+  if (!fromCluster && kubeFlags.some((flag) => flag !== undefined)) {
+    throw new UsageError("--kubeconfig, --context and --selector go with --from-cluster");
+  }
+  if (values.selector === "") throw new UsageError("--selector must not be empty");
   const secretNamespaces = values["secrets-namespace"] ?? [];
   if (secretNamespaces.length > 0 && !fromCluster) {
     throw new UsageError("--secrets-namespace goes with --from-cluster");
@@ -95,9 +103,15 @@ export async function webhook(argv: readonly string[], io: Console): Promise<num
         import("../../synth/rules/allocation.ts"),
       ]);
       const kubeConfig = new KubeConfig();
-      // KUBECONFIG or ~/.kube/config when present, else the pod's service account.
-      kubeConfig.loadFromDefault();
-      await ClusterFeed.start({ kubeConfig, state, log, secretNamespaces, allocations: lockFromAllocations });
+      loadKubeConfig(kubeConfig, values);
+      const hostSelector = values.selector;
+      await ClusterFeed.start({
+        kubeConfig,
+        state,
+        log,
+        secretNamespaces,
+        ...(hostSelector === undefined ? {} : { hostSelector }),
+      });
       if (site !== undefined) {
         // The cluster's Allocations are the lock here; the site's lock file would fight them.
         const load = async () => ({ ...(await siteFiles(site, [])), lock: undefined });

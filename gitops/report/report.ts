@@ -1,14 +1,17 @@
 import { compareIssues, issueText, type Issue } from "../../synth/issue.ts";
 
-/** How diagnostics are printed (SPEC §7). */
-export type OutputFormat = "text" | "json";
+/**
+ * What a command prints (SPEC §7): text or json everywhere; `github` (workflow-command annotations)
+ * and `sarif` where the output is findings; `markdown` for diff's pull-request summary.
+ */
+export type OutputFormat = "text" | "json" | "github" | "sarif" | "markdown";
 
 /**
  * Diagnostics, sorted: text as `<file>:<line>:<col>: <severity>[<rule>] <path>: <message>` (the path
  * is left out for findings about a whole document), or a JSON array of
  * `{severity, rule, file, line, column, path, cluster, message}`.
  */
-export function formatIssues(issues: readonly Issue[], format: OutputFormat): string {
+export function formatIssues(issues: readonly Issue[], format: "text" | "json"): string {
   if (format === "json") return `${JSON.stringify(issueRows(issues), null, 2)}\n`;
   return [...issues]
     .sort(compareIssues)

@@ -16,6 +16,8 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { REPO } from "../harness.ts";
 import { EAST_IP, changeInventory, configure, edit, git, temporary } from "../git/repos.ts";
 import { copyExampleSite } from "../support/example-site.ts";
+import { runAction, type ActionRun } from "../support/github-action.ts";
+import { preCommit } from "../support/pre-commit.ts";
 
 const README = readFileSync(path.join(REPO, "README.md"), "utf8");
 const PACKAGE = z
@@ -80,6 +82,7 @@ const WORKFLOW = z.object({
       steps: z.array(
         z.object({
           uses: z.string().optional(),
+          id: z.string().optional(),
           run: z.string().optional(),
           with: z.record(z.string(), z.unknown()).optional(),
           "continue-on-error": z.boolean().optional(),
@@ -95,13 +98,28 @@ const WORKFLOW = z.object({
  * the job unless it may fail. The actions it uses stand for what this test already did: the clone
  * is the checkout, this machine's Node.js the one setup-node installs.
  */
-async function githubJob(name: string, cwd: string): Promise<{ success: boolean; steps: Outcome[] }> {
+async function githubJob(
+  name: string,
+  cwd: string,
+): Promise<{ success: boolean; steps: Outcome[]; action?: ActionRun }> {
   const { language, text } = readmeBlock("github-actions");
   expect(language).toBe("yaml");
   const job = WORKFLOW.parse(parse(text)).jobs[name];
   if (job === undefined) throw new Error(`the README's workflow has no job ${name}`);
   const steps: Outcome[] = [];
+  let ran: ActionRun | undefined;
   for (const step of job.steps) {
+    if (step.uses !== undefined && /^[\w-]+\/metalsynth@v/.test(step.uses)) {
+      // This repository's action, at the tag of the version the site pins.
+      expect(step.uses.endsWith(`@v${PACKAGE.version}`)).toBe(true);
+      const inputs = Object.fromEntries(
+        Object.entries(step.with ?? {}).map(([key, value]) => [key, String(value)]),
+      );
+      ran = await runAction(cwd, inputs, ENV);
+      steps.push(...ran.steps);
+      if (!ran.success) return { success: false, steps, action: ran };
+      continue;
+    }
     if (step.uses !== undefined) {
       const [action] = step.uses.split("@");
       expect(["actions/checkout", "actions/setup-node"]).toContain(action);
@@ -114,9 +132,10 @@ async function githubJob(name: string, cwd: string): Promise<{ success: boolean;
     }
     const outcome = await exec(cwd, "bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step.run ?? "");
     steps.push(outcome);
-    if (outcome.code !== 0 && step["continue-on-error"] !== true) return { success: false, steps };
+    if (outcome.code !== 0 && step["continue-on-error"] !== true)
+      return { success: false, steps, ...(ran && { action: ran }) };
   }
-  return { success: true, steps };
+  return { success: true, steps, ...(ran && { action: ran }) };
 }
 
 /** Whether a path in the tarball is something the package must ship. */
@@ -186,6 +205,46 @@ describe("metalsynth in a site repository, installed and run as the README says"
     }
   }, 180_000);
 
+  it("blocks a bad MAC and a stale rendered/ with the pre-commit hooks of .pre-commit-hooks.yaml", async () => {
+    const hooks = z
+      .array(z.object({ id: z.string() }))
+      .parse(parse(readFileSync(path.join(REPO, ".pre-commit-hooks.yaml"), "utf8")))
+      .map((hook) => hook.id);
+    const config = z
+      .object({ repos: z.array(z.object({ hooks: z.array(z.object({ id: z.string() })) })) })
+      .parse(parse(readmeBlock("pre-commit-config").text));
+    expect(config.repos.flatMap((repo) => repo.hooks.map((hook) => hook.id))).toEqual(hooks);
+    const bin = preCommit();
+    // pre-commit reads tracked files, and stashes what is not staged: stage the site before each run.
+    const tryHook = (id: string) => {
+      git(site, "add", "--all");
+      return exec(site, bin, "try-repo", REPO, id, "--all-files");
+    };
+    const spec = path.join(site, "specs", "cluster-east", "provisioning.yaml");
+    const good = readFileSync(spec, "utf8");
+
+    await edit(spec, "3c:fd:fe:13:f8:b8", "3c:fd:fe:13:00:00");
+    const bad = await tryHook("metalsynth-validate");
+    expect(bad.code, bad.output).toBe(1);
+    expect(bad.output).toContain(
+      "specs/cluster-east/provisioning.yaml:13:9: error[mac-unknown] spec.masters[0].master-1.mac-address",
+    );
+    await writeFile(spec, good);
+    const passes = await tryHook("metalsynth-validate");
+    expect(passes.code, passes.output).toBe(0);
+    expect(passes.output).toMatch(/metalsynth validate\.+Passed/);
+
+    // No rendered/ committed yet: not current until synth writes it.
+    const stale = await tryHook("metalsynth-rendered-current");
+    expect(stale.code, stale.output).toBe(1);
+    expect(stale.output).toContain("edge-a/cluster-east (added)");
+    expect((await exec(site, "npx", "metalsynth", "synth")).code).toBe(0);
+    const current = await tryHook("metalsynth-rendered-current");
+    expect(current.code, current.output).toBe(0);
+    git(site, "read-tree", "--empty");
+    await rm(path.join(site, "rendered"), { recursive: true, force: true });
+  }, 180_000);
+
   it("installs the pre-commit hook, renders the site and pushes it", async () => {
     const hook = path.join(site, ".git", "hooks", "pre-commit");
     await writeFile(hook, readmeBlock("pre-commit").text);
@@ -228,10 +287,45 @@ describe("metalsynth in a site repository, installed and run as the README says"
     expect(shell.output).toContain("edge-a/cluster-east (changed)");
     expect(shell.code).toBe(1);
 
+    // The README's job runs the action: npm ci, validate (no annotation), diff into the summary, map.
     const job = await githubJob("check", ci);
-    expect(job.steps.map((step) => step.code)).toEqual([0, 0, 1]);
+    expect(job.steps.map((step) => step.code)).toEqual([0, 0, 0, 0]);
     expect(job.success).toBe(true);
-    expect(job.steps[2]?.output).toContain("+++ b/clusters/edge-a/cluster-east/cluster-configmap.yaml");
+    expect(job.action?.skipped).toEqual(["actions/upload-artifact@v4"]);
+    expect(job.action?.outputs).toEqual({
+      errors: "0",
+      warnings: "0",
+      changed: "true",
+      map: "metalsynth-map.html",
+    });
+    expect(job.action?.summary).toMatch(/^### metalsynth diff\n/);
+    expect(job.action?.summary).toContain("| `edge-a/cluster-east` | changed | 0 | 0 | 2 | 3 | 2 |");
+    expect(job.action?.summary).toContain("- ConfigMap `edge-a/cluster-east-configmap`");
+    expect(readFileSync(path.join(ci, "metalsynth-map.html"), "utf8")).toMatch(/<html/i);
+    expect(job.steps[1]?.stdout).toBe("");
+  }, 180_000);
+
+  it("annotates a mistyped MAC on its line and fails the GitHub job", async () => {
+    git(site, "checkout", "--quiet", "-b", "typo", "renumber");
+    await edit(
+      path.join(site, "specs", "cluster-east", "provisioning.yaml"),
+      "3c:fd:fe:13:f8:b8",
+      "3c:fd:fe:13:00:00",
+    );
+    git(site, "commit", "--quiet", "--no-verify", "-am", "cluster-east: a mistyped MAC");
+    git(site, "push", "--quiet", "origin", "typo");
+    const ci = path.join(work, "ci-typo");
+    git(work, "clone", "--quiet", "--branch", "typo", origin, ci);
+    const job = await githubJob("check", ci);
+    expect(job.success).toBe(false);
+    expect(job.steps[1]?.stdout).toContain(
+      "::error file=specs/cluster-east/provisioning.yaml,line=13,col=9,title=metalsynth mac-unknown::" +
+        "spec.masters[0].master-1.mac-address: 3c:fd:fe:13:00:00 matches no BareMetalHost",
+    );
+    expect(job.action?.outputs).toMatchObject({ errors: "1", changed: "false" });
+    expect(job.action?.summary).toContain("**The site has 1 error**");
+    expect(job.steps.at(-1)?.output).toContain("metalsynth: 1 error(s), annotated on the files");
+    git(site, "checkout", "--quiet", "renumber");
   }, 180_000);
 
   it("renders the merge once, whichever of the GitHub job and the shell steps pushes first", async () => {

@@ -1,0 +1,70 @@
+import { execFileSync, spawnSync } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { commandFlags, completionScript } from "./completion.ts";
+import { COMMAND_HELP } from "./usage.ts";
+
+/** What bash's completion function offers for `words`, the cursor on the last one. */
+function complete(words: string[]): string[] {
+  const script = `${completionScript("bash")}
+COMP_WORDS=(${words.map((word) => `'${word}'`).join(" ")})
+COMP_CWORD=${words.length - 1}
+_metalsynth
+printf '%s\\n' "\${COMPREPLY[@]}"`;
+  return execFileSync("bash", ["--noprofile", "--norc", "-c", script], { encoding: "utf8" })
+    .split("\n")
+    .filter((line) => line !== "");
+}
+
+const has = (shell: string) => spawnSync(shell, ["--version"]).status === 0;
+
+describe("metalsynth completion", () => {
+  it.each([
+    [["metalsynth", ""], Object.keys(COMMAND_HELP)],
+    [["metalsynth", "va"], ["validate"]],
+    [["metalsynth", "validate", "--si"], ["--site"]],
+    [
+      ["metalsynth", "diff", "--"],
+      ["--exit-code", "--format", "--help", "--map", "--out", "--patch", "--site"],
+    ],
+    [["metalsynth", "validate", "-o", "s"], ["sarif"]],
+    [["metalsynth", "inventory", "p"], ["pull"]],
+    [["metalsynth", "inventory", "pull", "--k"], ["--kubeconfig"]],
+    [["metalsynth", "webhook", "--from"], ["--from-cluster"]],
+  ])("bash completes %j to %j", (words, expected) => {
+    expect(complete(words).sort()).toEqual([...expected].sort());
+  });
+
+  it("takes every flag from the help table, and only flags", () => {
+    const flags = commandFlags();
+    expect(flags.validate).toEqual(["--format", "--help", "--inventory", "--site", "--specs", "-o"]);
+    expect(flags.webhook).not.toContain("-n");
+    for (const list of Object.values(flags))
+      for (const flag of list) expect(flag).toMatch(/^(--[a-z][a-z-]*|-[a-zA-Z])$/);
+  });
+
+  it.skipIf(!has("zsh"))("zsh reads its script without a syntax error", () => {
+    expect(spawnSync("zsh", ["-n"], { input: "if true; then\n" }).status).not.toBe(0);
+    expect(spawnSync("zsh", ["-n"], { input: completionScript("zsh") }).status).toBe(0);
+  });
+
+  it.skipIf(!has("fish"))("fish reads its script without a syntax error", () => {
+    // fish reads a script from a file (from a pipe it reports the pipe as a directory).
+    const file = path.join(mkdtempSync(path.join(tmpdir(), "metalsynth-fish-")), "metalsynth.fish");
+    const check = (text: string) => {
+      writeFileSync(file, text);
+      return spawnSync("fish", ["--no-execute", file], { encoding: "utf8" });
+    };
+    expect(check("if true\n").status).not.toBe(0);
+    const result = check(completionScript("fish"));
+    expect(result.stderr).toBe("");
+    expect(result.status).toBe(0);
+  });
+
+  it("a syntax check can fail", () => {
+    expect(spawnSync("bash", ["-n"], { input: "case x in\n" }).status).not.toBe(0);
+    expect(spawnSync("bash", ["-n"], { input: completionScript("bash") }).status).toBe(0);
+  });
+});
