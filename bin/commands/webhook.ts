@@ -110,6 +110,7 @@ export async function webhook(argv: readonly string[], io: Console): Promise<num
         state,
         log,
         secretNamespaces,
+        allocations: lockFromAllocations,
         ...(hostSelector === undefined ? {} : { hostSelector }),
       });
       if (site !== undefined) {
