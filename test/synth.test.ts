@@ -113,10 +113,12 @@ describe("metalsynth synth", () => {
     const elsewhere = path.join(site, "subset");
     expect((await run("synth", "--site", site, "--specs", subset, "--out", elsewhere)).code).toBe(0);
     expect([...(await readTree(elsewhere)).keys()].filter((file) => file.startsWith("clusters/"))).toEqual([
+      "clusters/edge-a/cluster-east/allocation.yaml",
       "clusters/edge-a/cluster-east/cluster-configmap.yaml",
       "clusters/edge-a/cluster-east/kud-installer.yaml",
       "clusters/edge-a/cluster-east/kustomization.yaml",
       "clusters/edge-a/cluster-east/software.yaml",
+      "clusters/edge-a/cluster-east/specs.yaml",
     ]);
   });
 

@@ -87,7 +87,7 @@ describe("WebhookState", () => {
     const key = "Provisioning/edge-a/east";
     function heldState() {
       let now = 1_000;
-      const state = new WebhookState(() => now);
+      const state = new WebhookState(() => now, true);
       state.update({ inventory, clusterResources: [] });
       const rulesFor = (object: unknown) =>
         state
@@ -131,7 +131,7 @@ describe("WebhookState", () => {
 
     it("replaces the stored object an admitted UPDATE changes", () => {
       let now = 0;
-      const state = new WebhookState(() => now);
+      const state = new WebhookState(() => now, true);
       state.update({ inventory, clusterResources: clusterResources(first) });
       // east moves to node-02: node-01 is free for west at once, node-02 is taken.
       state.hold(byMac("east", "00:00:00:00:00:02"));

@@ -96,7 +96,16 @@ export class WebhookState implements Knowledge {
   #draining = false;
   readonly #feeds: Feed[] = [];
 
-  constructor(private readonly clock: () => number = Date.now) {}
+  /**
+   * @param clock wall clock in milliseconds.
+   * @param holdsAdmitted whether {@link hold} holds anything: only a feed that watches the CRs
+   *   (`--from-cluster`) ever delivers an admitted object, so with files alone a hold would only make
+   *   the same CR conflict with its own retry for {@link HOLD_MS}.
+   */
+  constructor(
+    private readonly clock: () => number = Date.now,
+    private readonly holdsAdmitted = false,
+  ) {}
 
   /** Registers a feed: the state is ready only while every feed is. */
   addFeed(feed: Feed): void {
@@ -138,6 +147,7 @@ export class WebhookState implements Knowledge {
   }
 
   hold(object: unknown): void {
+    if (!this.holdsAdmitted) return;
     const [resource] = readResources([objectDocument(object, "admitted")]).resources;
     // The reviewer read it as this kind already; one it could not read was not admitted.
     if (resource === undefined) return;

@@ -82,7 +82,7 @@ export async function webhook(argv: readonly string[], io: Console): Promise<num
 
   tuneHeapForReviews();
   const log = jsonLogger((line) => io.out(`${line}\n`));
-  const state = new WebhookState();
+  const state = new WebhookState(Date.now, fromCluster);
   // Listen first: /healthz answers while the first read or list runs, and /readyz says why not yet.
   const running = await startWebhook({
     host,

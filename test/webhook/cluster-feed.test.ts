@@ -51,7 +51,7 @@ describe("the webhook fed by informers (--from-cluster)", () => {
     apiServer.serve(crPath(definition.kind), `${definition.group}/${definition.version}`, definition.kind);
   }
   const lines: string[] = [];
-  const state = new WebhookState();
+  const state = new WebhookState(Date.now, true);
   let webhook: RunningWebhook;
   let target: Target;
 
@@ -311,7 +311,7 @@ describe("the webhook fed by informers with Git's Allocations (decision 0041)", 
   for (const definition of Object.values(KINDS)) {
     apiServer.serve(crPath(definition.kind), `${definition.group}/${definition.version}`, definition.kind);
   }
-  const state = new WebhookState();
+  const state = new WebhookState(Date.now, true);
   let feed: ClusterFeed;
   /** A cluster whose master is chosen by resources; Git's lock gave it r01-node-07. */
   const byResources = provisioning({ name: "cluster-res", masters: [["master-1", { cpu: 1 }]] });
