@@ -62,17 +62,25 @@ describe("addSiteCharts", () => {
     ]);
   });
 
-  it("gives a released host a patch without labels in the retired cluster's directory", () => {
+  it("has the retired cluster's label Job remove the labels of its released host", () => {
     const { clusters } = addSiteCharts(sitePlan(), DEFAULT_SETTINGS, testApp);
     const objects = synthObjects(clusters[1]!.files.get("bmh-labels.yaml")!);
-    const patches = objects.filter((object) => object.kind === "BareMetalHost");
-    expect(patches.map((patch) => patch.metadata)).toEqual([
-      expect.objectContaining({ name: "wk-9", namespace: "metal3" }),
+    expect(objects.map((object) => object.kind)).toEqual(["ServiceAccount", "Role", "RoleBinding", "Job"]);
+    const job = objects.find((object) => object.kind === "Job") as
+      | { metadata: { name: string }; spec: { template: { spec: { containers: { args: string[] }[] } } } }
+      | undefined;
+    expect(job?.metadata.name).toMatch(/^bmh-labels-tenant-old-[0-9a-f]{8}$/);
+    expect(job?.spec.template.spec.containers.map((container) => container.args)).toEqual([
+      [
+        "metal3",
+        "wk-9",
+        "--",
+        "metalsynth.io/cluster-",
+        "sip.airshipit.org/cluster-namespace-",
+        "sip.airshipit.org/cluster-name-",
+        "sip.airshipit.org/node-type-",
+      ],
     ]);
-    expect(patches[0]?.metadata.labels).toBeUndefined();
-    // Under Argo CD the retired cluster's label Job removes the labels.
-    const job = objects.find((object) => object.kind === "Job");
-    expect(job?.metadata.name).toBe("bmh-labels-tenant-old");
   });
 
   it("renders only the GitOps targets the site asks for", () => {

@@ -4,18 +4,23 @@
  * - Flux: test/e2e/go/flux-apply, which is kustomize-controller's apply and prune with its own
  *   library (fluxcd/pkg/ssa) and options.
  * - Argo CD: its sync of one Application as its documentation describes it and gitops-engine does
- *   it: hooks (`Skip` manifests are left out; a Sync hook Job is created and its containers run),
- *   sync waves, the tracking annotation, client-side apply by default and server-side apply as
- *   `argocd-controller` with `--force-conflicts` where `ServerSideApply=true`, preceded by the
- *   client-side-apply migration unless the Application says `ClientSideApplyMigration=false`, and
- *   pruning unless `Prune=false`. Argo CD applies through kubectl's own apply code, so this runs
- *   kubectl. No kubelet runs here: a hook Job's containers are run as kubectl commands with the
- *   Job's ServiceAccount identity (impersonation), which is what the pod would do.
+ *   it: hooks (`Skip` manifests are left out; a Sync hook Job is created and its containers run in
+ *   its wave, a PostSync hook Job after every wave), sync waves, the tracking annotation,
+ *   client-side apply by default and server-side apply as `argocd-controller` with
+ *   `--force-conflicts` where `ServerSideApply=true`, preceded by the client-side-apply migration
+ *   unless the Application says `ClientSideApplyMigration=false`, and pruning unless `Prune=false`.
+ *   A failed Sync hook ends the sync before the later waves; a failed PostSync hook ends it Failed
+ *   with everything applied. Argo CD applies through kubectl's own apply code, so this runs kubectl.
+ *   No kubelet runs here: a Job's containers (`kubectl …`, or `/bin/sh -c SCRIPT NAME` with
+ *   arguments) run on this machine with the Job's ServiceAccount identity (impersonation), which is
+ *   what the pod would do.
  */
+import { mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import path from "node:path";
-import { parseAllDocuments, stringify } from "yaml";
+import { parse, parseAllDocuments, stringify } from "yaml";
 import type { ControlPlane } from "./control-plane.ts";
-import { exec, kubectlFor, must, type KubeObject } from "./kube.ts";
+import { exec, kubectlEnvironment, kubectlFor, must, type KubeObject } from "./kube.ts";
 
 /** `kubectl kustomize <dir>`: what both agents build from a cluster directory. */
 export async function kustomize(plane: ControlPlane, directory: string): Promise<string> {
@@ -111,18 +116,27 @@ export async function argoSync(plane: ControlPlane, app: ArgoApplication, manife
     await must(kubectl, ["delete", ...target, "--wait=false"]);
   }
 
-  const waves = [...new Set(objects.map(wave))].sort((a, b) => a - b);
+  const syncHooks = hooks.filter((hook) => annotation(hook, HOOK) !== "PostSync");
+  const waves = [...new Set([...resources, ...syncHooks].map(wave))].sort((a, b) => a - b);
   for (const step of waves) {
     await argoApply(
       plane,
       app,
       resources.filter((candidate) => wave(candidate) === step),
     );
-    for (const hook of hooks.filter((candidate) => wave(candidate) === step)) {
-      await runHook(plane, hook);
+    for (const hook of syncHooks.filter((candidate) => wave(candidate) === step)) {
+      const run = await runHook(plane, hook);
+      if (run.failed) throw new Error(`sync Failed: Sync hook ${key(hook)} failed: ${run.log}`);
     }
   }
   app.previous = resources;
+  const postSync = hooks.filter((hook) => annotation(hook, HOOK) === "PostSync");
+  const failed: string[] = [];
+  for (const hook of postSync.sort((a, b) => wave(a) - wave(b))) {
+    const run = await runHook(plane, hook);
+    if (run.failed) failed.push(`PostSync hook ${key(hook)} failed: ${run.log}`);
+  }
+  if (failed.length > 0) throw new Error(`sync Failed: ${failed.join("; ")}`);
 }
 
 /**
@@ -190,34 +204,57 @@ async function argoApply(
   }
 }
 
-/** A Sync hook: deleted first when `BeforeHookCreation`, created, then run. */
-async function runHook(plane: ControlPlane, hook: KubeObject): Promise<void> {
+/** A hook: deleted first when `BeforeHookCreation`, created, run, and deleted if it succeeded and says `HookSucceeded`. */
+async function runHook(plane: ControlPlane, hook: KubeObject): Promise<JobRun> {
   const kubectl = kubectlFor(plane.kubeconfig);
   const namespace = hook.metadata.namespace ?? "default";
-  if (annotation(hook, "argocd.argoproj.io/hook-delete-policy")?.includes("BeforeHookCreation")) {
-    await kubectl(["delete", hook.kind, hook.metadata.name, "-n", namespace, "--ignore-not-found"]);
-  }
+  const policy = annotation(hook, "argocd.argoproj.io/hook-delete-policy") ?? "";
+  const target = [hook.kind, hook.metadata.name, "-n", namespace, "--ignore-not-found"];
+  if (policy.includes("BeforeHookCreation")) await kubectl(["delete", ...target]);
   await must(kubectl, ["create", "-f", "-"], stringify(hook));
-  await runJob(plane, hook);
+  const run = await runJob(plane, hook);
+  if (!run.failed && policy.includes("HookSucceeded")) await kubectl(["delete", ...target]);
+  return run;
+}
+
+/** How a Job's run ended: whether any container failed, and every container's output. */
+export interface JobRun {
+  readonly failed: boolean;
+  readonly log: string;
 }
 
 /**
- * What a kubelet would do with a Job whose containers run kubectl: run each container's command,
- * in order, as the pod's ServiceAccount (impersonated). Any other Job fails loudly.
+ * What a kubelet would do with a Job whose containers run kubectl, directly or from a `/bin/sh -c`
+ * script: run each container once, in order, as the pod's ServiceAccount (impersonated through a
+ * kubeconfig that says `as:`), with kubectl on PATH. Every container runs, as in a pod; the Job
+ * failed when any did. Any other Job fails loudly.
  */
-export async function runJob(plane: ControlPlane, job: KubeObject): Promise<void> {
-  const kubectl = kubectlFor(plane.kubeconfig);
+export async function runJob(plane: ControlPlane, job: KubeObject): Promise<JobRun> {
   if (job.kind !== "Job") throw new Error(`cannot run ${key(job)}: only Jobs run here`);
   const pod = (job.spec as { template: { spec: PodSpec } }).template.spec;
   const identity = `system:serviceaccount:${job.metadata.namespace ?? "default"}:${pod.serviceAccountName ?? "default"}`;
+  const env = kubectlEnvironment(await impersonating(plane.kubeconfig, identity));
+  let failed = false;
+  const log: string[] = [];
   for (const container of [...(pod.initContainers ?? []), ...pod.containers]) {
-    if (container.command?.[0] !== "kubectl")
-      throw new Error(`cannot run container ${container.name}: not kubectl`);
-    const args = [...container.command.slice(1), ...(container.args ?? [])];
-    const result = await kubectl([...args, `--as=${identity}`]);
-    if (result.code !== 0)
-      throw new Error(`${key(job)} container ${container.name} failed: ${result.stderr}`);
+    const [command = "", ...rest] = container.command ?? [];
+    const shell = command === "/bin/sh" && rest[0] === "-c";
+    if (command !== "kubectl" && !shell)
+      throw new Error(`cannot run container ${container.name}: neither kubectl nor /bin/sh -c`);
+    const result = await exec(command, [...rest, ...(container.args ?? [])], { env });
+    log.push(`${container.name}: ${result.stdout}${result.stderr}`);
+    failed ||= result.code !== 0;
   }
+  return { failed, log: log.join("\n") };
+}
+
+/** A copy of `kubeconfig` whose users act as `identity`, as a pod's ServiceAccount token would. */
+async function impersonating(kubeconfig: string, identity: string): Promise<string> {
+  const config = parse(await readFile(kubeconfig, "utf8")) as { users: { user: Record<string, unknown> }[] };
+  for (const entry of config.users) entry.user.as = identity;
+  const file = path.join(await mkdtemp(path.join(tmpdir(), "metalsynth-job-")), "kubeconfig");
+  await writeFile(file, stringify(config));
+  return file;
 }
 
 interface PodSpec {
