@@ -83,6 +83,33 @@ describe("addSiteCharts", () => {
     ]);
   });
 
+  it("has each Flux Kustomization of a directory with a label Job report that Job's health, and no other", () => {
+    const { clusters, wiring } = addSiteCharts(sitePlan(), DEFAULT_SETTINGS, testApp);
+    const checks = (file: string) =>
+      synthObjects(wiring.get(file)!)[0]?.["spec"] as { healthChecks?: unknown };
+    const jobName = (index: number) =>
+      synthObjects(clusters[index]!.files.get("bmh-labels.yaml")!).find((object) => object.kind === "Job")
+        ?.metadata.name;
+    expect(checks("flux/edge-sip.tenant-a.yaml").healthChecks).toEqual([
+      { apiVersion: "batch/v1", kind: "Job", name: jobName(0), namespace: "edge-sip" },
+    ]);
+    expect(checks("flux/edge-sip.tenant-old.yaml").healthChecks).toEqual([
+      { apiVersion: "batch/v1", kind: "Job", name: jobName(1), namespace: "edge-sip" },
+    ]);
+    const bpaOnly = addSiteCharts(
+      {
+        clusters: [bpaPlan({ namespace: "edge-a", cluster: "cluster-east" })],
+        retired: [],
+        lock: EMPTY_LOCK,
+      },
+      DEFAULT_SETTINGS,
+      testApp,
+    );
+    expect(
+      synthObjects(bpaOnly.wiring.get("flux/edge-a.cluster-east.yaml")!)[0]?.["spec"],
+    ).not.toHaveProperty("healthChecks");
+  });
+
   it("renders only the GitOps targets the site asks for", () => {
     const wiringFor = (targets: SiteSettings["gitops"]["targets"]) => [
       ...addSiteCharts(sitePlan(), withTargets(targets), testApp).wiring.keys(),

@@ -74,12 +74,20 @@ export function* clusterDirectoryCharts(
   settings: SiteSettings,
   scopeFor: () => Construct,
 ): Generator<ClusterCharts, void, undefined> {
-  const flux = (scope: Construct, namespace: DnsLabel, name: DnsLabel): Map<string, Chart> => {
+  const flux = (
+    scope: Construct,
+    namespace: DnsLabel,
+    name: DnsLabel,
+    files: ReadonlyMap<string, Chart>,
+  ): Map<string, Chart> => {
     if (!settings.gitops.targets.includes("flux")) return new Map();
+    const labels = files.get("bmh-labels.yaml");
+    const jobs = labels && isBmhLabelsChart(labels) ? [labels.job] : [];
     const chart = new FluxKustomizationChart(scope, chartId({ namespace, name }, "flux"), {
       settings,
       namespace,
       cluster: name,
+      jobs,
     });
     return new Map([[`flux/${clusterDirectoryName(namespace, name)}.yaml`, chart]]);
   };
@@ -97,7 +105,7 @@ export function* clusterDirectoryCharts(
     if (files.size === 0) continue;
     const { key, namespace, name } = plans[0]!;
     const directory = clusterDirectory(namespace, name);
-    yield { key, namespace, name, plans, directory, files, wiring: flux(scope, namespace, name) };
+    yield { key, namespace, name, plans, directory, files, wiring: flux(scope, namespace, name, files) };
   }
   for (const retired of plan.retired) {
     const scope = scopeFor();
@@ -106,6 +114,7 @@ export function* clusterDirectoryCharts(
       cluster: retired,
       labelJob: labelJobProps(settings),
     });
+    const files = new Map<string, Chart>([["bmh-labels.yaml", labels]]);
     yield {
       key,
       namespace,
@@ -113,10 +122,18 @@ export function* clusterDirectoryCharts(
       plans: [],
       retired,
       directory: clusterDirectory(namespace, name),
-      files: new Map([["bmh-labels.yaml", labels]]),
-      wiring: flux(scope, namespace, name),
+      files,
+      wiring: flux(scope, namespace, name, files),
     };
   }
+}
+
+/**
+ * Whether `chart` renders a `bmh-labels.yaml`. A type guard: TypeScript does not narrow a `Chart`
+ * by `instanceof` here.
+ */
+function isBmhLabelsChart(chart: Chart): chart is BmhLabelsChart {
+  return chart instanceof BmhLabelsChart;
 }
 
 /** A cluster's directory, relative to `rendered/` (SPEC §4). */

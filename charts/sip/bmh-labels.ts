@@ -91,24 +91,30 @@ interface HostPatch {
  * services. No partial BareMetalHost is rendered: applying one creates the host when it is gone.
  */
 export class BmhLabelsChart extends Chart {
+  /** The label Job, `namespace` and `name`: Flux's Kustomization checks its health (decision 0040). */
+  readonly job: { readonly namespace: string; readonly name: string };
+
   constructor(scope: Construct, id: string, props: BmhLabelsChartProps) {
     const { cluster } = props;
     // No chart-wide namespace: the RBAC lives in each BMH namespace, the Job in the cluster's.
     super(scope, id, { disableResourceNameHashes: true });
-    this.addLabelJob(cluster, hostPatches(cluster), props.labelJob);
+    this.job = {
+      namespace: cluster.namespace,
+      name: this.addLabelJob(cluster, hostPatches(cluster), props.labelJob),
+    };
   }
 
   /**
    * The Job in the cluster's namespace, one container per BMH namespace and label set, and RBAC
    * allowing get and patch of exactly the hosts it labels. The RBAC objects are ordinary resources
    * of wave -1, so under Argo CD they exist long before the PostSync hook runs; Flux applies them
-   * with the Job, whose pod retries until its access is there.
+   * with the Job, whose pod retries until its access is there. Returns the Job's name.
    */
   private addLabelJob(
     cluster: BmhLabelsChartProps["cluster"],
     patches: readonly HostPatch[],
     job: LabelJobProps,
-  ) {
+  ): string {
     const name = labelJobName(cluster.name);
     const annotations = waveAnnotations(SYNC_WAVES.bmhLabels);
     const metadata = (namespace: string) => ({
@@ -212,6 +218,7 @@ export class BmhLabelsChart extends Chart {
         annotations: { ...annotations, ...ARGO_CD_HOOK },
       },
     });
+    return hashed.name;
   }
 }
 
