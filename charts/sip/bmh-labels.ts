@@ -74,7 +74,7 @@ if [ "$missing" = 1 ]; then exit ${MISSING_HOST_EXIT_CODE}; fi
 `;
 
 /** A host's labels, or none when it is released. */
-interface HostPatch {
+interface HostLabelChange {
   readonly host: Host;
   readonly labels?: Record<string, string>;
 }
@@ -100,7 +100,7 @@ export class BmhLabelsChart extends Chart {
     super(scope, id, { disableResourceNameHashes: true });
     this.job = {
       namespace: cluster.namespace,
-      name: this.addLabelJob(cluster, hostPatches(cluster), props.labelJob),
+      name: this.addLabelJob(cluster, hostLabelChanges(cluster), props.labelJob),
     };
   }
 
@@ -112,7 +112,7 @@ export class BmhLabelsChart extends Chart {
    */
   private addLabelJob(
     cluster: BmhLabelsChartProps["cluster"],
-    patches: readonly HostPatch[],
+    changes: readonly HostLabelChange[],
     job: LabelJobProps,
   ): string {
     const name = labelJobName(cluster.name);
@@ -128,9 +128,9 @@ export class BmhLabelsChart extends Chart {
       automountServiceAccountToken: false,
     });
 
-    const byNamespace = new Map<string, HostPatch[]>();
-    for (const patch of patches) {
-      byNamespace.set(patch.host.namespace, [...(byNamespace.get(patch.host.namespace) ?? []), patch]);
+    const byNamespace = new Map<string, HostLabelChange[]>();
+    for (const change of changes) {
+      byNamespace.set(change.host.namespace, [...(byNamespace.get(change.host.namespace) ?? []), change]);
     }
     // A Role in each BMH namespace, named after the cluster's namespace too: one BMH namespace
     // serves SIPClusters of many namespaces.
@@ -245,12 +245,12 @@ function memberLabels(cluster: { readonly namespace: string; readonly name: stri
 /** The keys of {@link memberLabels}: what a released host loses. */
 const MEMBER_LABEL_KEYS = [CLUSTER_LABEL, SIP_LABELS.namespace, SIP_LABELS.name, SIP_LABELS.nodeType];
 
-/** Each host's patch, by `namespace/name`; a host released and chosen again is a member. */
-function hostPatches(cluster: BmhLabelsChartProps["cluster"]): HostPatch[] {
-  const patches = new Map<string, HostPatch>();
-  for (const host of cluster.released) patches.set(host.id, { host });
+/** Each host's label change, by `namespace/name`; a host released and chosen again is a member. */
+function hostLabelChanges(cluster: BmhLabelsChartProps["cluster"]): HostLabelChange[] {
+  const changes = new Map<string, HostLabelChange>();
+  for (const host of cluster.released) changes.set(host.id, { host });
   for (const member of cluster.members ?? []) {
-    patches.set(member.host.id, { host: member.host, labels: memberLabels(cluster, member.role) });
+    changes.set(member.host.id, { host: member.host, labels: memberLabels(cluster, member.role) });
   }
-  return [...patches.values()].sort((a, b) => compareText(a.host.id, b.host.id));
+  return [...changes.values()].sort((a, b) => compareText(a.host.id, b.host.id));
 }
