@@ -6,6 +6,9 @@
 #   helm            built from helm.sh/helm/v3 (test/e2e/go-helm/go.mod pins the release), for the
 #                   Helm chart's tests; a module of its own, cached under a key of its own, linked
 #                   into the directory printed
+#   argo-sync       test/e2e/go-argo/argo-sync: one Argo CD Application's sync with Argo CD's own sync
+#                   engine (gitops-engine); a module of its own (Argo CD's k8s.io release), cached and
+#                   linked the same way
 # The Go binaries are cached under $METALSYNTH_E2E_CACHE (default ~/.cache/metalsynth-e2e), keyed by
 # the Go module files and sources, so only the first run on a machine pays for the build (~5 min).
 set -euo pipefail
@@ -41,4 +44,16 @@ if [ ! -x "$helm_dir/helm" ]; then
 fi
 ln -sfn "$helm_dir/helm" "$bin/helm"
 # --- end helm ---
+
+# --- argo-sync (issue #22) ---
+argo_key=$(cd "$here/go-argo" && cat go.mod go.sum argo-sync/*.go | sha256sum | cut -c1-16)
+argo_dir="$cache/argo-sync-$argo_key"
+if [ ! -x "$argo_dir/argo-sync" ]; then
+  echo "e2e setup: building argo-sync into $argo_dir (first run on this machine: a few minutes)" >&2
+  mkdir -p "$argo_dir.tmp"
+  (cd "$here/go-argo" && CGO_ENABLED=0 nice -n 15 go build -o "$argo_dir.tmp/argo-sync" ./argo-sync >&2)
+  rm -rf "$argo_dir" && mv "$argo_dir.tmp" "$argo_dir"
+fi
+ln -sfn "$argo_dir/argo-sync" "$bin/argo-sync"
+# --- end argo-sync ---
 echo "$bin"

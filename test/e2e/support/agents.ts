@@ -3,24 +3,37 @@
  *
  * - Flux: test/e2e/go/flux-apply, which is kustomize-controller's apply and prune with its own
  *   library (fluxcd/pkg/ssa) and options.
- * - Argo CD: its sync of one Application as its documentation describes it and gitops-engine does
- *   it: hooks (`Skip` manifests are left out; a Sync hook Job is created and its containers run in
- *   its wave, a PostSync hook Job after every wave), sync waves, the tracking annotation,
- *   client-side apply by default and server-side apply as `argocd-controller` with
- *   `--force-conflicts` where `ServerSideApply=true`, preceded by the client-side-apply migration
- *   unless the Application says `ClientSideApplyMigration=false`, and pruning unless `Prune=false`.
- *   A failed Sync hook ends the sync before the later waves; a failed PostSync hook ends it Failed
- *   with everything applied. Argo CD applies through kubectl's own apply code, so this runs kubectl.
- *   No kubelet runs here: a Job's containers (`kubectl …`, or `/bin/sh -c SCRIPT NAME` with
- *   arguments) run on this machine with the Job's ServiceAccount identity (impersonation), which is
- *   what the pod would do.
+ * - Argo CD: test/e2e/go-argo/argo-sync, one automated sync of an Application by Argo CD's own sync
+ *   engine (gitops-engine) with the options the application controller passes (hooks, waves, prune,
+ *   tracking annotation, the ApplicationSet's sync options). No kubelet runs: the tool runs a Job's
+ *   kubectl containers as the Job's ServiceAccount and writes its status (decision 0046), and
+ *   `argoSync` marks Deployments available while it runs (decision 0040).
+ *
+ * `runJob` is the same stand-in for a Job a test applies itself.
  */
 import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { parse, parseAllDocuments, stringify } from "yaml";
-import type { ControlPlane } from "./control-plane.ts";
-import { exec, kubectlEnvironment, kubectlFor, must, type KubeObject } from "./kube.ts";
+import { setTimeout as sleep } from "node:timers/promises";
+import { parse, stringify } from "yaml";
+import { startControlPlane, type ControlPlane } from "./control-plane.ts";
+import {
+  exec,
+  installCrds,
+  kubectlEnvironment,
+  kubectlFor,
+  must,
+  type KubeObject,
+  type Kubectl,
+} from "./kube.ts";
+
+/** A control plane with the Metal3 CRDs installed, for the agents to apply onto, and its kubectl. */
+export async function startAgentPlane(binDir: string): Promise<{ plane: ControlPlane; kubectl: Kubectl }> {
+  const plane = await startControlPlane(binDir);
+  const kubectl = kubectlFor(plane.kubeconfig);
+  await installCrds(kubectl);
+  return { plane, kubectl };
+}
 
 /** `kubectl kustomize <dir>`: what both agents build from a cluster directory. */
 export async function kustomize(plane: ControlPlane, directory: string): Promise<string> {
@@ -46,175 +59,119 @@ export async function fluxApply(
 /** An Argo CD Application as far as its sync is concerned. */
 export interface ArgoApplication {
   readonly name: string;
+  /** `spec.destination.namespace` */
+  readonly namespace: string;
   /** `spec.syncPolicy.syncOptions` */
   readonly syncOptions: readonly string[];
-  /** The objects it applied last time, for pruning: kept here between syncs. */
-  previous?: KubeObject[];
 }
 
-const SYNC_OPTIONS = "argocd.argoproj.io/sync-options";
-const HOOK = "argocd.argoproj.io/hook";
-
-function annotation(object: KubeObject, key: string): string | undefined {
-  const annotations = object.metadata.annotations as Record<string, string> | undefined;
-  return annotations?.[key];
+/** One entry of an operation's `syncResult.resources`, as Argo CD records it. */
+export interface ArgoResourceResult {
+  readonly group: string;
+  readonly kind: string;
+  readonly namespace: string;
+  readonly name: string;
+  /** `Synced`, `SyncFailed`, `Pruned`, `PruneSkipped` */
+  readonly status: string;
+  readonly message: string;
+  readonly hookType?: string;
+  readonly hookPhase?: string;
+  readonly syncPhase: string;
 }
 
-function hasOption(options: readonly string[], object: KubeObject | undefined, option: string): boolean {
-  const own =
-    (object &&
-      annotation(object, SYNC_OPTIONS)
-        ?.split(",")
-        .map((entry) => entry.trim())) ??
-    [];
-  return (
-    own.includes(option) || (options.includes(option) && !own.includes(option.replace("=true", "=false")))
-  );
-}
-
-function wave(object: KubeObject): number {
-  return Number(annotation(object, "argocd.argoproj.io/sync-wave") ?? "0");
-}
-
-function key(object: KubeObject): string {
-  const group = object.apiVersion.includes("/") ? object.apiVersion.split("/")[0] : "";
-  return `${group}/${object.kind}:${object.metadata.namespace ?? ""}/${object.metadata.name}`;
-}
-
-/** One sync of `app` to the objects in `manifests` (a kustomize build). Throws when the sync fails. */
-export async function argoSync(plane: ControlPlane, app: ArgoApplication, manifests: string): Promise<void> {
-  const kubectl = kubectlFor(plane.kubeconfig);
-  const objects = parseAllDocuments(manifests)
-    .map((document) => document.toJS() as KubeObject | null)
-    .filter((object): object is KubeObject => object !== null)
-    .filter((object) => annotation(object, HOOK) !== "Skip");
-  const hooks = objects.filter((object) => annotation(object, HOOK) !== undefined);
-  const resources = objects
-    .filter((object) => annotation(object, HOOK) === undefined)
-    .map((object) => ({
-      ...object,
-      metadata: {
-        ...object.metadata,
-        annotations: {
-          ...(object.metadata.annotations as Record<string, string> | undefined),
-          "argocd.argoproj.io/tracking-id": `${app.name}:${key(object)}`,
-        },
-      },
-    }));
-
-  // Prune: what the last sync applied and this one does not, unless the live object says Prune=false.
-  const current = new Set(resources.map(key));
-  for (const stale of (app.previous ?? []).filter((object) => !current.has(key(object)))) {
-    const target = [
-      stale.kind,
-      stale.metadata.name,
-      ...(stale.metadata.namespace ? ["-n", stale.metadata.namespace] : []),
-    ];
-    const live = await kubectl(["get", ...target, "-o", "json"]);
-    if (live.code !== 0) continue;
-    if (hasOption([], JSON.parse(live.stdout) as KubeObject, "Prune=false")) continue;
-    await must(kubectl, ["delete", ...target, "--wait=false"]);
-  }
-
-  const syncHooks = hooks.filter((hook) => annotation(hook, HOOK) !== "PostSync");
-  const waves = [...new Set([...resources, ...syncHooks].map(wave))].sort((a, b) => a - b);
-  for (const step of waves) {
-    await argoApply(
-      plane,
-      app,
-      resources.filter((candidate) => wave(candidate) === step),
-    );
-    for (const hook of syncHooks.filter((candidate) => wave(candidate) === step)) {
-      const run = await runHook(plane, hook);
-      if (run.failed) throw new Error(`sync Failed: Sync hook ${key(hook)} failed: ${run.log}`);
-    }
-  }
-  app.previous = resources;
-  const postSync = hooks.filter((hook) => annotation(hook, HOOK) === "PostSync");
-  const failed: string[] = [];
-  for (const hook of postSync.sort((a, b) => wave(a) - wave(b))) {
-    const run = await runHook(plane, hook);
-    if (run.failed) failed.push(`PostSync hook ${key(hook)} failed: ${run.log}`);
-  }
-  if (failed.length > 0) throw new Error(`sync Failed: ${failed.join("; ")}`);
+/** The outcome of one automated sync: the operation's end state, and what the kubelet stand-in ran. */
+export interface ArgoSyncResult {
+  /** False when the Application was already Synced, so an automated sync started no operation. */
+  readonly operation: boolean;
+  /** `Succeeded`, `Failed` or `Error` */
+  readonly phase: string;
+  readonly message: string;
+  readonly resources: readonly ArgoResourceResult[] | null;
+  readonly jobs:
+    readonly { namespace: string; name: string; ran: boolean; succeeded: boolean; output: string }[] | null;
 }
 
 /**
- * Applies one wave's resources: client-side, or server-side where `ServerSideApply=true`, each group
- * in one kubectl call (Argo CD applies them one by one; the outcome per object is the same).
+ * One automated sync of `app` to the objects in `manifests` (a kustomize build) by Argo CD's own
+ * sync engine (test/e2e/go-argo/argo-sync). Resolves with the outcome whether the sync succeeded or
+ * failed; the caller asserts.
  */
-async function argoApply(
+export async function argoSync(
   plane: ControlPlane,
   app: ArgoApplication,
-  objects: readonly KubeObject[],
-): Promise<void> {
-  const kubectl = kubectlFor(plane.kubeconfig);
-  const groups = new Map<string, KubeObject[]>();
-  for (const object of objects) {
-    const serverSide = hasOption(app.syncOptions, object, "ServerSideApply=true");
-    const validate = !hasOption(app.syncOptions, object, "Validate=false");
-    const group = `${serverSide ? "server" : "client"} ${validate}`;
-    groups.set(group, [...(groups.get(group) ?? []), object]);
-  }
-  for (const [group, members] of groups) {
-    const [side, validate] = group.split(" ");
-    const flags = validate === "true" ? [] : ["--validate=false"];
-    if (side === "client") {
-      await must(
-        kubectl,
-        ["apply", ...flags, "-f", "-"],
-        members.map((object) => stringify(object)).join("---\n"),
-      );
-      continue;
-    }
-    if (!app.syncOptions.includes("ClientSideApplyMigration=false")) {
-      for (const object of members) {
-        const target = [
-          object.kind,
-          object.metadata.name,
-          ...(object.metadata.namespace ? ["-n", object.metadata.namespace] : []),
-        ];
-        const live = await kubectl(["get", ...target, "-o", "json"]);
-        const managers =
-          live.code === 0
-            ? ((JSON.parse(live.stdout) as KubeObject).metadata.managedFields as { manager: string }[])
-            : [];
-        if ((managers ?? []).some((entry) => entry.manager === "kubectl-client-side-apply")) {
-          await must(
-            kubectl,
-            ["apply", ...flags, "--field-manager=kubectl-client-side-apply", "-f", "-"],
-            stringify(object),
-          );
-        }
-      }
-    }
-    await must(
-      kubectl,
-      [
-        "apply",
-        "--server-side",
-        "--force-conflicts",
-        "--field-manager=argocd-controller",
-        ...flags,
-        "-f",
-        "-",
-      ],
-      members.map((object) => stringify(object)).join("---\n"),
-    );
-  }
+  manifests: string,
+): Promise<ArgoSyncResult> {
+  const syncing = { done: false };
+  const standIn = deploymentsBecomeAvailable(plane, syncing);
+  const result = await exec(
+    path.join(plane.binDir, "argo-sync"),
+    [
+      "--kubeconfig",
+      plane.kubeconfig,
+      "--app",
+      app.name,
+      "--namespace",
+      app.namespace,
+      "--sync-options",
+      app.syncOptions.join(","),
+    ],
+    { input: manifests },
+  ).finally(() => (syncing.done = true));
+  await standIn;
+  if (result.code !== 0) throw new Error(`argo-sync ${app.name} failed: ${result.stderr}`);
+  return JSON.parse(result.stdout) as ArgoSyncResult;
 }
 
-/** A hook: deleted first when `BeforeHookCreation`, created, run, and deleted if it succeeded and says `HookSucceeded`. */
-async function runHook(plane: ControlPlane, hook: KubeObject): Promise<JobRun> {
+/**
+ * The deployment controller and kubelet, as far as Argo CD's health check sees them: until
+ * `syncing.done`, every Deployment gets the status of one whose replicas are all available. Without
+ * it a Deployment stays Progressing, and the engine never moves past its wave to later waves or
+ * PostSync hooks (decision 0040).
+ */
+async function deploymentsBecomeAvailable(plane: ControlPlane, syncing: { done: boolean }): Promise<void> {
   const kubectl = kubectlFor(plane.kubeconfig);
-  const namespace = hook.metadata.namespace ?? "default";
-  const policy = annotation(hook, "argocd.argoproj.io/hook-delete-policy") ?? "";
-  const target = [hook.kind, hook.metadata.name, "-n", namespace, "--ignore-not-found"];
-  if (policy.includes("BeforeHookCreation")) await kubectl(["delete", ...target]);
-  await must(kubectl, ["create", "-f", "-"], stringify(hook));
-  const run = await runJob(plane, hook);
-  if (!run.failed && policy.includes("HookSucceeded")) await kubectl(["delete", ...target]);
-  return run;
+  while (!syncing.done) {
+    const list = JSON.parse(await must(kubectl, ["get", "deployments", "-A", "-o", "json"])) as {
+      items: (KubeObject & { spec: { replicas?: number }; status?: { observedGeneration?: number } })[];
+    };
+    for (const deployment of list.items) {
+      const generation = deployment.metadata.generation as number;
+      if (deployment.status?.observedGeneration === generation) continue;
+      const replicas = deployment.spec.replicas ?? 1;
+      const now = new Date().toISOString().replace(/\.\d+Z$/, "Z");
+      const condition = (type: string, reason: string) => ({
+        type,
+        status: "True",
+        reason,
+        message: "stand-in for the deployment controller (e2e)",
+        lastUpdateTime: now,
+        lastTransitionTime: now,
+      });
+      const status = {
+        observedGeneration: generation,
+        replicas,
+        updatedReplicas: replicas,
+        readyReplicas: replicas,
+        availableReplicas: replicas,
+        conditions: [
+          condition("Available", "MinimumReplicasAvailable"),
+          condition("Progressing", "NewReplicaSetAvailable"),
+        ],
+      };
+      await kubectl([
+        "patch",
+        "deployment",
+        deployment.metadata.name,
+        "-n",
+        deployment.metadata.namespace ?? "default",
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        JSON.stringify({ status }),
+      ]);
+    }
+    await sleep(250);
+  }
 }
 
 /** How a Job's run ended: whether any container failed, and every container's output. */
@@ -230,7 +187,10 @@ export interface JobRun {
  * failed when any did. Any other Job fails loudly.
  */
 export async function runJob(plane: ControlPlane, job: KubeObject): Promise<JobRun> {
-  if (job.kind !== "Job") throw new Error(`cannot run ${key(job)}: only Jobs run here`);
+  if (job.kind !== "Job")
+    throw new Error(
+      `cannot run ${job.kind} ${job.metadata.namespace ?? "default"}/${job.metadata.name}: only Jobs run here`,
+    );
   const pod = (job.spec as { template: { spec: PodSpec } }).template.spec;
   const identity = `system:serviceaccount:${job.metadata.namespace ?? "default"}:${pod.serviceAccountName ?? "default"}`;
   const env = kubectlEnvironment(await impersonating(plane.kubeconfig, identity));
