@@ -71,6 +71,11 @@ export interface FluxKustomizationChartProps {
   /** The cluster directory's namespace and name. */
   readonly namespace: DnsLabel;
   readonly cluster: DnsLabel;
+  /**
+   * Jobs whose failure the Kustomization reports (`healthChecks`): the SIP label Job, which fails
+   * on a host deleted since the inventory snapshot after everything else is applied (decision 0040).
+   */
+  readonly jobs?: readonly { readonly namespace: string; readonly name: string }[];
 }
 
 /**
@@ -79,7 +84,7 @@ export interface FluxKustomizationChartProps {
  */
 export class FluxKustomizationChart extends Chart {
   constructor(scope: Construct, id: string, props: FluxKustomizationChartProps) {
-    const { settings, namespace, cluster } = props;
+    const { settings, namespace, cluster, jobs = [] } = props;
     const { flux, pathPrefix } = settings.gitops;
     super(scope, id, { namespace: flux.namespace, labels: clusterLabels(cluster) });
     new ApiObject(this, "kustomization", {
@@ -92,6 +97,9 @@ export class FluxKustomizationChart extends Chart {
         prune: true,
         sourceRef: flux.sourceRef,
         ...(flux.dependsOn.length > 0 ? { dependsOn: flux.dependsOn } : {}),
+        ...(jobs.length > 0
+          ? { healthChecks: jobs.map((job) => ({ apiVersion: "batch/v1", kind: "Job", ...job })) }
+          : {}),
       },
     });
   }

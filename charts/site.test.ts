@@ -64,17 +64,52 @@ describe("addSiteCharts", () => {
     ]);
   });
 
-  it("gives a released host a patch without labels in the retired cluster's directory", () => {
+  it("has the retired cluster's label Job remove the labels of its released host", () => {
     const { clusters } = addSiteCharts(sitePlan(), DEFAULT_SETTINGS, testApp);
     const objects = synthObjects(clusters[1]!.files.get("bmh-labels.yaml")!);
-    const patches = objects.filter((object) => object.kind === "BareMetalHost");
-    expect(patches.map((patch) => patch.metadata)).toEqual([
-      expect.objectContaining({ name: "wk-9", namespace: "metal3" }),
+    expect(objects.map((object) => object.kind)).toEqual(["ServiceAccount", "Role", "RoleBinding", "Job"]);
+    const job = objects.find((object) => object.kind === "Job") as
+      | { metadata: { name: string }; spec: { template: { spec: { containers: { args: string[] }[] } } } }
+      | undefined;
+    expect(job?.metadata.name).toMatch(/^bmh-labels-tenant-old-[0-9a-f]{8}$/);
+    expect(job?.spec.template.spec.containers.map((container) => container.args)).toEqual([
+      [
+        "metal3",
+        "wk-9",
+        "--",
+        "metalsynth.io/cluster-",
+        "sip.airshipit.org/cluster-namespace-",
+        "sip.airshipit.org/cluster-name-",
+        "sip.airshipit.org/node-type-",
+      ],
     ]);
-    expect(patches[0]?.metadata.labels).toBeUndefined();
-    // Under Argo CD the retired cluster's label Job removes the labels.
-    const job = objects.find((object) => object.kind === "Job");
-    expect(job?.metadata.name).toBe("bmh-labels-tenant-old");
+  });
+
+  it("has each Flux Kustomization of a directory with a label Job report that Job's health, and no other", () => {
+    const { clusters, wiring } = addSiteCharts(sitePlan(), DEFAULT_SETTINGS, testApp);
+    const checks = (file: string) =>
+      synthObjects(wiring.get(file)!)[0]?.["spec"] as { healthChecks?: unknown };
+    const jobName = (index: number) =>
+      synthObjects(clusters[index]!.files.get("bmh-labels.yaml")!).find((object) => object.kind === "Job")
+        ?.metadata.name;
+    expect(checks("flux/edge-sip.tenant-a.yaml").healthChecks).toEqual([
+      { apiVersion: "batch/v1", kind: "Job", name: jobName(0), namespace: "edge-sip" },
+    ]);
+    expect(checks("flux/edge-sip.tenant-old.yaml").healthChecks).toEqual([
+      { apiVersion: "batch/v1", kind: "Job", name: jobName(1), namespace: "edge-sip" },
+    ]);
+    const bpaOnly = addSiteCharts(
+      {
+        clusters: [bpaPlan({ namespace: "edge-a", cluster: "cluster-east" })],
+        retired: [],
+        lock: EMPTY_LOCK,
+      },
+      DEFAULT_SETTINGS,
+      testApp,
+    );
+    expect(
+      synthObjects(bpaOnly.wiring.get("flux/edge-a.cluster-east.yaml")!)[0]?.["spec"],
+    ).not.toHaveProperty("healthChecks");
   });
 
   it("renders only the GitOps targets the site asks for", () => {

@@ -75,12 +75,20 @@ export function* clusterDirectoryCharts(
   settings: SiteSettings,
   scopeFor: () => Construct,
 ): Generator<ClusterCharts, void, undefined> {
-  const flux = (scope: Construct, namespace: DnsLabel, name: DnsLabel): Map<string, Chart> => {
+  const flux = (
+    scope: Construct,
+    namespace: DnsLabel,
+    name: DnsLabel,
+    files: ReadonlyMap<string, Chart>,
+  ): Map<string, Chart> => {
     if (!settings.gitops.targets.includes("flux")) return new Map();
+    const labels = files.get("bmh-labels.yaml");
+    const jobs = labels && isBmhLabelsChart(labels) ? [labels.job] : [];
     const chart = new FluxKustomizationChart(scope, chartId({ namespace, name }, "flux"), {
       settings,
       namespace,
       cluster: name,
+      jobs,
     });
     return new Map([[`flux/${clusterDirectoryName(namespace, name)}.yaml`, chart]]);
   };
@@ -103,7 +111,7 @@ export function* clusterDirectoryCharts(
     const { key, namespace, name } = plans[0]!;
     addGitCharts(scope, plans[0]!, git, files);
     const directory = clusterDirectory(namespace, name);
-    yield { key, namespace, name, plans, directory, files, wiring: flux(scope, namespace, name) };
+    yield { key, namespace, name, plans, directory, files, wiring: flux(scope, namespace, name, files) };
   }
   for (const retired of plan.retired) {
     const scope = scopeFor();
@@ -122,7 +130,7 @@ export function* clusterDirectoryCharts(
       retired,
       directory: clusterDirectory(namespace, name),
       files,
-      wiring: flux(scope, namespace, name),
+      wiring: flux(scope, namespace, name, files),
     };
   }
 }
@@ -171,6 +179,14 @@ class VerbatimObject extends ApiObject {
   override toJson(): object {
     return this.#document;
   }
+}
+
+/**
+ * Whether `chart` renders a `bmh-labels.yaml`. A type guard: TypeScript does not narrow a `Chart`
+ * by `instanceof` here.
+ */
+function isBmhLabelsChart(chart: Chart): chart is BmhLabelsChart {
+  return chart instanceof BmhLabelsChart;
 }
 
 /** A cluster's directory, relative to `rendered/` (SPEC §4). */

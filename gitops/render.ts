@@ -280,7 +280,8 @@ function workerEntry(): URL {
  * may delete it: the lock, or a YAML file where metalsynth puts them (`clusters/<ns>/<cluster>/`,
  * `argocd/`, `flux/`) whose every document is an object it renders: labelled
  * `app.kubernetes.io/managed-by: metalsynth`, a kustomize `Kustomization`, or a partial Metal3
- * BareMetalHost (the SIP label patches carry nothing but the SIP labels). A README, a hand-added
+ * BareMetalHost (the SIP label patches, nothing but the SIP labels, of trees rendered before
+ * decision 0040, which a write replaces). A README, a hand-added
  * manifest or notes are not, and synth refuses to delete them.
  */
 export function isRenderedFile(file: string, content: Buffer): boolean {

@@ -65,9 +65,9 @@ export function clusterDirectoryName(namespace: DnsLabel, cluster: DnsLabel): st
 }
 
 /**
- * The SIP label Job of SIPCluster `cluster`, and its ServiceAccount, in the cluster's namespace:
- * `bmh-labels-<cluster>`, a fixed name so Argo CD's `BeforeHookCreation` replaces the previous run.
- * At most 63 characters: the Job controller copies a Job's name into a pod label.
+ * The ServiceAccount of SIPCluster `cluster`'s label Job, in the cluster's namespace:
+ * `bmh-labels-<cluster>`. The Job itself is named after its content (`hashedJob`, decision 0040).
+ * At most 63 characters, like the Job names it once gave.
  */
 export function labelJobName(cluster: DnsLabel): string {
   return boundedName(`bmh-labels-${cluster}`, MAX_LABEL_NAME);

@@ -158,11 +158,15 @@ function specName(component: string, kind: string, clusterName: string): RegExp 
   return names[`${component} ${kind}`];
 }
 
-/** The namespaces of the BareMetalHost patches in a `bmh-labels.yaml`. */
+/** The BareMetalHost namespaces the label Job of a `bmh-labels.yaml` works in: its containers' first argument. */
 function bmhNamespaces(content: string): (string | undefined)[] {
   return objectsIn(content)
-    .filter((object) => object.kind === "BareMetalHost")
-    .map((object) => object.metadata.namespace);
+    .filter((object) => object.kind === "Job")
+    .flatMap(
+      (job) =>
+        (job.spec as { template: { spec: { containers: { args: string[] }[] } } }).template.spec.containers,
+    )
+    .map((container) => container.args[0]);
 }
 
 describe.each(ALL.map((scenario) => [scenario.name, scenario] as const))(
@@ -222,14 +226,8 @@ describe.each(ALL.map((scenario) => [scenario.name, scenario] as const))(
             object.metadata.annotations?.["argocd.argoproj.io/sync-options"] ?? "",
           );
           expect(kept, where).toBe(!["allocation.yaml", "specs.yaml"].includes(component));
-          if (object.kind === "BareMetalHost") {
-            // A label patch lives in its BMH's namespace and never claims the BMH (decision 0009); a
-            // released host's patch carries no labels at all.
-            expect(object.metadata.labels?.["app.kubernetes.io/managed-by"], where).toBeUndefined();
-            if (object.metadata.labels)
-              expect(object.metadata.labels["metalsynth.io/cluster"], where).toBe(cluster);
-            continue;
-          }
+          // No agent may create a BareMetalHost, so none is rendered (decision 0040).
+          expect(object.kind, where).not.toBe("BareMetalHost");
           // The label Job's access is granted where the hosts are (a Role in each BMH namespace).
           if (component === "bmh-labels.yaml" && ["Role", "RoleBinding"].includes(object.kind)) {
             expect(bmhNamespaces(content), where).toContain(object.metadata.namespace);

@@ -7,7 +7,7 @@ import { JumpHostChart } from "./jumphost.ts";
 import { LoadBalancerChart } from "./loadbalancer.ts";
 import { chartId } from "../metadata.ts";
 
-export { BMH_PATCH_ANNOTATIONS, BmhLabelsChart, type BmhLabelsChartProps } from "./bmh-labels.ts";
+export { BmhLabelsChart, type BmhLabelsChartProps } from "./bmh-labels.ts";
 
 /** The label Job of {@link BmhLabelsChart}: the kubectl image and the site's pull policy. */
 export function labelJobProps(settings: SiteSettings): BmhLabelsChartProps["labelJob"] {

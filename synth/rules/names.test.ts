@@ -119,7 +119,7 @@ describe("name-clash: sites whose clusters would share an object", () => {
       "two long SIPCluster names shortened to one hash",
       site(sip("edge", HASH_TWINS[0]), sip("edge", HASH_TWINS[1])),
       `name-clash metadata.name SIPCluster/edge/${HASH_TWINS[1]}`,
-      /would render Job edge\/bmh-labels-t{43}-f09ba615, Role and RoleBinding bmh-labels-t{43}-f09ba615-edge in each BareMetalHost namespace, ServiceAccount edge\/bmh-labels-t{43}-f09ba615, which SIPCluster edge\/t{55}-00019hm/,
+      /would render Role and RoleBinding bmh-labels-t{43}-f09ba615-edge in each BareMetalHost namespace, ServiceAccount edge\/bmh-labels-t{43}-f09ba615, which SIPCluster edge\/t{55}-00019hm/,
     ],
   ])("%s", (_, yaml, found, message) => {
     const clashes = nameClashes(yaml);

@@ -107,7 +107,7 @@ export function renderedNames(model: SiteModel, everySoftware = false): Rendered
           add(source, `${kind} ${namespace}/${object}`);
       });
     }
-    for (const kind of ["ServiceAccount", "Job"]) add(source, `${kind} ${namespace}/${labelJobName(name)}`);
+    add(source, `ServiceAccount ${namespace}/${labelJobName(name)}`);
     add(source, `Role and RoleBinding ${labelRoleName(namespace, name)} in each BareMetalHost namespace`);
     addDirectory(source, namespace, name, add);
   }

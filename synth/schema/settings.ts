@@ -53,7 +53,9 @@ export const SiteSettingsSchema = z.strictObject({
         .describe("Image running KUD's installer."),
       kubectl: image()
         .prefault("bitnami/kubectl:1.27.4")
-        .describe("Image of the step that stores the kubeconfig Secret."),
+        .describe(
+          "Image with kubectl and /bin/sh: the step that stores the kubeconfig Secret, the SIP label Job.",
+        ),
       softwareInstaller: image()
         .prefault("integratedcloudnative/bpa-software-installer:v0.4.0")
         .describe("Image that installs Software packages over SSH."),

@@ -2,9 +2,9 @@
  * SPEC §4.2 and §9 on a real API server: every rendered cluster directory (the example site's and
  * each golden scenario's) applies cleanly under Flux and under Argo CD, onto BareMetalHosts made
  * with `kubectl apply`, `kubectl create` and a server-side apply, and applying changes the SIP
- * labels and nothing else: every BMH's spec and every label and annotation it had stay as they were.
- * What an agent adds for its own bookkeeping (Flux's owner labels, Argo CD's tracking annotation)
- * and the patch's own annotations are the only other additions allowed.
+ * labels and nothing else: every BMH's spec and every label and annotation it had stay as they were,
+ * and nothing is added. No agent creates a BareMetalHost, and one deleted after the inventory
+ * snapshot fails only the label Job, naming the host (decision 0040).
  */
 import { readdirSync, readFileSync, existsSync } from "node:fs";
 import { cp, mkdtemp, readdir, rm } from "node:fs/promises";
@@ -12,10 +12,17 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { parse, parseAllDocuments, stringify } from "yaml";
-import { BMH_PATCH_ANNOTATIONS } from "../../charts/sip/index.ts";
 import { REPO } from "../harness.ts";
 import { filesUnder } from "../support/files.ts";
-import { argoSync, fluxApply, kustomize, startAgentPlane, type ArgoApplication } from "./support/agents.ts";
+import {
+  argoSync,
+  fluxApply,
+  kustomize,
+  runJob,
+  startAgentPlane,
+  type ArgoApplication,
+  type ArgoSyncResult,
+} from "./support/agents.ts";
 import type { ControlPlane } from "./support/control-plane.ts";
 import {
   ensureNamespaces,
@@ -31,7 +38,7 @@ interface RenderedSite {
   readonly name: string;
   readonly rendered: string;
   readonly inventory: readonly string[];
-  /** Whether it holds BMH label patches. */
+  /** Whether it labels hosts (has a `bmh-labels.yaml`). */
   readonly patchesHosts: boolean;
   /** The GitOps agents it renders for. */
   readonly targets: readonly string[];
@@ -105,9 +112,6 @@ const SIP_LABELS = [
   "sip.airshipit.org/cluster-name",
   "sip.airshipit.org/node-type",
 ];
-const AGENT_LABELS = ["kustomize.toolkit.fluxcd.io/name", "kustomize.toolkit.fluxcd.io/namespace"];
-const AGENT_ANNOTATIONS = ["argocd.argoproj.io/tracking-id"];
-const PATCH_ANNOTATIONS = [...Object.keys(BMH_PATCH_ANNOTATIONS), "argocd.argoproj.io/sync-wave"];
 
 /** Every kind of object the rendered directories hold, and BareMetalHosts. */
 const RENDERED_KINDS =
@@ -131,15 +135,27 @@ function applicationSetSyncOptions(): string[] {
   return set.spec.template.spec.syncPolicy.syncOptions ?? [];
 }
 
-/** The labels the patches of `rendered` give each host (`undefined`: a release, no SIP labels). */
+/**
+ * The labels the label Jobs of `rendered` give each host (`undefined`: a release, no SIP labels),
+ * read from their containers' arguments: `NAMESPACE HOST... -- LABEL...`.
+ */
 async function expectedLabels(rendered: string): Promise<Map<string, Record<string, string> | undefined>> {
   const expected = new Map<string, Record<string, string> | undefined>();
   const files = filesUnder(path.join(rendered, "clusters")).filter((file) =>
     file.endsWith("bmh-labels.yaml"),
   );
   for (const object of await readObjects(files)) {
-    if (object.kind !== "BareMetalHost") continue;
-    expected.set(`${object.metadata.namespace}/${object.metadata.name}`, object.metadata.labels);
+    if (object.kind !== "Job") continue;
+    const pod = (object.spec as { template: { spec: { containers: { args: string[] }[] } } }).template.spec;
+    for (const { args } of pod.containers) {
+      const [namespace, ...rest] = args;
+      const hosts = rest.slice(0, rest.indexOf("--"));
+      const labels = rest.slice(rest.indexOf("--") + 1);
+      const set = labels.every((label) => label.includes("="))
+        ? Object.fromEntries(labels.map((label) => label.split("=") as [string, string]))
+        : undefined;
+      for (const host of hosts) expected.set(`${namespace}/${host}`, set);
+    }
   }
   return expected;
 }
@@ -156,8 +172,7 @@ function changes(before: KubeObject, after: KubeObject): string[] {
       if (now[name] !== value && !SIP_LABELS.includes(name))
         found.push(`${field} ${name} changed to ${now[name]}`);
     }
-    const allowed =
-      field === "labels" ? [...SIP_LABELS, ...AGENT_LABELS] : [...PATCH_ANNOTATIONS, ...AGENT_ANNOTATIONS];
+    const allowed = field === "labels" ? SIP_LABELS : [];
     for (const name of Object.keys(now)) {
       if (!(name in old) && !allowed.includes(name)) found.push(`${field} ${name} added`);
     }
@@ -202,9 +217,11 @@ describe("rendered/ applied by Flux and Argo CD on a real API server", () => {
   /**
    * Syncs every cluster directory of `rendered` as its own Kustomization or Application (named
    * `<namespace>-<cluster>`, as the wiring names them); a directory synced before and gone now is
-   * synced with nothing, which is what deleting its Kustomization or Application amounts to.
+   * synced with nothing, which is what deleting its Kustomization or Application amounts to. Under
+   * Flux, a label Job it created then runs as the kubelet would run it. Returns what failed: a
+   * Flux-applied Job's log, or an Argo CD sync's phase and message with each failed resource's.
    */
-  async function sync(state: AgentState, rendered: string): Promise<void> {
+  async function sync(state: AgentState, rendered: string): Promise<string[]> {
     const clusters = path.join(rendered, "clusters");
     const builds = new Map<string, string>();
     /** Each Application's destination namespace: its directory's parent, as the ApplicationSet says. */
@@ -228,9 +245,26 @@ describe("rendered/ applied by Flux and Argo CD on a real API server", () => {
       for (const object of objectsOf(manifests)) namespaces.add(object.metadata.namespace ?? "default");
     }
     await ensureNamespaces(kubectl, namespaces);
+    const failures: string[] = [];
     for (const [name, manifests] of builds) {
       if (state.agent === "flux") {
-        await fluxApply(plane, name, manifests, path.join(state.fluxInventories, `${name}.json`));
+        const report = await fluxApply(
+          plane,
+          name,
+          manifests,
+          path.join(state.fluxInventories, `${name}.json`),
+        );
+        // The label Jobs run as the kubelet would run them; the KUD and Software Jobs install
+        // clusters over SSH and are not run here, as under Argo CD, where they are not hooks.
+        const labelJobs = objectsOf(manifests).filter(
+          (object) => object.kind === "Job" && object.metadata.name.startsWith("bmh-labels-"),
+        );
+        for (const job of labelJobs) {
+          if (report[`Job/${job.metadata.namespace}/${job.metadata.name}`] !== "created") continue;
+          const run = await runJob(plane, job);
+          if (run.failed)
+            failures.push(`Job ${job.metadata.namespace}/${job.metadata.name} failed: ${run.log}`);
+        }
       } else {
         const app = state.argoApps.get(name) ?? {
           name,
@@ -239,11 +273,10 @@ describe("rendered/ applied by Flux and Argo CD on a real API server", () => {
         };
         state.argoApps.set(name, app);
         const result = await argoSync(plane, app, manifests);
-        expect(result.phase, `${name}: ${result.message} ${JSON.stringify(result.resources)}`).toBe(
-          "Succeeded",
-        );
+        if (result.phase !== "Succeeded") failures.push(argoFailure(result));
       }
     }
+    return failures;
   }
 
   /** Removes what an earlier case left, and registers the site's BareMetalHosts by `creator`. */
@@ -296,7 +329,7 @@ describe("rendered/ applied by Flux and Argo CD on a real API server", () => {
           `${site.name}: ${agent} onto BMHs made by ${creator}`,
           async () => {
             const before = await register(site.inventory, creator);
-            await sync(await newAgentState(agent), site.rendered);
+            expect(await sync(await newAgentState(agent), site.rendered)).toEqual([]);
             await expectOnlySipLabelsChanged(before, site.rendered);
           },
           CASE_TIMEOUT[agent],
@@ -310,22 +343,77 @@ describe("rendered/ applied by Flux and Argo CD on a real API server", () => {
           const retired = path.join(REPO, "test", "scenarios", "sip-retired", "expected");
           const before = await register([path.join(example, "inventory")], creator);
           const state = await newAgentState(agent);
-          await sync(state, path.join(example, "rendered"));
-          // tenant-a deleted from specs/: its directory holds label-removing patches for a generation…
-          await sync(state, retired);
+          expect(await sync(state, path.join(example, "rendered"))).toEqual([]);
+          // tenant-a deleted from specs/: its directory holds a label-removing Job for a generation…
+          expect(await sync(state, retired)).toEqual([]);
           await expectOnlySipLabelsChanged(before, retired);
           // …then leaves Git: the agent prunes what it applied, never a BareMetalHost.
           const gone = await mkdtemp(path.join(scratch, "gone-"));
           await cp(retired, gone, { recursive: true });
           await rm(path.join(gone, "clusters", "edge-sip"), { recursive: true });
-          await sync(state, gone);
+          expect(await sync(state, gone)).toEqual([]);
           await expectOnlySipLabelsChanged(before, retired);
         },
         CASE_TIMEOUT[agent],
       );
     }
+
+    it(
+      `${agent}: a host deleted after the inventory snapshot is not created, fails only the label Job, named, and the rest applies`,
+      async () => {
+        const example = path.join(REPO, "examples", "site");
+        const rendered = path.join(example, "rendered");
+        const before = await register([path.join(example, "inventory")], "kubectl apply");
+        const deleted = "metal3/r01-node-02";
+        await must(kubectl, ["delete", "baremetalhost", "-n", "metal3", "r01-node-02"]);
+        before.delete(deleted);
+
+        const failures = await sync(await newAgentState(agent), rendered);
+        expect(failures).toHaveLength(1);
+        // Flux: the Job failed; Argo CD's engine: the sync ended Failed on the PostSync hook, after
+        // every Sync-phase wave was applied. Either names the Job and the host.
+        expect(failures[0]).toMatch(
+          agent === "flux"
+            ? /^Job edge-sip\/bmh-labels-tenant-a-[0-9a-f]{8} failed/
+            : /^sync Failed: one or more synchronization tasks completed unsuccessfully\nPostSync Job edge-sip\/bmh-labels-tenant-a-[0-9a-f]{8}: /,
+        );
+        expect(failures[0]).toContain(
+          "BareMetalHost metal3/r01-node-02 not found: not labelled; deleted since the inventory snapshot?",
+        );
+        expect((await liveHosts(kubectl)).has(deleted)).toBe(false);
+        await expectOnlySipLabelsChanged(before, rendered);
+        // The cluster's load balancers and jump host were applied all the same.
+        const services = await must(kubectl, ["get", "deployments,services", "-n", "edge-sip", "-o", "name"]);
+        for (const name of [
+          "jumphost-tenant-a",
+          "loadbalancer-controlplane-tenant-a",
+          "loadbalancer-worker-tenant-a",
+        ]) {
+          expect(services).toContain(`deployment.apps/${name}`);
+          expect(services).toContain(`service/${name}`);
+        }
+      },
+      CASE_TIMEOUT[agent],
+    );
   }
 });
+
+/**
+ * A sync that did not succeed, as Argo CD shows it: the operation's phase and message, each resource
+ * whose sync or hook failed with its message, and the output of each Job that failed.
+ */
+function argoFailure(result: ArgoSyncResult): string {
+  const resources = (result.resources ?? [])
+    .filter((resource) => resource.status === "SyncFailed" || resource.hookPhase === "Failed")
+    .map(
+      (resource) =>
+        `${resource.hookType ?? ""} ${resource.kind} ${resource.namespace}/${resource.name}: ${resource.message}`,
+    );
+  const jobs = (result.jobs ?? [])
+    .filter((job) => !job.succeeded)
+    .map((job) => `Job ${job.namespace}/${job.name} output: ${job.output}`);
+  return [`sync ${result.phase}: ${result.message}`, ...resources, ...jobs].join("\n");
+}
 
 function objectsOf(text: string): KubeObject[] {
   return parseAllDocuments(text)

@@ -147,9 +147,9 @@ describe("Argo CD's sync engine and a failing Job", () => {
     expect(await exists("configmap", namespace, "wave-1")).toBe(true);
   });
 
-  // Issue #22, on the label Job as rendered today: the labels helper adapts it when the Job no
-  // longer fails on a missing host.
-  it("a BareMetalHost deleted after the snapshot: the label Job fails naming it, wave 0 is never applied", async () => {
+  // Issue #22: the label Job, a PostSync hook (decision 0040), fails naming the missing host after
+  // wave 0 is applied; as a Sync hook in wave -1 it kept wave 0 from being applied.
+  it("a BareMetalHost deleted after the snapshot: the label Job fails naming it, wave 0 is applied", async () => {
     const example = path.join(REPO, "examples", "site");
     const hosts = (await readObjects(filesUnder(path.join(example, "inventory")))).filter(
       (object) => object.kind === "BareMetalHost",
@@ -170,7 +170,10 @@ describe("Argo CD's sync engine and a failing Job", () => {
       await kustomize(plane, directory),
     );
     expect(result.phase, result.message).toBe("Failed");
-    const labelJob = resultFor(result.resources, "Job", "bmh-labels-tenant-a");
+    const labelJob = (result.resources ?? []).find(
+      (resource) => resource.kind === "Job" && resource.name.startsWith("bmh-labels-tenant-a-"),
+    );
+    expect(labelJob?.hookType).toBe("PostSync");
     expect(labelJob?.hookPhase).toBe("Failed");
     expect(labelJob?.message).toContain(vanished);
     for (const wave0 of [
@@ -178,7 +181,7 @@ describe("Argo CD's sync engine and a failing Job", () => {
       "loadbalancer-worker-tenant-a",
       "jumphost-tenant-a",
     ]) {
-      expect(await exists("deployment", "edge-sip", wave0), wave0).toBe(false);
+      expect(await exists("deployment", "edge-sip", wave0), wave0).toBe(true);
     }
     expect(await exists("baremetalhost", "metal3", vanished), "no agent creates a BareMetalHost").toBe(false);
   });

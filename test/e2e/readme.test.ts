@@ -92,10 +92,23 @@ describe("README blocks, run as written against a real API server", () => {
       const result = await run(script);
       expect(result.code, `round ${round}: ${result.output}`).toBe(0);
       // No kubelet runs here: the label Job's containers are run as its ServiceAccount would.
-      const job = JSON.parse(
-        await must(kubectl, ["get", "job", "-n", "edge-sip", "bmh-labels-tenant-a", "-o", "json"]),
-      ) as KubeObject;
-      await runJob(plane, job);
+      const jobs = JSON.parse(
+        await must(kubectl, [
+          "get",
+          "jobs",
+          "-n",
+          "edge-sip",
+          "-l",
+          "metalsynth.io/cluster=tenant-a",
+          "-o",
+          "json",
+        ]),
+      ) as { items: KubeObject[] };
+      expect(jobs.items.map((job) => job.metadata.name)).toEqual([
+        expect.stringMatching(/^bmh-labels-tenant-a-/),
+      ]);
+      const labelRun = await runJob(plane, jobs.items[0]!);
+      expect(labelRun.failed, labelRun.log).toBe(false);
     }
 
     const after = await specs();

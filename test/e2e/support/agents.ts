@@ -6,13 +6,26 @@
  * - Argo CD: test/e2e/go-argo/argo-sync, one automated sync of an Application by Argo CD's own sync
  *   engine (gitops-engine) with the options the application controller passes (hooks, waves, prune,
  *   tracking annotation, the ApplicationSet's sync options). No kubelet runs: the tool runs a Job's
- *   kubectl containers as the Job's ServiceAccount and writes its status (decision 0046).
+ *   kubectl containers as the Job's ServiceAccount and writes its status (decision 0046), and
+ *   `argoSync` marks Deployments available while it runs (decision 0040).
  *
  * `runJob` is the same stand-in for a Job a test applies itself.
  */
+import { mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { parse, stringify } from "yaml";
 import { startControlPlane, type ControlPlane } from "./control-plane.ts";
-import { exec, installCrds, kubectlFor, must, type KubeObject, type Kubectl } from "./kube.ts";
+import {
+  exec,
+  installCrds,
+  kubectlEnvironment,
+  kubectlFor,
+  must,
+  type KubeObject,
+  type Kubectl,
+} from "./kube.ts";
 
 /** A control plane with the Metal3 CRDs installed, for the agents to apply onto, and its kubectl. */
 export async function startAgentPlane(binDir: string): Promise<{ plane: ControlPlane; kubectl: Kubectl }> {
@@ -88,6 +101,8 @@ export async function argoSync(
   app: ArgoApplication,
   manifests: string,
 ): Promise<ArgoSyncResult> {
+  const syncing = { done: false };
+  const standIn = deploymentsBecomeAvailable(plane, syncing);
   const result = await exec(
     path.join(plane.binDir, "argo-sync"),
     [
@@ -101,28 +116,105 @@ export async function argoSync(
       app.syncOptions.join(","),
     ],
     { input: manifests },
-  );
+  ).finally(() => (syncing.done = true));
+  await standIn;
   if (result.code !== 0) throw new Error(`argo-sync ${app.name} failed: ${result.stderr}`);
   return JSON.parse(result.stdout) as ArgoSyncResult;
 }
 
 /**
- * What a kubelet would do with a Job whose containers run kubectl: run each container's command,
- * in order, as the pod's ServiceAccount (impersonated). Any other Job fails loudly.
+ * The deployment controller and kubelet, as far as Argo CD's health check sees them: until
+ * `syncing.done`, every Deployment gets the status of one whose replicas are all available. Without
+ * it a Deployment stays Progressing, and the engine never moves past its wave to later waves or
+ * PostSync hooks (decision 0040).
  */
-export async function runJob(plane: ControlPlane, job: KubeObject): Promise<void> {
+async function deploymentsBecomeAvailable(plane: ControlPlane, syncing: { done: boolean }): Promise<void> {
   const kubectl = kubectlFor(plane.kubeconfig);
-  const name = `${job.kind} ${job.metadata.namespace ?? "default"}/${job.metadata.name}`;
-  if (job.kind !== "Job") throw new Error(`cannot run ${name}: only Jobs run here`);
+  while (!syncing.done) {
+    const list = JSON.parse(await must(kubectl, ["get", "deployments", "-A", "-o", "json"])) as {
+      items: (KubeObject & { spec: { replicas?: number }; status?: { observedGeneration?: number } })[];
+    };
+    for (const deployment of list.items) {
+      const generation = deployment.metadata.generation as number;
+      if (deployment.status?.observedGeneration === generation) continue;
+      const replicas = deployment.spec.replicas ?? 1;
+      const now = new Date().toISOString().replace(/\.\d+Z$/, "Z");
+      const condition = (type: string, reason: string) => ({
+        type,
+        status: "True",
+        reason,
+        message: "stand-in for the deployment controller (e2e)",
+        lastUpdateTime: now,
+        lastTransitionTime: now,
+      });
+      const status = {
+        observedGeneration: generation,
+        replicas,
+        updatedReplicas: replicas,
+        readyReplicas: replicas,
+        availableReplicas: replicas,
+        conditions: [
+          condition("Available", "MinimumReplicasAvailable"),
+          condition("Progressing", "NewReplicaSetAvailable"),
+        ],
+      };
+      await kubectl([
+        "patch",
+        "deployment",
+        deployment.metadata.name,
+        "-n",
+        deployment.metadata.namespace ?? "default",
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        JSON.stringify({ status }),
+      ]);
+    }
+    await sleep(250);
+  }
+}
+
+/** How a Job's run ended: whether any container failed, and every container's output. */
+export interface JobRun {
+  readonly failed: boolean;
+  readonly log: string;
+}
+
+/**
+ * What a kubelet would do with a Job whose containers run kubectl, directly or from a `/bin/sh -c`
+ * script: run each container once, in order, as the pod's ServiceAccount (impersonated through a
+ * kubeconfig that says `as:`), with kubectl on PATH. Every container runs, as in a pod; the Job
+ * failed when any did. Any other Job fails loudly.
+ */
+export async function runJob(plane: ControlPlane, job: KubeObject): Promise<JobRun> {
+  if (job.kind !== "Job")
+    throw new Error(
+      `cannot run ${job.kind} ${job.metadata.namespace ?? "default"}/${job.metadata.name}: only Jobs run here`,
+    );
   const pod = (job.spec as { template: { spec: PodSpec } }).template.spec;
   const identity = `system:serviceaccount:${job.metadata.namespace ?? "default"}:${pod.serviceAccountName ?? "default"}`;
+  const env = kubectlEnvironment(await impersonating(plane.kubeconfig, identity));
+  let failed = false;
+  const log: string[] = [];
   for (const container of [...(pod.initContainers ?? []), ...pod.containers]) {
-    if (container.command?.[0] !== "kubectl")
-      throw new Error(`cannot run container ${container.name}: not kubectl`);
-    const args = [...container.command.slice(1), ...(container.args ?? [])];
-    const result = await kubectl([...args, `--as=${identity}`]);
-    if (result.code !== 0) throw new Error(`${name} container ${container.name} failed: ${result.stderr}`);
+    const [command = "", ...rest] = container.command ?? [];
+    const shell = command === "/bin/sh" && rest[0] === "-c";
+    if (command !== "kubectl" && !shell)
+      throw new Error(`cannot run container ${container.name}: neither kubectl nor /bin/sh -c`);
+    const result = await exec(command, [...rest, ...(container.args ?? [])], { env });
+    log.push(`${container.name}: ${result.stdout}${result.stderr}`);
+    failed ||= result.code !== 0;
   }
+  return { failed, log: log.join("\n") };
+}
+
+/** A copy of `kubeconfig` whose users act as `identity`, as a pod's ServiceAccount token would. */
+async function impersonating(kubeconfig: string, identity: string): Promise<string> {
+  const config = parse(await readFile(kubeconfig, "utf8")) as { users: { user: Record<string, unknown> }[] };
+  for (const entry of config.users) entry.user.as = identity;
+  const file = path.join(await mkdtemp(path.join(tmpdir(), "metalsynth-job-")), "kubeconfig");
+  await writeFile(file, stringify(config));
+  return file;
 }
 
 interface PodSpec {
