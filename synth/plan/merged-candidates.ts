@@ -1,5 +1,9 @@
+import type { ClusterKey } from "../cluster-key.ts";
+import { pushTo } from "../group.ts";
 import type { Host } from "../inventory/host.ts";
 import type { BestFit } from "../inventory/inventory.ts";
+import { matchesSelector, type LabelSelector } from "../inventory/selector.ts";
+import { compareText } from "../issue.ts";
 
 /** What a turn's placement asks of its best-fit candidates. */
 export type Candidates = Pick<BestFit, "take" | "fitting">;
@@ -44,4 +48,73 @@ export class MergedCandidates implements Candidates {
     }
     for (; next < extra.length; next++) if (this.#offered(extra[next]!)) yield extra[next]!;
   }
+}
+
+/**
+ * The SIP pass's walks over selector matches in a whole site's run: each selector's matches without
+ * the hosts earlier turns claimed or a fixed claim holds, so a walk resumes past the hosts the
+ * SIPClusters before it took instead of asking the ledger about each of them again (issue #23: that
+ * made a region's SIP placement quadratic). A held host leaves a selector's list the first time a
+ * walk meets it, through "next present" links with path halving, so each list costs its matches once
+ * over the whole run. Hosts held by a fixed claim of the turn's own cluster join its walks only.
+ *
+ * Leaving out a held host is exact: it fails the claim filter of every later SIP turn (SIPCluster keys
+ * are unique, so no later turn in the pass is its holder's), and the turn's `Reads.walks` say it was
+ * passed, as for a turn placed again (`TraceIndex.mayBeFreeFor`).
+ */
+export class FreeMatches {
+  /** A selector's matches (as `Inventory.matching` remembers them) → link to the next present one. */
+  readonly #next = new WeakMap<readonly Host[], Int32Array>();
+  /** Fixed-claimed hosts by holder, sorted by id. */
+  readonly #own = new Map<ClusterKey, Host[]>();
+
+  constructor(
+    fixedHosts: readonly { readonly host: Host; readonly cluster: ClusterKey }[],
+    /** Whether a claim made so far (an earlier turn's, or a fixed one) holds `host`. */
+    private readonly held: (host: Host) => boolean,
+  ) {
+    for (const { host, cluster } of fixedHosts) pushTo(this.#own, cluster, host);
+    for (const hosts of this.#own.values()) hosts.sort((a, b) => compareText(a.id, b.id));
+  }
+
+  /** `PlanningContext.mayBeFree` for the turn of `cluster`. */
+  forTurn(cluster: ClusterKey): (hosts: readonly Host[], selector: LabelSelector) => Iterable<Host> {
+    return (hosts, selector) => {
+      const own = (this.#own.get(cluster) ?? []).filter((host) => matchesSelector(host.labels, selector));
+      return mergeById(this.#present(hosts), own);
+    };
+  }
+
+  *#present(hosts: readonly Host[]): Generator<Host> {
+    let next = this.#next.get(hosts);
+    if (next === undefined)
+      this.#next.set(hosts, (next = Int32Array.from({ length: hosts.length + 1 }, (_, at) => at)));
+    const links = next;
+    // The first present position at or after `at`; a removed position links past itself.
+    const find = (at: number): number => {
+      while (links[at] !== at) {
+        links[at] = links[links[at]!]!;
+        at = links[at]!;
+      }
+      return at;
+    };
+    for (let at = find(0); at < hosts.length; at = find(at + 1)) {
+      const host = hosts[at]!;
+      if (this.held(host)) links[at] = at + 1;
+      else yield host;
+    }
+  }
+}
+
+/** `a` and `b` (each sorted by id, `b` short) merged in id order, each host once. */
+export function* mergeById(a: Iterable<Host>, b: readonly Host[]): Generator<Host> {
+  const sorted = [...b].sort((x, y) => compareText(x.id, y.id));
+  let next = 0;
+  for (const host of a) {
+    for (; next < sorted.length && compareText(sorted[next]!.id, host.id) <= 0; next++) {
+      if (sorted[next]!.id !== host.id) yield sorted[next]!;
+    }
+    yield host;
+  }
+  yield* sorted.slice(next);
 }

@@ -25,7 +25,7 @@ import { macNamedHosts, type BpaGroup, type ProvisionedGroup } from "./bpa-place
 import type { StandingClaim } from "./claim-ledger.ts";
 import { fixClaims, type FixedClaims } from "./fixed-claims.ts";
 import type { Lock, LockEntry } from "./lock.ts";
-import { MergedCandidates, type Candidates } from "./merged-candidates.ts";
+import { MergedCandidates, mergeById, type Candidates } from "./merged-candidates.ts";
 import { assemble, type PlanClusters, type PlanTrace } from "./plan-site.ts";
 import { compareTurns, placeTurn, type Turn, type TurnOutcome, type TurnWork } from "./turns.ts";
 
@@ -698,19 +698,6 @@ function sameTurn(a: Turn | undefined, b: Turn): boolean {
 
 function turnId(turn: Turn): string {
   return `${turn.pass}\u0000${turn.key}`;
-}
-
-/** `a` and `b` (each sorted by id, `b` short) merged in id order, each host once. */
-function* mergeById(a: readonly Host[], b: readonly Host[]): Generator<Host> {
-  const sorted = [...b].sort((x, y) => compareText(x.id, y.id));
-  let next = 0;
-  for (const host of a) {
-    for (; next < sorted.length && compareText(sorted[next]!.id, host.id) <= 0; next++) {
-      if (sorted[next]!.id !== host.id) yield sorted[next]!;
-    }
-    yield host;
-  }
-  yield* sorted.slice(next);
 }
 
 /** Turns to place again, taken in planning order, each once. */
