@@ -1,7 +1,7 @@
 import { LineCounter, Parser, isMap, isNode, isScalar, parseAllDocuments, type Document } from "yaml";
 import type { FieldPath } from "./field-path.ts";
 import { issue, type Issue, type SourcePosition } from "./issue.ts";
-import { readBlockYaml } from "./inventory/block-yaml.ts";
+import { readBlockYaml, type BlockYaml } from "./inventory/block-yaml.ts";
 
 /**
  * Kubernetes refuses objects above 1.5 MiB (etcd's request limit); so do we, with a clearer message.
@@ -128,7 +128,8 @@ const NOTHING = /^(?:[ \t]*(?:#[^\n]*)?(?:\n|$))*$/;
  * takes about 0.17 ms a CR, which is 1.7 s of a 10,000-cluster site's synth. Field positions come
  * from the full parser, on the one document a finding is about, when it is reported. `undefined`
  * when any document is outside the subset, empty or large, or the file has a `...` marker: the full
- * parser then reads the whole file, and reports whatever is wrong with it.
+ * parser then reads the whole file, and reports whatever is wrong with it. Documents written as
+ * JSON (`kubectl get -o json`, generated specs) are read by `JSON.parse` the same way (issue #23).
  */
 export function readBlockDocuments(file: string, text: string): ParsedFile | undefined {
   if (isBinary(text) || DOCUMENT_END.test(text)) return undefined;
@@ -141,9 +142,11 @@ export function readBlockDocuments(file: string, text: string): ParsedFile | und
   let counted = 0;
   for (const [index, start] of cuts.entries()) {
     const piece = text.slice(start, cuts[index + 1] ?? text.length);
-    // Large documents are measured as JSON by the full path; this one only reads small ones.
-    if (piece.length > MAX_DOCUMENT_BYTES / 4) return undefined;
-    const block = readBlockYaml(piece);
+    // Large block documents are measured as JSON by the full path; JSON ones here, up to the size the
+    // full path refuses unread.
+    const block =
+      (piece.length <= MAX_DOCUMENT_BYTES / 4 ? readBlockYaml(piece) : undefined) ??
+      (piece.length <= MAX_DOCUMENT_TEXT_BYTES / 4 ? readJsonDocument(piece) : undefined);
     if (block === undefined) return undefined;
     line += countLines(text, counted, start);
     counted = start;
@@ -160,6 +163,80 @@ export function readBlockDocuments(file: string, text: string): ParsedFile | und
     else documents.push({ file, index, value: block.value, position });
   }
   return { documents, issues };
+}
+
+/** A marker line's `---`, and the blank space JSON allows before a document's value. */
+const JSON_LEAD = /^(?:---)?[ \t\r\n]*/;
+
+/**
+ * The document in `piece` (its `---` marker included) when it is one JSON object or array, as
+ * `JSON.parse` reads it, with where it starts; `undefined` for anything else, the full parser's to
+ * read: YAML around the JSON (a comment), duplicate keys (JSON keeps the last where the spec reader
+ * refuses the document), a `__proto__` key. JSON is YAML, and its values read the same either way.
+ */
+function readJsonDocument(piece: string): BlockYaml | undefined {
+  const lead = JSON_LEAD.exec(piece)?.[0] ?? "";
+  const body = piece.slice(lead.length);
+  if (body[0] !== "{" && body[0] !== "[") return undefined;
+  if (/[\t\r]/.test(piece) || body.includes('"__proto__"')) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(body);
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== "object" || value === null || keyCount(value) !== jsonKeys(body)) return undefined;
+  const lines = lead.split("\n");
+  return {
+    value: value as BlockYaml["value"],
+    line: lines.length,
+    column: (lines[lines.length - 1]?.length ?? 0) + 1,
+  };
+}
+
+/** Longest key YAML reads as an implicit key (YAML 1.2, 7.4.2). */
+const MAX_IMPLICIT_KEY = 1024;
+
+/**
+ * Colons outside strings in JSON text: one per key of every object. -1 when a key is one YAML reads
+ * otherwise: longer than an implicit key may be, or apart from its colon by a line break.
+ */
+function jsonKeys(text: string): number {
+  let keys = 0;
+  let stringStart = -1;
+  let stringEnd = -1;
+  for (let at = 0; at < text.length; at++) {
+    const char = text.charCodeAt(at);
+    if (stringStart > stringEnd) {
+      if (char === 0x5c) at++;
+      else if (char === 0x22) stringEnd = at;
+    } else if (char === 0x22) stringStart = at;
+    else if (char === 0x3a) {
+      if (at - stringStart > MAX_IMPLICIT_KEY || text.slice(stringEnd, at).includes("\n")) return -1;
+      keys++;
+    }
+  }
+  return keys;
+}
+
+/** Keys of every object in a parsed JSON value, walked without recursion (nesting may be deep). */
+export function keyCount(value: unknown): number {
+  let count = 0;
+  const pending: unknown[] = [value];
+  while (pending.length > 0) {
+    const next = pending.pop();
+    if (typeof next !== "object" || next === null) continue;
+    if (Array.isArray(next)) {
+      for (const element of next) if (typeof element === "object" && element !== null) pending.push(element);
+      continue;
+    }
+    for (const key in next) {
+      count++;
+      const child = (next as Record<string, unknown>)[key];
+      if (typeof child === "object" && child !== null) pending.push(child);
+    }
+  }
+  return count;
 }
 
 function isBinary(text: string): boolean {
