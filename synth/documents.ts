@@ -1,6 +1,7 @@
 import { LineCounter, Parser, isMap, isNode, isScalar, parseAllDocuments, type Document } from "yaml";
 import type { FieldPath } from "./field-path.ts";
 import { issue, type Issue, type SourcePosition } from "./issue.ts";
+import { blockPositions } from "./block-positions.ts";
 import { readBlockYaml, type BlockYaml } from "./inventory/block-yaml.ts";
 
 /**
@@ -153,7 +154,7 @@ export function readBlockDocuments(file: string, text: string): ParsedFile | und
     const startLine = line;
     let inPiece: ((path: FieldPath) => SourcePosition) | null | undefined;
     const position = (path: FieldPath): SourcePosition => {
-      inPiece ??= documentPosition(file, piece) ?? null;
+      inPiece ??= blockPositionsIn(file, piece) ?? documentPosition(file, piece) ?? null;
       // Pieces start at a line's start: only lines shift.
       const found = inPiece ? inPiece(path) : { file, line: block.line, column: block.column };
       return { file, line: startLine + found.line - 1, column: found.column };
@@ -163,6 +164,12 @@ export function readBlockDocuments(file: string, text: string): ParsedFile | und
     else documents.push({ file, index, value: block.value, position });
   }
   return { documents, issues };
+}
+
+/** {@link blockPositions} of `piece`, in `file`. */
+function blockPositionsIn(file: string, piece: string): ((path: FieldPath) => SourcePosition) | undefined {
+  const positions = blockPositions(piece);
+  return positions && ((path) => ({ file, ...positions(path) }));
 }
 
 /** A marker line's `---`, and the blank space JSON allows before a document's value. */
