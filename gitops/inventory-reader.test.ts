@@ -179,6 +179,19 @@ describe("readInventory", () => {
     expect(one.inventory.size).toBe(40);
   });
 
+  // The bench's 100,000-host sites: hosts past 65,535 had a fifth IPv6 hex digit and were set aside.
+  it("reads generated hosts past the 65,536th without findings", async () => {
+    const count = 65_600;
+    let index = 0;
+    const late = (function* () {
+      for (const object of generateBmhs(count, { seed: 3 })) if (index++ >= count - 200) yield object;
+    })();
+    const file = await writeLines("late/region.json", kubectlJson(late));
+    const { issues, inventory } = await readInventory([file], { relativeTo: dir });
+    expect(issues).toEqual([]);
+    expect(inventory.hosts.filter((host) => host.nics.some((nic) => nic.ipv6 !== undefined))).not.toEqual([]);
+  });
+
   it("reads the same hosts from the same content in JSON and YAML, streamed", async () => {
     const items = (): Iterable<unknown> => generateBmhs(2000, { seed: 42 });
     const json = await writeLines("same/region.json", kubectlJson(items()));

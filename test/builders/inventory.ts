@@ -290,7 +290,7 @@ export function* generateBmhs(count: number, options: GenerateOptions): Generato
       const ipv4 = `10.${nic * 16 + ((index >>> 16) & 15)}.${(index >>> 8) & 255}.${index & 255}`;
       const ips =
         dualStack && nic === 0
-          ? [ipv4, `fd00:${nic}::${index.toString(16)}`, `fe80::${index.toString(16)}%eno${nic + 1}`]
+          ? [ipv4, generatedIpv6(`fd00:${nic}`, index), `${generatedIpv6("fe80", index)}%eno${nic + 1}`]
           : ipv4;
       nics.push({ name: `eno${nic + 1}`, mac, ip: ips });
     }
@@ -353,6 +353,16 @@ export function* generateBmhs(count: number, options: GenerateOptions): Generato
   }
 }
 
+/**
+ * The IPv6 address of generated host `index` under `prefix` (groups, no trailing colon): its index in
+ * the last group, and above 65,535 (a group's largest value) the rest in the group before.
+ */
+export function generatedIpv6(prefix: string, index: number): string {
+  const high = Math.floor(index / 0x10000);
+  const low = (index % 0x10000).toString(16);
+  return high === 0 ? `${prefix}::${low}` : `${prefix}:${high.toString(16)}::${low}`;
+}
+
 /** A `kind: List` of {@link generateBmhs}, as `kubectl get bmh,secret -A -o yaml` prints it. */
 export function generateBmhList(count: number, options: GenerateOptions): RawObject {
   return {
@@ -389,7 +399,7 @@ export function networkDataSecret(
         id: "oam-ipv6",
         type: "ipv6",
         link: "bond0",
-        ip_address: `2001:1890:1001:293d::${index.toString(16)}`,
+        ip_address: generatedIpv6("2001:1890:1001:293d", index),
       },
     ],
   };
