@@ -36,6 +36,17 @@ export interface SourceDocument {
   position(path: FieldPath): SourcePosition;
 }
 
+/** How {@link parseDocuments} reads a file. */
+export interface ReadOptions {
+  /**
+   * Whether the file holds Kubernetes objects, so Kubernetes' size limits apply (`too-large`). The
+   * lock never reaches the API server and grows with the site (decision 0044): it is read with
+   * `false`, and then no document is too large, for the fast reader either. Aliases stay bounded.
+   * @default true
+   */
+  readonly objectLimits?: boolean;
+}
+
 /** Documents of one file, plus whatever made parts of it unreadable. */
 export interface ParsedFile {
   readonly documents: readonly SourceDocument[];
@@ -47,12 +58,16 @@ export interface ParsedFile {
  * and oversized documents become `yaml-syntax` issues pointing at the offending line; the readable
  * documents of the same file are still returned.
  */
-export function parseDocuments(file: string, text: string): ParsedFile {
-  return readBlockDocuments(file, text) ?? parseDocumentsFully(file, text);
+export function parseDocuments(file: string, text: string, options: ReadOptions = {}): ParsedFile {
+  return readBlockDocuments(file, text, options) ?? parseDocumentsFully(file, text, options);
 }
 
-/** {@link parseDocuments} with the full parser only, for text the fast reader has left to it. */
-export function parseDocumentsFully(file: string, text: string): ParsedFile {
+/**
+ * {@link parseDocuments} with the full parser only, for text the fast reader has left to it. Without
+ * `objectLimits` no document is refused for its size: the caller bounds the text.
+ */
+export function parseDocumentsFully(file: string, text: string, options: ReadOptions = {}): ParsedFile {
+  const objectLimits = options.objectLimits ?? true;
   const at = (line: number, column: number): SourcePosition => ({ file, line, column });
   if (isBinary(text)) {
     return {
@@ -68,7 +83,9 @@ export function parseDocumentsFully(file: string, text: string): ParsedFile {
   const documents: SourceDocument[] = [];
   const issues: Issue[] = [];
   // The line counter fills while parsing: documents refused before that count their own lines.
-  const readable = withoutHugeDocuments(text, (bytes, line) => issues.push(tooLarge(bytes, at(line, 1))));
+  const readable = objectLimits
+    ? withoutHugeDocuments(text, (bytes, line) => issues.push(tooLarge(bytes, at(line, 1))))
+    : text;
   const parsed = parseAllDocuments(readable, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
   const all = Array.isArray(parsed) ? parsed : [];
   let star = readable.indexOf("*");
@@ -100,7 +117,7 @@ export function parseDocumentsFully(file: string, text: string): ParsedFile {
     const position = (path: FieldPath) => positionOf(nodeOffset(document, path) ?? start);
     // Documents come in order, so the search for the next `*` only ever moves forward.
     while (star >= 0 && star < start) star = readable.indexOf("*", star + 1);
-    const size = sizeIssues(value, end - start, position, star >= 0 && star < end);
+    const size = objectLimits ? sizeIssues(value, end - start, position, star >= 0 && star < end) : [];
     if (size.length > 0) {
       issues.push(...size);
       return;
@@ -127,10 +144,15 @@ const NOTHING = /^(?:[ \t]*(?:#[^\n]*)?(?:\n|$))*$/;
  * is in its subset (block style, as metalsynth, kubectl and most people write specs): the full parser
  * takes about 0.17 ms a CR, which is 1.7 s of a 10,000-cluster site's synth. Field positions come
  * from the full parser, on the one document a finding is about, when it is reported. `undefined`
- * when any document is outside the subset, empty or large, or the file has a `...` marker: the full
- * parser then reads the whole file, and reports whatever is wrong with it.
+ * when any document is outside the subset, empty or (with `objectLimits`) large, or the file has a
+ * `...` marker: the full parser then reads the whole file, and reports whatever is wrong with it.
  */
-export function readBlockDocuments(file: string, text: string): ParsedFile | undefined {
+export function readBlockDocuments(
+  file: string,
+  text: string,
+  options: ReadOptions = {},
+): ParsedFile | undefined {
+  const objectLimits = options.objectLimits ?? true;
   if (isBinary(text) || DOCUMENT_END.test(text)) return undefined;
   const cuts = Array.from(text.matchAll(DOCUMENT_START), (marker) => marker.index);
   // Anything but comments before the first `---` is a document of its own.
@@ -142,7 +164,7 @@ export function readBlockDocuments(file: string, text: string): ParsedFile | und
   for (const [index, start] of cuts.entries()) {
     const piece = text.slice(start, cuts[index + 1] ?? text.length);
     // Large documents are measured as JSON by the full path; this one only reads small ones.
-    if (piece.length > MAX_DOCUMENT_BYTES / 4) return undefined;
+    if (objectLimits && piece.length > MAX_DOCUMENT_BYTES / 4) return undefined;
     const block = readBlockYaml(piece);
     if (block === undefined) return undefined;
     line += countLines(text, counted, start);
@@ -155,7 +177,7 @@ export function readBlockDocuments(file: string, text: string): ParsedFile | und
       const found = inPiece ? inPiece(path) : { file, line: block.line, column: block.column };
       return { file, line: startLine + found.line - 1, column: found.column };
     };
-    const size = sizeIssues(block.value, piece.length, position);
+    const size = objectLimits ? sizeIssues(block.value, piece.length, position) : [];
     if (size.length > 0) issues.push(...size);
     else documents.push({ file, index, value: block.value, position });
   }
