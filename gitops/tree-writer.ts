@@ -334,12 +334,11 @@ function checkPaths(files: ReadonlyMap<string, string>): string[] {
     }
   }
   const all = new Set(sorted);
-  for (const file of sorted) {
-    const segments = file.split("/");
-    for (let depth = 1; depth < segments.length; depth++) {
-      const ancestor = segments.slice(0, depth).join("/");
-      if (all.has(ancestor))
-        throw new Error(`writeTree: ${ancestor} is both a file and a directory of ${file}`);
+  // Each directory once, not once per file below it: a region's tree has 40,000 files in 10,000.
+  for (const directory of new Set(parentDirectories(sorted).flatMap(withAncestors))) {
+    if (all.has(directory)) {
+      const file = sorted.find((other) => other.startsWith(`${directory}/`));
+      throw new Error(`writeTree: ${directory} is both a file and a directory of ${file}`);
     }
   }
   if (sorted.length > 0 && !all.has(LOCK_FILE)) {
