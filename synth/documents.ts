@@ -37,6 +37,17 @@ export interface SourceDocument {
   position(path: FieldPath): SourcePosition;
 }
 
+/** How {@link parseDocuments} reads a file. */
+export interface ReadOptions {
+  /**
+   * Whether the file holds Kubernetes objects, so Kubernetes' size limits apply (`too-large`). The
+   * lock never reaches the API server and grows with the site (decision 0044): it is read with
+   * `false`, and then no document is too large, for the fast reader either. Aliases stay bounded.
+   * @default true
+   */
+  readonly objectLimits?: boolean;
+}
+
 /** Documents of one file, plus whatever made parts of it unreadable. */
 export interface ParsedFile {
   readonly documents: readonly SourceDocument[];
@@ -48,12 +59,16 @@ export interface ParsedFile {
  * and oversized documents become `yaml-syntax` issues pointing at the offending line; the readable
  * documents of the same file are still returned.
  */
-export function parseDocuments(file: string, text: string): ParsedFile {
-  return readBlockDocuments(file, text) ?? parseDocumentsFully(file, text);
+export function parseDocuments(file: string, text: string, options: ReadOptions = {}): ParsedFile {
+  return readBlockDocuments(file, text, options) ?? parseDocumentsFully(file, text, options);
 }
 
-/** {@link parseDocuments} with the full parser only, for text the fast reader has left to it. */
-export function parseDocumentsFully(file: string, text: string): ParsedFile {
+/**
+ * {@link parseDocuments} with the full parser only, for text the fast reader has left to it. Without
+ * `objectLimits` no document is refused for its size: the caller bounds the text.
+ */
+export function parseDocumentsFully(file: string, text: string, options: ReadOptions = {}): ParsedFile {
+  const objectLimits = options.objectLimits ?? true;
   const at = (line: number, column: number): SourcePosition => ({ file, line, column });
   if (isBinary(text)) {
     return {
@@ -69,7 +84,9 @@ export function parseDocumentsFully(file: string, text: string): ParsedFile {
   const documents: SourceDocument[] = [];
   const issues: Issue[] = [];
   // The line counter fills while parsing: documents refused before that count their own lines.
-  const readable = withoutHugeDocuments(text, (bytes, line) => issues.push(tooLarge(bytes, at(line, 1))));
+  const readable = objectLimits
+    ? withoutHugeDocuments(text, (bytes, line) => issues.push(tooLarge(bytes, at(line, 1))))
+    : text;
   const parsed = parseAllDocuments(readable, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
   const all = Array.isArray(parsed) ? parsed : [];
   let star = readable.indexOf("*");
@@ -101,7 +118,7 @@ export function parseDocumentsFully(file: string, text: string): ParsedFile {
     const position = (path: FieldPath) => positionOf(nodeOffset(document, path) ?? start);
     // Documents come in order, so the search for the next `*` only ever moves forward.
     while (star >= 0 && star < start) star = readable.indexOf("*", star + 1);
-    const size = sizeIssues(value, end - start, position, star >= 0 && star < end);
+    const size = objectLimits ? sizeIssues(value, end - start, position, star >= 0 && star < end) : [];
     if (size.length > 0) {
       issues.push(...size);
       return;
@@ -128,11 +145,17 @@ const NOTHING = /^(?:[ \t]*(?:#[^\n]*)?(?:\n|$))*$/;
  * is in its subset (block style, as metalsynth, kubectl and most people write specs): the full parser
  * takes about 0.17 ms a CR, which is 1.7 s of a 10,000-cluster site's synth. Field positions come
  * from the full parser, on the one document a finding is about, when it is reported. `undefined`
- * when any document is outside the subset, empty or large, or the file has a `...` marker: the full
- * parser then reads the whole file, and reports whatever is wrong with it. Documents written as
- * JSON (`kubectl get -o json`, generated specs) are read by `JSON.parse` the same way (issue #23).
+ * when any document is outside the subset, empty or (with `objectLimits`) large, or the file has a
+ * `...` marker: the full parser then reads the whole file, and reports whatever is wrong with it.
+ * Documents written as JSON (`kubectl get -o json`, generated specs) are read by `JSON.parse` the same
+ * way (issue #23), up to the size the full path reads.
  */
-export function readBlockDocuments(file: string, text: string): ParsedFile | undefined {
+export function readBlockDocuments(
+  file: string,
+  text: string,
+  options: ReadOptions = {},
+): ParsedFile | undefined {
+  const objectLimits = options.objectLimits ?? true;
   if (isBinary(text) || DOCUMENT_END.test(text)) return undefined;
   const cuts = Array.from(text.matchAll(DOCUMENT_START), (marker) => marker.index);
   // Anything but comments before the first `---` is a document of its own.
@@ -144,10 +167,12 @@ export function readBlockDocuments(file: string, text: string): ParsedFile | und
   for (const [index, start] of cuts.entries()) {
     const piece = text.slice(start, cuts[index + 1] ?? text.length);
     // Large block documents are measured as JSON by the full path; JSON ones here, up to the size the
-    // full path refuses unread.
+    // full path refuses unread (without object limits, the size it reads at all).
     const block =
-      (piece.length <= MAX_DOCUMENT_BYTES / 4 ? readBlockYaml(piece) : undefined) ??
-      (piece.length <= MAX_DOCUMENT_TEXT_BYTES / 4 ? readJsonDocument(piece) : undefined);
+      (!objectLimits || piece.length <= MAX_DOCUMENT_BYTES / 4 ? readBlockYaml(piece) : undefined) ??
+      (piece.length <= (objectLimits ? MAX_DOCUMENT_TEXT_BYTES / 4 : MAX_DOCUMENT_TEXT_BYTES)
+        ? readJsonDocument(piece)
+        : undefined);
     if (block === undefined) return undefined;
     line += countLines(text, counted, start);
     counted = start;
@@ -159,7 +184,7 @@ export function readBlockDocuments(file: string, text: string): ParsedFile | und
       const found = inPiece ? inPiece(path) : { file, line: block.line, column: block.column };
       return { file, line: startLine + found.line - 1, column: found.column };
     };
-    const size = sizeIssues(block.value, piece.length, position);
+    const size = objectLimits ? sizeIssues(block.value, piece.length, position) : [];
     if (size.length > 0) issues.push(...size);
     else documents.push({ file, index, value: block.value, position });
   }
