@@ -70,7 +70,7 @@ export class TraceIndex {
    */
   readonly #walks = new Map<
     string,
-    { selector: LabelSelector; walks: { last?: string; position: number }[] }
+    { selector: LabelSelector; walks: { last?: string; position: number }[]; latest: number[] }
   >();
   readonly #turns = new Map<string, TurnOutcome>();
   /** Turn id → its position in the trace's turns (planning order). */
@@ -132,11 +132,17 @@ export class TraceIndex {
       for (const { selector, last } of reads.walks) {
         const id = JSON.stringify(selector);
         let walks = this.#walks.get(id);
-        if (!walks) this.#walks.set(id, (walks = { selector, walks: [] }));
+        if (!walks) this.#walks.set(id, (walks = { selector, walks: [], latest: [] }));
         walks.walks.push({ ...(last !== undefined && { last }), position });
       }
     });
-    for (const { walks } of this.#walks.values()) walks.sort((a, b) => compareWalkEnds(a.last, b.last));
+    for (const group of this.#walks.values()) {
+      group.walks.sort((a, b) => compareWalkEnds(a.last, b.last));
+      // The latest position from each walk on: a suffix of turns all before a change's turn is skipped.
+      group.latest = group.walks.map(({ position }) => position);
+      for (let at = group.latest.length - 2; at >= 0; at--)
+        group.latest[at] = Math.max(group.latest[at]!, group.latest[at + 1]!);
+    }
     lock.entries.forEach((entry, position) => {
       pushTo(this.#lockByHost, entry.host, position);
       pushTo(this.#lockByCluster, entry.cluster, position);
@@ -192,23 +198,31 @@ export class TraceIndex {
   }
 
   /** Turns whose outcome may depend on how `host` is claimed. */
-  *readersOf(host: Host): Generator<Turn> {
-    yield* this.laterReadersOf(host, Number.NEGATIVE_INFINITY, new Set());
+  readersOf(host: Host): Turn[] {
+    const found: Turn[] = [];
+    this.laterReadersOf(host, Number.NEGATIVE_INFINITY, new Set(), (turn) => found.push(turn));
+    return found;
   }
 
   /**
    * The turns after `position` whose outcome may depend on how `host` is claimed, leaving out those
    * of the index's lists already in `drained`. A change is planned turn by turn in planning order
-   * and queues every turn this yields, so a list once given out after one position holds nothing
+   * and queues every turn this finds, so a list once given out after one position holds nothing
    * new for a later one: each list is given out once per change, and a cascade through hundreds of
    * turns that read the same best-fit ranges costs each turn once, not once per moved claim.
-   * `position` must not decrease between calls sharing `drained`.
+   * `position` must not decrease between calls sharing `drained`. Turns are handed to `found`
+   * rather than yielded: nested generators cost more than the lookups, a moved claim at a time.
    */
-  *laterReadersOf(host: Host, position: number, drained: Set<number | string>): Generator<Turn> {
-    yield* this.#after(this.#readers.get(host.id), position);
-    yield* this.#drain(ALL_READERS, this.#readsAll, position, drained);
-    for (const { selector, walks } of this.#walks.values()) {
-      if (!matchesSelector(host.labels, selector)) continue;
+  laterReadersOf(
+    host: Host,
+    position: number,
+    drained: Set<number | string>,
+    found: (turn: Turn) => void,
+  ): void {
+    this.#after(this.#readers.get(host.id), position, found);
+    this.#drain(ALL_READERS, this.#readsAll, position, drained, found);
+    for (const { selector, walks, latest } of this.#walks.values()) {
+      if ((latest[0] ?? position) <= position || !matchesSelector(host.labels, selector)) continue;
       // The first walk that stopped at or after the host; every later one passed it too.
       let low = 0;
       let high = walks.length;
@@ -217,31 +231,32 @@ export class TraceIndex {
         if (compareWalkEnds(walks[middle]!.last, host.id) < 0) low = middle + 1;
         else high = middle;
       }
-      for (let at = low; at < walks.length; at++) {
-        if (walks[at]!.position > position) yield this.#turnAt(walks[at]!.position);
+      for (let at = low; at < walks.length && latest[at]! > position; at++) {
+        if (walks[at]!.position > position) found(this.#turnAt(walks[at]!.position));
       }
     }
     const rank = this.inventory.bestFitRank(host);
     if (rank === undefined || rank >= this.#leaves) return;
     for (let node = rank + this.#leaves; node >= 1; node >>>= 1) {
-      yield* this.#drain(node, this.#rangeTree.get(node), position, drained);
+      this.#drain(node, this.#rangeTree.get(node), position, drained, found);
     }
   }
 
   /** The turns of `positions` (ascending) after `position`, unless `key` was drained already. */
-  *#drain(
+  #drain(
     key: number | string,
     positions: readonly number[] | undefined,
     position: number,
     drained: Set<number | string>,
-  ): Generator<Turn> {
+    found: (turn: Turn) => void,
+  ): void {
     if (positions === undefined || drained.has(key)) return;
     drained.add(key);
-    yield* this.#after(positions, position);
+    this.#after(positions, position, found);
   }
 
   /** The turns of `positions` (ascending) after `position`. */
-  *#after(positions: readonly number[] | undefined, position: number): Generator<Turn> {
+  #after(positions: readonly number[] | undefined, position: number, found: (turn: Turn) => void): void {
     if (positions === undefined) return;
     let low = 0;
     let high = positions.length;
@@ -250,7 +265,7 @@ export class TraceIndex {
       if (positions[middle]! <= position) low = middle + 1;
       else high = middle;
     }
-    for (let at = low; at < positions.length; at++) yield this.#turnAt(positions[at]!);
+    for (let at = low; at < positions.length; at++) found(this.#turnAt(positions[at]!));
   }
 
   #turnAt(position: number): Turn {
@@ -558,7 +573,7 @@ function replanWith(
       if (!host) continue;
       if (claimNow(id) === undefined) freed.add(host);
       else freed.hold(host);
-      for (const reader of index.laterReadersOf(host, position, drained)) queue.add(reader);
+      index.laterReadersOf(host, position, drained, (reader) => queue.add(reader));
     }
   }
 
