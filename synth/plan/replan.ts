@@ -819,7 +819,11 @@ function workOf(clusters: PlanClusters, turn: Turn): TurnWork | undefined {
 function changedClaims(before: TurnOutcome | undefined, after: TurnOutcome | undefined): string[] {
   const old = before?.claims ?? NO_CLAIMS;
   const now = after?.claims ?? NO_CLAIMS;
-  return [...new Set([...old.keys(), ...now.keys()])].filter((id) => !sameClaim(old.get(id), now.get(id)));
+  // Loops, not a Set of spread keys: this runs for every turn a cascade moves.
+  const changed: string[] = [];
+  for (const [id, claim] of old) if (!sameClaim(claim, now.get(id))) changed.push(id);
+  for (const id of now.keys()) if (!old.has(id)) changed.push(id);
+  return changed;
 }
 
 const NO_CLAIMS: ReadonlyMap<string, StandingClaim> = new Map();
