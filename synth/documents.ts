@@ -115,7 +115,7 @@ export function parseDocumentsFully(file: string, text: string, options: ReadOpt
       );
       return;
     }
-    const position = (path: FieldPath) => positionOf(nodeOffset(document, path) ?? start);
+    const position = remembered((path: FieldPath) => positionOf(nodeOffset(document, path) ?? start));
     // Documents come in order, so the search for the next `*` only ever moves forward.
     while (star >= 0 && star < start) star = readable.indexOf("*", star + 1);
     const size = objectLimits ? sizeIssues(value, end - start, position, star >= 0 && star < end) : [];
@@ -178,12 +178,12 @@ export function readBlockDocuments(
     counted = start;
     const startLine = line;
     let inPiece: ((path: FieldPath) => SourcePosition) | null | undefined;
-    const position = (path: FieldPath): SourcePosition => {
+    const position = remembered((path: FieldPath): SourcePosition => {
       inPiece ??= blockPositionsIn(file, piece) ?? documentPosition(file, piece) ?? null;
       // Pieces start at a line's start: only lines shift.
       const found = inPiece ? inPiece(path) : { file, line: block.line, column: block.column };
       return { file, line: startLine + found.line - 1, column: found.column };
-    };
+    });
     const size = objectLimits ? sizeIssues(block.value, piece.length, position) : [];
     if (size.length > 0) issues.push(...size);
     else documents.push({ file, index, value: block.value, position });
@@ -269,6 +269,20 @@ export function keyCount(value: unknown): number {
     }
   }
   return count;
+}
+
+/**
+ * `position`, each path's answer kept: the webhook plans again, review after review, clusters it
+ * then reports nothing about, and their findings' positions cost a walk of the YAML each time.
+ */
+function remembered(position: (path: FieldPath) => SourcePosition): (path: FieldPath) => SourcePosition {
+  const known = new Map<string, SourcePosition>();
+  return (path) => {
+    const key = JSON.stringify(path);
+    let found = known.get(key);
+    if (found === undefined) known.set(key, (found = position(path)));
+    return found;
+  };
 }
 
 function isBinary(text: string): boolean {

@@ -9,8 +9,20 @@ import { compareText } from "../issue.ts";
 export type Candidates = Pick<BestFit, "take" | "fitting">;
 
 /**
- * One turn's best-fit candidates: `base`'s walk with `extra` (hosts kept out of `base`, sorted by
- * best-fit rank) merged in, without the hosts the turn took or an earlier turn claimed. A turn placed
+ * Hosts kept out of a base walk, in best-fit order, each with its best-fit rank (`ranks[i]` is that
+ * of `hosts[i]`). `keptFrom` gives the first index at or after its argument that this walk keeps,
+ * without copying the lists: a turn placed again shares its trace's lists and skips, in one step,
+ * what only concerns other turns.
+ */
+export interface RankedHosts {
+  readonly hosts: readonly Host[];
+  readonly ranks: readonly number[];
+  keptFrom?(index: number): number;
+}
+
+/**
+ * One turn's best-fit candidates: `base`'s walk with the hosts of `extra` (kept out of `base`)
+ * merged in by rank, without the hosts the turn took or an earlier turn claimed. A turn placed
  * again on its own (`replan.ts`) walks the trace's base, which serves every review, so what it takes
  * is kept here only; a whole site's run (`plan-site.ts`) shares its base with the turns after, so
  * `takesFromBase` takes them out of it too.
@@ -20,7 +32,7 @@ export class MergedCandidates implements Candidates {
 
   constructor(
     private readonly base: BestFit,
-    private readonly extra: readonly Host[],
+    private readonly extra: readonly RankedHosts[],
     private readonly rank: (host: Host) => number,
     /** Claimed by an earlier turn: no candidate (see `TurnSetting.bestFit`). */
     private readonly claimedEarlier: (host: Host) => boolean,
@@ -37,16 +49,40 @@ export class MergedCandidates implements Candidates {
   }
 
   *fitting(minCpus = 0, minMemoryBytes = 0, scanned?: (from: number, to: number) => void): Generator<Host> {
-    const fits = (host: Host) => (host.cpus ?? 0) >= minCpus && (host.memoryBytes ?? 0) >= minMemoryBytes;
-    const extra = this.extra.filter(fits);
-    let next = 0;
+    // Each list starts at its first host of at least the size asked for: the walk never visits the
+    // smaller ones, however many there are (a turn placed again shares lists of the whole site).
+    const at = this.extra.map(({ hosts }) => firstOfSize(hosts, minCpus, minMemoryBytes));
+    const fits = (host: Host) => (host.memoryBytes ?? 0) >= minMemoryBytes;
     for (const host of this.base.fitting(minCpus, minMemoryBytes, scanned)) {
-      for (; next < extra.length && this.rank(extra[next]!) < this.rank(host); next++) {
-        if (this.#offered(extra[next]!)) yield extra[next]!;
-      }
+      yield* this.#extraBelow(at, this.rank(host), fits);
       if (this.#offered(host)) yield host;
     }
-    for (; next < extra.length; next++) if (this.#offered(extra[next]!)) yield extra[next]!;
+    yield* this.#extraBelow(at, Number.POSITIVE_INFINITY, fits);
+  }
+
+  /** The hosts of `extra` ranked before `below`, in rank order, each once; `at` is each list's cursor. */
+  *#extraBelow(at: number[], below: number, fits: (host: Host) => boolean): Generator<Host> {
+    for (;;) {
+      let chosen = -1;
+      let chosenRank = below;
+      for (let source = 0; source < this.extra.length; source++) {
+        const { hosts, ranks, keptFrom } = this.extra[source]!;
+        let index = keptFrom?.(at[source]!) ?? at[source]!;
+        while (index < hosts.length && !fits(hosts[index]!)) index = keptFrom?.(index + 1) ?? index + 1;
+        at[source] = index;
+        const rank = ranks[index];
+        if (rank === undefined || rank >= chosenRank) continue;
+        chosen = source;
+        chosenRank = rank;
+      }
+      if (chosen === -1) return;
+      // Ranks are unique to a host: a host in several lists comes once.
+      for (let source = 0; source < this.extra.length; source++) {
+        if (this.extra[source]!.ranks[at[source]!] === chosenRank) at[source]!++;
+      }
+      const host = this.extra[chosen]!.hosts[at[chosen]! - 1]!;
+      if (this.#offered(host)) yield host;
+    }
   }
 }
 
@@ -117,4 +153,18 @@ export function* mergeById(a: Iterable<Host>, b: readonly Host[]): Generator<Hos
     yield host;
   }
   yield* sorted.slice(next);
+}
+
+/** The first of `hosts` (in best-fit order) with at least `minCpus`, and `minMemoryBytes` if exactly. */
+function firstOfSize(hosts: readonly Host[], minCpus: number, minMemoryBytes: number): number {
+  let low = 0;
+  let high = hosts.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    const cpus = hosts[middle]?.cpus ?? 0;
+    const memory = hosts[middle]?.memoryBytes ?? 0;
+    if (cpus < minCpus || (cpus === minCpus && memory < minMemoryBytes)) low = middle + 1;
+    else high = middle;
+  }
+  return low;
 }

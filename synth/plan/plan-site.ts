@@ -7,7 +7,7 @@ import type { SipCluster } from "../site/sip.ts";
 import { groupBpa, unprovisionedPlan, type BpaGroup } from "./bpa-placement.ts";
 import { fixClaims, type FixedClaims } from "./fixed-claims.ts";
 import { compareLockEntries, type Lock, type LockEntry } from "./lock.ts";
-import { FreeMatches, MergedCandidates, type Candidates } from "./merged-candidates.ts";
+import { FreeMatches, MergedCandidates, type Candidates, type RankedHosts } from "./merged-candidates.ts";
 import type { ClusterPlan, SiteModel, SitePlan } from "./model.ts";
 import { retireSipCluster } from "./sip-placement.ts";
 import {
@@ -130,14 +130,18 @@ function ownFixedCandidates(
     pushTo(own, cluster, host);
   }
   const rank = (host: Host) => inventory.bestFitRank(host) ?? Number.MAX_SAFE_INTEGER;
-  for (const hosts of own.values()) hosts.sort((a, b) => rank(a) - rank(b));
+  const ranked = new Map<ClusterKey, RankedHosts>();
+  for (const [key, hosts] of own) {
+    hosts.sort((a, b) => rank(a) - rank(b));
+    ranked.set(key, { hosts, ranks: hosts.map(rank) });
+  }
   return {
     shared,
     forTurn: (key, claimedEarlier) => {
-      const hosts = own.get(key);
+      const hosts = ranked.get(key);
       return hosts === undefined
         ? shared
-        : new MergedCandidates(shared, hosts, rank, claimedEarlier, { takesFromBase: true });
+        : new MergedCandidates(shared, [hosts], rank, claimedEarlier, { takesFromBase: true });
     },
   };
 }
