@@ -51,31 +51,42 @@ export class MergedCandidates implements Candidates {
   *fitting(minCpus = 0, minMemoryBytes = 0, scanned?: (from: number, to: number) => void): Generator<Host> {
     // Each list starts at its first host of at least the size asked for: the walk never visits the
     // smaller ones, however many there are (a turn placed again shares lists of the whole site).
-    const at = this.extra.map(({ hosts }) => firstOfSize(hosts, minCpus, minMemoryBytes));
-    const fits = (host: Host) => (host.memoryBytes ?? 0) >= minMemoryBytes;
+    const cursor: ExtraCursor = {
+      at: this.extra.map(({ hosts }) => firstOfSize(hosts, minCpus, minMemoryBytes)),
+      fits: (host) => (host.memoryBytes ?? 0) >= minMemoryBytes,
+    };
     for (const host of this.base.fitting(minCpus, minMemoryBytes, scanned)) {
-      yield* this.#extraBelow(at, this.rank(host), fits);
+      yield* this.#extraBelow(cursor, this.rank(host));
       if (this.#offered(host)) yield host;
     }
-    yield* this.#extraBelow(at, Number.POSITIVE_INFINITY, fits);
+    yield* this.#extraBelow(cursor, Number.POSITIVE_INFINITY);
   }
 
-  /** The hosts of `extra` ranked before `below`, in rank order, each once; `at` is each list's cursor. */
-  *#extraBelow(at: number[], below: number, fits: (host: Host) => boolean): Generator<Host> {
+  /** The hosts of `extra` ranked before `below`, in rank order, each once, from `cursor` on. */
+  *#extraBelow(cursor: ExtraCursor, below: number): Generator<Host> {
+    const { at, fits } = cursor;
     for (;;) {
-      let chosen = -1;
-      let chosenRank = below;
-      for (let source = 0; source < this.extra.length; source++) {
-        const { hosts, ranks, keptFrom } = this.extra[source]!;
-        let index = keptFrom?.(at[source]!) ?? at[source]!;
-        while (index < hosts.length && !fits(hosts[index]!)) index = keptFrom?.(index + 1) ?? index + 1;
-        at[source] = index;
-        const rank = ranks[index];
-        if (rank === undefined || rank >= chosenRank) continue;
-        chosen = source;
-        chosenRank = rank;
+      // The extras' next host is known until one is passed: the base walk between two extra hosts
+      // (thousands of hosts, a turn placed again) then costs one comparison a host, not a scan of
+      // every list. The lists do not change while a turn walks them.
+      if (cursor.next === undefined) {
+        let chosen = -1;
+        let chosenRank = Number.POSITIVE_INFINITY;
+        for (let source = 0; source < this.extra.length; source++) {
+          const { hosts, ranks, keptFrom } = this.extra[source]!;
+          let index = keptFrom?.(at[source]!) ?? at[source]!;
+          while (index < hosts.length && !fits(hosts[index]!)) index = keptFrom?.(index + 1) ?? index + 1;
+          at[source] = index;
+          const rank = ranks[index];
+          if (rank === undefined || rank >= chosenRank) continue;
+          chosen = source;
+          chosenRank = rank;
+        }
+        cursor.next = { source: chosen, rank: chosenRank };
       }
-      if (chosen === -1) return;
+      const { source: chosen, rank: chosenRank } = cursor.next;
+      if (chosen === -1 || chosenRank >= below) return;
+      cursor.next = undefined;
       // Ranks are unique to a host: a host in several lists comes once.
       for (let source = 0; source < this.extra.length; source++) {
         if (this.extra[source]!.ranks[at[source]!] === chosenRank) at[source]!++;
@@ -84,6 +95,16 @@ export class MergedCandidates implements Candidates {
       if (this.#offered(host)) yield host;
     }
   }
+}
+
+/** Where one walk of {@link MergedCandidates.fitting} is in each list of its extra hosts. */
+interface ExtraCursor {
+  /** Each list's index of its next host. */
+  readonly at: number[];
+  /** Whether a host has the memory asked for (lists are in best-fit order, so CPUs already fit). */
+  readonly fits: (host: Host) => boolean;
+  /** The list holding the next host of all (-1: none left) and its rank, once found. */
+  next?: { readonly source: number; readonly rank: number };
 }
 
 /**
