@@ -53,7 +53,7 @@ export class MergedCandidates implements Candidates {
     // smaller ones, however many there are (a turn placed again shares lists of the whole site).
     const cursor: ExtraCursor = {
       at: this.extra.map(({ hosts }) => firstOfSize(hosts, minCpus, minMemoryBytes)),
-      fits: (host) => (host.memoryBytes ?? 0) >= minMemoryBytes,
+      minMemoryBytes,
     };
     for (const host of this.base.fitting(minCpus, minMemoryBytes, scanned)) {
       yield* this.#extraBelow(cursor, this.rank(host));
@@ -64,7 +64,7 @@ export class MergedCandidates implements Candidates {
 
   /** The hosts of `extra` ranked before `below`, in rank order, each once, from `cursor` on. */
   *#extraBelow(cursor: ExtraCursor, below: number): Generator<Host> {
-    const { at, fits } = cursor;
+    const { at, minMemoryBytes } = cursor;
     for (;;) {
       // The extras' next host is known until one is passed: the base walk between two extra hosts
       // (thousands of hosts, a turn placed again) then costs one comparison a host, not a scan of
@@ -75,7 +75,13 @@ export class MergedCandidates implements Candidates {
         for (let source = 0; source < this.extra.length; source++) {
           const { hosts, ranks, keptFrom } = this.extra[source]!;
           let index = keptFrom?.(at[source]!) ?? at[source]!;
-          while (index < hosts.length && !fits(hosts[index]!)) index = keptFrom?.(index + 1) ?? index + 1;
+          // A host with more CPUs than asked may lack the memory: so may the hosts after it with as
+          // many CPUs (best-fit order), passed in one search rather than one by one.
+          for (let host = hosts[index]; host !== undefined && (host.memoryBytes ?? 0) < minMemoryBytes;) {
+            const next = firstOfSize(hosts, host.cpus ?? 0, minMemoryBytes, index + 1);
+            index = keptFrom?.(next) ?? next;
+            host = hosts[index];
+          }
           at[source] = index;
           const rank = ranks[index];
           if (rank === undefined || rank >= chosenRank) continue;
@@ -101,8 +107,8 @@ export class MergedCandidates implements Candidates {
 interface ExtraCursor {
   /** Each list's index of its next host. */
   readonly at: number[];
-  /** Whether a host has the memory asked for (lists are in best-fit order, so CPUs already fit). */
-  readonly fits: (host: Host) => boolean;
+  /** The memory asked for (lists are in best-fit order and start at the CPUs asked for). */
+  readonly minMemoryBytes: number;
   /** The list holding the next host of all (-1: none left) and its rank, once found. */
   next?: { readonly source: number; readonly rank: number };
 }
@@ -177,8 +183,8 @@ export function* mergeById(a: Iterable<Host>, b: readonly Host[]): Generator<Hos
 }
 
 /** The first of `hosts` (in best-fit order) with at least `minCpus`, and `minMemoryBytes` if exactly. */
-function firstOfSize(hosts: readonly Host[], minCpus: number, minMemoryBytes: number): number {
-  let low = 0;
+function firstOfSize(hosts: readonly Host[], minCpus: number, minMemoryBytes: number, from = 0): number {
+  let low = from;
   let high = hosts.length;
   while (low < high) {
     const middle = (low + high) >>> 1;
