@@ -1,7 +1,10 @@
 /**
  * Hub-scale review figures (SPEC §8 "Hub scale"): the webhook's rules for one CR with a hub's
  * clusters loaded, median and p99 per kind of request, plus what loading the site and taking the
- * first snapshot cost, and what a BareMetalHost event costs after it. Run standalone with
+ * first snapshot cost, and what a BareMetalHost event costs after it. Then the same site without
+ * its lock (never rendered, as the webhook `--from-cluster` sees it): new clusters placed by MAC and
+ * by resources, whose turn comes first and re-places every resource-chosen turn after it
+ * (decision 0042). Run standalone with
  * `node --expose-gc --import tsx bench/hub.ts [hosts] [clusters] [--tls]`; bench/index.ts runs it
  * so, in a process of its own, for each hub.
  */
@@ -20,9 +23,11 @@ import {
 import { generateHubSite, hubProvisioning, hubSipCluster, type HubSite } from "./hub-site.ts";
 import { buildCli } from "../test/support/build-cli.ts";
 import { milliseconds, percentile, settleHeap, timeRuns } from "./stats.ts";
-import { benchWebhook } from "./webhook.ts";
+import { benchHubRequestsOverTls, benchWebhook } from "./webhook.ts";
 
 const RUNS = 2000;
+/** Runs per request without the lock, where one costs milliseconds rather than tens of microseconds. */
+const NO_LOCK_RUNS = 300;
 const VALIDATE_RUNS = 3;
 const REPO = fileURLToPath(new URL("..", import.meta.url));
 
@@ -138,6 +143,41 @@ function benchHostEvents(state: WebhookState, first: SiteReviewer, request: unkn
   });
 }
 
+/**
+ * The requests timed without the lock: the first two as with it (`bench-…` sorts before every
+ * generated cluster: its turn comes first and moves every resource-chosen turn after it), and one
+ * sorting after every cluster, which moves none.
+ */
+export function noLockRequests(hub: HubSite): [string, unknown][] {
+  const [byMac, byResources] = hubRequests(hub, undefined);
+  if (byMac === undefined || byResources === undefined) throw new Error("the hub has no requests");
+  return [
+    byMac,
+    byResources,
+    ["new Provisioning by resources, name sorting last", hubProvisioning("zz-new", undefined)],
+  ];
+}
+
+/** The rules for one CR with `hub` loaded without its lock (remove it first): median and p99. */
+export async function benchHubWithoutLock(hub: HubSite): Promise<string[]> {
+  tuneHeapForReviews();
+  const started = performance.now();
+  const reviewer = (await loadHub(hub)).reviewer();
+  if (reviewer === undefined) throw new Error("the hub's inventory did not load");
+  reviewer.review(hubProvisioning("zz-new", undefined));
+  const lines = [
+    `the same hub without its lock (never rendered): site read and first review ${milliseconds(performance.now() - started)}`,
+  ];
+  settleHeap();
+  for (const [name, object] of noLockRequests(hub)) {
+    const times = timeRuns(() => reviewer.review(object), NO_LOCK_RUNS);
+    lines.push(
+      `  no lock, rules, one CR, ${name}: median ${milliseconds(percentile(times, 0.5))}, p99 ${milliseconds(percentile(times, 0.99))} (${NO_LOCK_RUNS} runs)`,
+    );
+  }
+  return lines;
+}
+
 /** Median wall time of `metalsynth validate --site` on `hub`, as a user runs it (the built CLI). */
 function timeValidate(hub: HubSite): number {
   buildCli();
@@ -167,6 +207,13 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
     for (const line of await benchHub(hub, Number(hosts), Number(clusters))) console.log(line);
     // Over TLS as well: the webhook in a process of its own (see bench/webhook.ts).
     if (tls === "--tls") for (const line of await benchWebhook(hub)) console.log(`  ${line}`);
+    // The same site never rendered: what the webhook `--from-cluster` reviews against.
+    await rm(path.join(hub.site, "rendered", "metalsynth.lock.yaml"));
+    for (const line of await benchHubWithoutLock(hub)) console.log(line);
+    if (tls === "--tls") {
+      for (const line of await benchHubRequestsOverTls(hub, noLockRequests(hub), NO_LOCK_RUNS))
+        console.log(`  no lock, ${line}`);
+    }
   } finally {
     await rm(hub.site, { recursive: true, force: true });
   }

@@ -10,9 +10,10 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { InventoryBenchResult, InventoryFormat } from "./inventory.ts";
-import type { SynthBenchResult } from "./synth.ts";
+import type { RenderBenchResult, ValidateBenchResult } from "./synth.ts";
 import { benchClosestMac } from "./closest-mac.ts";
 import { generateHubSite } from "./hub-site.ts";
+import { writeMixedSite } from "./mixed-site.ts";
 import { benchStartup } from "./startup.ts";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -55,35 +56,67 @@ function inventoryRun(hosts: number, format: InventoryFormat): InventoryBenchRes
   return JSON.parse(inOwnProcess("inventory.ts", [String(hosts), format])) as InventoryBenchResult;
 }
 
-function synthRun(hosts: number, clusters: number, sites: string): SynthBenchResult {
-  return JSON.parse(inOwnProcess("synth.ts", [String(hosts), String(clusters), sites])) as SynthBenchResult;
+function render(site: string): RenderBenchResult {
+  return JSON.parse(inOwnProcess("synth.ts", ["render", site])) as RenderBenchResult;
+}
+
+function validateRun(site: string): ValidateBenchResult {
+  return JSON.parse(inOwnProcess("synth.ts", ["validate", site])) as ValidateBenchResult;
+}
+
+/** One row of the synth table: a render's phases, its peak RSS, and what it wrote. */
+function renderRow(hosts: number, run: string, result: RenderBenchResult): string {
+  const { seconds } = result;
+  return [
+    String(hosts).padEnd(8),
+    run.padEnd(7),
+    String(seconds.read).padEnd(6),
+    String(seconds.evaluate).padEnd(9),
+    String(seconds.render).padEnd(7),
+    String(seconds.write).padEnd(6),
+    String(seconds.total).padEnd(7),
+    `${result.maxRssMiB} MiB`.padEnd(9),
+    `${result.written} of ${result.files} files, lock ${result.lockMiB} MiB`,
+  ].join(" ");
 }
 
 const cpu = os.cpus()[0]?.model ?? "unknown CPU";
 console.log(
   `machine: ${os.cpus().length} × ${cpu}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}`,
 );
-console.log("\nsynth (JSON inventory, BPA clusters half by MAC, half by resources; seconds):");
-console.log("hosts    clusters  inventory  read   evaluate  render  write  total   peak RSS");
+console.log(
+  "\nsynth (the mixed site of bench/mixed-site.ts: JSON inventory, clusters half Provisionings by MAC, three tenths by resources, one fifth SIPClusters; seconds):",
+);
+console.log("hosts    run     read   evaluate  render  write  total   peak RSS  written");
 // The synth sites are removed after the last run, not after each. This ext4 has no journal: for a
 // few minutes after a file is deleted, creating a file in its block group skips its inode, at a
 // cost per file created (decision 0019). Writing 100k hosts' 42,500 files took 5-9 s in the bench
 // right after the smaller runs' sites were deleted, and 2.6 s on its own.
 const synthSites = await mkdtemp(path.join(os.tmpdir(), "metalsynth-bench-synth-"));
+/** Seconds of the first render, the second and validate, by hosts. */
+const timings = new Map<number, readonly [number, number, number]>();
 for (const [hosts, clusters] of SIZES) {
-  const { seconds, inventoryMiB, maxRssMiB } = synthRun(hosts, clusters, synthSites);
+  const site = path.join(synthSites, String(hosts));
+  const inventoryBytes = await writeMixedSite(site, hosts, clusters);
   console.log(
-    [
-      String(hosts).padEnd(8),
-      String(clusters).padEnd(9),
-      `${inventoryMiB} MiB`.padEnd(10),
-      String(seconds.read).padEnd(6),
-      String(seconds.evaluate).padEnd(9),
-      String(seconds.render).padEnd(7),
-      String(seconds.write).padEnd(6),
-      String(seconds.total).padEnd(7),
-      `${maxRssMiB} MiB`,
-    ].join(" "),
+    `${hosts} hosts, ${clusters} clusters, inventory ${(inventoryBytes / 2 ** 20).toFixed(1)} MiB:`,
+  );
+  const first = render(site);
+  console.log(renderRow(hosts, "first", first));
+  // The lock the first render wrote is read back: nothing changed, so nothing may be written.
+  const second = render(site);
+  console.log(renderRow(hosts, "second", second));
+  const checked = validateRun(site);
+  console.log(
+    `${String(hosts).padEnd(8)} validate ${checked.seconds} s, ${checked.maxRssMiB} MiB: ${checked.errors} errors, ${checked.warnings} warnings`,
+  );
+  timings.set(hosts, [first.seconds.total, second.seconds.total, checked.seconds]);
+}
+const [small, large] = [timings.get(10_000), timings.get(100_000)];
+if (small && large) {
+  const growth = (index: 0 | 1 | 2) => `×${(large[index] / small[index]).toFixed(1)}`;
+  console.log(
+    `growth 10k → 100k hosts: first render ${growth(0)}, second ${growth(1)}, validate ${growth(2)}`,
   );
 }
 await rm(synthSites, { recursive: true, force: true });

@@ -16,7 +16,7 @@
  * Run standalone with `node --import tsx --expose-gc bench/webhook.ts`; `benchWebhook()` returns the
  * printable lines.
  */
-import { fork } from "node:child_process";
+import { fork, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { monitorEventLoopDelay, type IntervalHistogram } from "node:perf_hooks";
 import { readFile } from "node:fs/promises";
@@ -25,7 +25,12 @@ import type { AddressInfo } from "node:net";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import express from "express";
 import { generateBmhs } from "../test/builders/inventory.ts";
-import { createTestCa, issueServerCertificate, SERVICE_NAME } from "../test/webhook/tls-fixture.ts";
+import {
+  createTestCa,
+  issueServerCertificate,
+  SERVICE_NAME,
+  type TestCa,
+} from "../test/webhook/tls-fixture.ts";
 import { admissionReview, provisioning, type Cr } from "../test/builders/reviews.ts";
 import { hubProvisioning, type HubSite } from "./hub-site.ts";
 import { loadHub } from "./hub.ts";
@@ -218,10 +223,15 @@ function post(port: number, ca: string, agent: Agent, body: string): Promise<num
 }
 
 /** Latencies of requests sent one after another over one keep-alive connection. */
-async function sequential(port: number, ca: string, body: string): Promise<string> {
+async function sequential(
+  port: number,
+  ca: string,
+  body: string,
+  requests = SEQUENTIAL_REQUESTS,
+): Promise<string> {
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   const latencies: number[] = [];
-  for (let index = 0; index < SEQUENTIAL_REQUESTS; index++) {
+  for (let index = 0; index < requests; index++) {
     const started = performance.now();
     const status = await post(port, ca, agent, body);
     if (status !== 200) throw new Error(`webhook answered ${status}`);
@@ -229,7 +239,7 @@ async function sequential(port: number, ca: string, body: string): Promise<strin
   }
   agent.destroy();
   latencies.sort((a, b) => a - b);
-  return `webhook over TLS, one request at a time (${SEQUENTIAL_REQUESTS}): p50 ${milliseconds(percentile(latencies, 0.5))}, p99 ${milliseconds(percentile(latencies, 0.99))}`;
+  return `webhook over TLS, one request at a time (${requests}): p50 ${milliseconds(percentile(latencies, 0.5))}, p99 ${milliseconds(percentile(latencies, 0.99))}`;
 }
 
 /** Latencies at a fixed rate, each measured from its scheduled start (no coordinated omission). */
@@ -288,21 +298,7 @@ export async function benchWebhook(hub?: HubSite): Promise<string[]> {
     cr = acceptedCr(freeMac(hosts));
   }
   const body = JSON.stringify(admissionReview(cr));
-
-  const ca = await createTestCa();
-  const certificate = await issueServerCertificate(ca, "bench");
-  const data: ServeData = {
-    certFile: certificate.certFile,
-    keyFile: certificate.keyFile,
-    ...(hub && { hub }),
-  };
-  const servers = fork(fileURLToPath(import.meta.url), [], {
-    execArgv: ["--import", import.meta.resolve("tsx")],
-    env: { ...process.env, [SERVE_DATA]: JSON.stringify(data) },
-    stdio: ["ignore", "inherit", "inherit", "ipc"],
-  });
-  const ask = (message: ServerMessage) => servers.send(message);
-  const [ports] = (await once(servers, "message")) as [Ports];
+  const { ca, ports, ask, servers, stop } = await startServers(hub);
   // From here this process is the load generator: what it built and reviewed above is let go first,
   // or collecting it later stalls the requests it sends (by up to ~80 ms on this machine).
   settleHeap();
@@ -326,10 +322,63 @@ export async function benchWebhook(hub?: HubSite): Promise<string[]> {
       `peak throughput over TLS, ${PEAK_IN_FLIGHT} in flight: webhook ${webhookRate.toFixed(0)} req/s, bare express echo ${echoRate.toFixed(0)} req/s (${((100 * webhookRate) / echoRate).toFixed(0)}%)`,
     );
   } finally {
-    ask("stop");
-    await once(servers, "exit");
+    await stop();
   }
   return lines;
+}
+
+/**
+ * With `hub` loaded in the webhook, each of `requests` (a name and a CR) sent over TLS one at a
+ * time, `count` times after a warm-up: one line per request. For the hub without its lock, where a
+ * request costs milliseconds and a steady rate or peak throughput says nothing the line does not.
+ */
+export async function benchHubRequestsOverTls(
+  hub: HubSite,
+  requests: readonly (readonly [string, unknown])[],
+  count: number,
+): Promise<string[]> {
+  const { ca, ports, stop } = await startServers(hub);
+  settleHeap();
+  const lines: string[] = [];
+  try {
+    for (const [name, cr] of requests) {
+      const body = JSON.stringify(admissionReview(cr as Cr));
+      await sequential(ports.webhook, ca.cert, body, Math.ceil(count / 10));
+      lines.push(`${name}: ${await sequential(ports.webhook, ca.cert, body, count)}`);
+    }
+  } finally {
+    await stop();
+  }
+  return lines;
+}
+
+/** The webhook (with `hub`, or the generated hosts) and the echo server, in a process of their own. */
+async function startServers(hub: HubSite | undefined): Promise<{
+  ca: TestCa;
+  ports: Ports;
+  ask: (message: ServerMessage) => void;
+  servers: ChildProcess;
+  stop: () => Promise<void>;
+}> {
+  const ca = await createTestCa();
+  const certificate = await issueServerCertificate(ca, "bench");
+  const data: ServeData = {
+    certFile: certificate.certFile,
+    keyFile: certificate.keyFile,
+    ...(hub && { hub }),
+  };
+  const servers = fork(fileURLToPath(import.meta.url), [], {
+    execArgv: ["--import", import.meta.resolve("tsx")],
+    env: { ...process.env, [SERVE_DATA]: JSON.stringify(data) },
+    stdio: ["ignore", "inherit", "inherit", "ipc"],
+  });
+  const ask = (message: ServerMessage) => servers.send(message);
+  const [ports] = (await once(servers, "message")) as [Ports];
+  const stop = async () => {
+    ask("stop");
+    await once(servers, "exit");
+  };
+  return { ca, ports, ask, servers, stop };
 }
 
 const serveData = process.env[SERVE_DATA];

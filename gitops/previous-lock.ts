@@ -6,7 +6,7 @@ import { EMPTY_LOCK, LOCK_FILE } from "../synth/plan/lock.ts";
 import { UsageError } from "./errors.ts";
 import { displayPath } from "./files.ts";
 import { committedFile, headCommit, openRepository } from "./git.ts";
-import { lockFromText } from "./site-reader.ts";
+import { lockFromText } from "../synth/rules/lock.ts";
 
 /**
  * The lock a map compares with (`metalsynth map --diff [LOCKFILE]`): the file given, or else the

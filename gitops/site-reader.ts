@@ -4,7 +4,7 @@ import { parseDocuments, type ParsedFile, type SourceDocument } from "../synth/d
 import { issue, type Issue } from "../synth/issue.ts";
 import type { Inventory } from "../synth/inventory/inventory.ts";
 import { EMPTY_LOCK, LOCK_FILE, type Lock } from "../synth/plan/lock.ts";
-import { parseLock } from "../synth/rules/lock.ts";
+import { lockFromText } from "../synth/rules/lock.ts";
 import type { SiteSettings } from "../synth/schema/settings.ts";
 import { readSettings } from "../synth/site/settings.ts";
 import { UsageError } from "./errors.ts";
@@ -139,22 +139,4 @@ async function readLock(out: string, relativeTo: string, issues: Issue[]): Promi
   const read = lockFromText(shown, text);
   issues.push(...read.issues);
   return read.lock;
-}
-
-/**
- * A lock file's text (`shown` names it in findings): the lock, and `lock-invalid` findings for a
- * lock that is empty, damaged or contradictory (then the lock holds only its sound entries). Also
- * reads the lock a map compares with (a file, or HEAD's).
- */
-export function lockFromText(shown: string, text: string): { lock: Lock; issues: Issue[] } {
-  const parsed = parseDocuments(shown, text);
-  const [document, ...more] = parsed.documents;
-  const start = { file: shown, line: 1, column: 1 };
-  const read = parseLock(document?.value, (at) => document?.position(at) ?? start);
-  const extra = more.map((other) =>
-    issue("lock-invalid", "", "a second document: a lock file holds one Lock", {
-      source: other.position([]),
-    }),
-  );
-  return { lock: read.lock, issues: [...parsed.issues, ...read.issues, ...extra] };
 }

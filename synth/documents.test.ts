@@ -164,6 +164,53 @@ describe("parseDocuments", () => {
       expectSameAsFullParser("big.yaml", `a: 1\n---\nmetadata:\n  annotations:\n    big: ${annotation}\n`);
     });
   });
+
+  describe("JSON documents, read by JSON.parse", () => {
+    const specs = ["examples/site/specs", "test/fixtures/anchors", "test/scenarios"].flatMap((dir) =>
+      readdirSync(dir, { recursive: true, encoding: "utf8" })
+        .filter((file) => file.endsWith(".yaml") && !file.includes("expected"))
+        .flatMap((file) => parseDocumentsFully(file, readFileSync(path.join(dir, file), "utf8")).documents)
+        .map((document) => document.value),
+    );
+    const asJson: Record<string, string> = {
+      "kubectl's indented documents": specs
+        .map((value) => `---\n${JSON.stringify(value, null, 4)}\n`)
+        .join(""),
+      "compact documents after markers": specs.map((value) => `--- ${JSON.stringify(value)}\n`).join(""),
+      "one List": JSON.stringify({ apiVersion: "v1", kind: "List", items: specs.slice(0, 20) }, null, 2),
+      "JSON beside block YAML": `a: 1\n---\n${JSON.stringify(specs[0], null, 2)}\n---\nb:\n  c: 2\n`,
+      "escapes and numbers":
+        '{"a": "\\u00e9\\n\\"q\\": x", "b": [1.5e3, -2, 0.25, true, null, {}], "c": {"": []}}',
+    };
+    const outside: Record<string, string> = {
+      "a duplicate key": '{"a": 1, "b": {"c": 1, "c": 2}}',
+      "a comment": '{"a": 1} # why\n',
+      tabs: '{\n\t"a": 1\n}\n',
+      "a key apart from its colon": '{"a"\n: 1}\n',
+      "a long key": `{"${"k".repeat(1100)}": 1}\n`,
+      "a __proto__ key": '{"__proto__": {"a": 1}}',
+      "not JSON": "{a: 1}\n",
+    };
+
+    it.each(Object.entries(asJson))("reads %s as the full parser does", (_, text) => {
+      expect(specs.length).toBeGreaterThan(20);
+      expect(readBlockDocuments("specs.json", text)).toBeDefined();
+      expectSameAsFullParser("specs.json", text);
+    });
+
+    it.each(Object.entries(outside))("leaves a document with %s to the full parser", (_, text) => {
+      expect(readBlockDocuments("f.json", text)).toBeUndefined();
+      expectSameAsFullParser("f.json", text);
+    });
+
+    it("refuses an oversized JSON document where the full parser does", () => {
+      const big = {
+        metadata: { annotations: { big: "x".repeat(300 * 1024) } },
+        data: "y".repeat(1.6 * 2 ** 20),
+      };
+      expectSameAsFullParser("big.json", `{"a": 1}\n---\n${JSON.stringify(big)}\n`);
+    });
+  });
 });
 
 /** `parseDocuments` gives what the full parser gives: values, findings, and every field's position. */

@@ -1,7 +1,8 @@
 import { LineCounter, Parser, isMap, isNode, isScalar, parseAllDocuments, type Document } from "yaml";
 import type { FieldPath } from "./field-path.ts";
 import { issue, type Issue, type SourcePosition } from "./issue.ts";
-import { readBlockYaml } from "./inventory/block-yaml.ts";
+import { blockPositions } from "./block-positions.ts";
+import { readBlockYaml, type BlockYaml } from "./inventory/block-yaml.ts";
 
 /**
  * Kubernetes refuses objects above 1.5 MiB (etcd's request limit); so do we, with a clearer message.
@@ -36,6 +37,17 @@ export interface SourceDocument {
   position(path: FieldPath): SourcePosition;
 }
 
+/** How {@link parseDocuments} reads a file. */
+export interface ReadOptions {
+  /**
+   * Whether the file holds Kubernetes objects, so Kubernetes' size limits apply (`too-large`). The
+   * lock never reaches the API server and grows with the site (decision 0044): it is read with
+   * `false`, and then no document is too large, for the fast reader either. Aliases stay bounded.
+   * @default true
+   */
+  readonly objectLimits?: boolean;
+}
+
 /** Documents of one file, plus whatever made parts of it unreadable. */
 export interface ParsedFile {
   readonly documents: readonly SourceDocument[];
@@ -47,12 +59,16 @@ export interface ParsedFile {
  * and oversized documents become `yaml-syntax` issues pointing at the offending line; the readable
  * documents of the same file are still returned.
  */
-export function parseDocuments(file: string, text: string): ParsedFile {
-  return readBlockDocuments(file, text) ?? parseDocumentsFully(file, text);
+export function parseDocuments(file: string, text: string, options: ReadOptions = {}): ParsedFile {
+  return readBlockDocuments(file, text, options) ?? parseDocumentsFully(file, text, options);
 }
 
-/** {@link parseDocuments} with the full parser only, for text the fast reader has left to it. */
-export function parseDocumentsFully(file: string, text: string): ParsedFile {
+/**
+ * {@link parseDocuments} with the full parser only, for text the fast reader has left to it. Without
+ * `objectLimits` no document is refused for its size: the caller bounds the text.
+ */
+export function parseDocumentsFully(file: string, text: string, options: ReadOptions = {}): ParsedFile {
+  const objectLimits = options.objectLimits ?? true;
   const at = (line: number, column: number): SourcePosition => ({ file, line, column });
   if (isBinary(text)) {
     return {
@@ -68,7 +84,9 @@ export function parseDocumentsFully(file: string, text: string): ParsedFile {
   const documents: SourceDocument[] = [];
   const issues: Issue[] = [];
   // The line counter fills while parsing: documents refused before that count their own lines.
-  const readable = withoutHugeDocuments(text, (bytes, line) => issues.push(tooLarge(bytes, at(line, 1))));
+  const readable = objectLimits
+    ? withoutHugeDocuments(text, (bytes, line) => issues.push(tooLarge(bytes, at(line, 1))))
+    : text;
   const parsed = parseAllDocuments(readable, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
   const all = Array.isArray(parsed) ? parsed : [];
   let star = readable.indexOf("*");
@@ -97,10 +115,10 @@ export function parseDocumentsFully(file: string, text: string): ParsedFile {
       );
       return;
     }
-    const position = (path: FieldPath) => positionOf(nodeOffset(document, path) ?? start);
+    const position = remembered((path: FieldPath) => positionOf(nodeOffset(document, path) ?? start));
     // Documents come in order, so the search for the next `*` only ever moves forward.
     while (star >= 0 && star < start) star = readable.indexOf("*", star + 1);
-    const size = sizeIssues(value, end - start, position, star >= 0 && star < end);
+    const size = objectLimits ? sizeIssues(value, end - start, position, star >= 0 && star < end) : [];
     if (size.length > 0) {
       issues.push(...size);
       return;
@@ -127,10 +145,17 @@ const NOTHING = /^(?:[ \t]*(?:#[^\n]*)?(?:\n|$))*$/;
  * is in its subset (block style, as metalsynth, kubectl and most people write specs): the full parser
  * takes about 0.17 ms a CR, which is 1.7 s of a 10,000-cluster site's synth. Field positions come
  * from the full parser, on the one document a finding is about, when it is reported. `undefined`
- * when any document is outside the subset, empty or large, or the file has a `...` marker: the full
- * parser then reads the whole file, and reports whatever is wrong with it.
+ * when any document is outside the subset, empty or (with `objectLimits`) large, or the file has a
+ * `...` marker: the full parser then reads the whole file, and reports whatever is wrong with it.
+ * Documents written as JSON (`kubectl get -o json`, generated specs) are read by `JSON.parse` the same
+ * way (issue #23), up to the size the full path reads.
  */
-export function readBlockDocuments(file: string, text: string): ParsedFile | undefined {
+export function readBlockDocuments(
+  file: string,
+  text: string,
+  options: ReadOptions = {},
+): ParsedFile | undefined {
+  const objectLimits = options.objectLimits ?? true;
   if (isBinary(text) || DOCUMENT_END.test(text)) return undefined;
   const cuts = Array.from(text.matchAll(DOCUMENT_START), (marker) => marker.index);
   // Anything but comments before the first `---` is a document of its own.
@@ -141,25 +166,123 @@ export function readBlockDocuments(file: string, text: string): ParsedFile | und
   let counted = 0;
   for (const [index, start] of cuts.entries()) {
     const piece = text.slice(start, cuts[index + 1] ?? text.length);
-    // Large documents are measured as JSON by the full path; this one only reads small ones.
-    if (piece.length > MAX_DOCUMENT_BYTES / 4) return undefined;
-    const block = readBlockYaml(piece);
+    // Large block documents are measured as JSON by the full path; JSON ones here, up to the size the
+    // full path refuses unread (without object limits, the size it reads at all).
+    const block =
+      (!objectLimits || piece.length <= MAX_DOCUMENT_BYTES / 4 ? readBlockYaml(piece) : undefined) ??
+      (piece.length <= (objectLimits ? MAX_DOCUMENT_TEXT_BYTES / 4 : MAX_DOCUMENT_TEXT_BYTES)
+        ? readJsonDocument(piece)
+        : undefined);
     if (block === undefined) return undefined;
     line += countLines(text, counted, start);
     counted = start;
     const startLine = line;
     let inPiece: ((path: FieldPath) => SourcePosition) | null | undefined;
-    const position = (path: FieldPath): SourcePosition => {
-      inPiece ??= documentPosition(file, piece) ?? null;
+    const position = remembered((path: FieldPath): SourcePosition => {
+      inPiece ??= blockPositionsIn(file, piece) ?? documentPosition(file, piece) ?? null;
       // Pieces start at a line's start: only lines shift.
       const found = inPiece ? inPiece(path) : { file, line: block.line, column: block.column };
       return { file, line: startLine + found.line - 1, column: found.column };
-    };
-    const size = sizeIssues(block.value, piece.length, position);
+    });
+    const size = objectLimits ? sizeIssues(block.value, piece.length, position) : [];
     if (size.length > 0) issues.push(...size);
     else documents.push({ file, index, value: block.value, position });
   }
   return { documents, issues };
+}
+
+/** {@link blockPositions} of `piece`, in `file`. */
+function blockPositionsIn(file: string, piece: string): ((path: FieldPath) => SourcePosition) | undefined {
+  const positions = blockPositions(piece);
+  return positions && ((path) => ({ file, ...positions(path) }));
+}
+
+/** A marker line's `---`, and the blank space JSON allows before a document's value. */
+const JSON_LEAD = /^(?:---)?[ \t\r\n]*/;
+
+/**
+ * The document in `piece` (its `---` marker included) when it is one JSON object or array, as
+ * `JSON.parse` reads it, with where it starts; `undefined` for anything else, the full parser's to
+ * read: YAML around the JSON (a comment), duplicate keys (JSON keeps the last where the spec reader
+ * refuses the document), a `__proto__` key. JSON is YAML, and its values read the same either way.
+ */
+function readJsonDocument(piece: string): BlockYaml | undefined {
+  const lead = JSON_LEAD.exec(piece)?.[0] ?? "";
+  const body = piece.slice(lead.length);
+  if (body[0] !== "{" && body[0] !== "[") return undefined;
+  if (/[\t\r]/.test(piece) || body.includes('"__proto__"')) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(body);
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== "object" || value === null || keyCount(value) !== jsonKeys(body)) return undefined;
+  const lines = lead.split("\n");
+  return {
+    value: value as BlockYaml["value"],
+    line: lines.length,
+    column: (lines[lines.length - 1]?.length ?? 0) + 1,
+  };
+}
+
+/** Longest key YAML reads as an implicit key (YAML 1.2, 7.4.2). */
+const MAX_IMPLICIT_KEY = 1024;
+
+/**
+ * Colons outside strings in JSON text: one per key of every object. -1 when a key is one YAML reads
+ * otherwise: longer than an implicit key may be, or apart from its colon by a line break.
+ */
+function jsonKeys(text: string): number {
+  let keys = 0;
+  let stringStart = -1;
+  let stringEnd = -1;
+  for (let at = 0; at < text.length; at++) {
+    const char = text.charCodeAt(at);
+    if (stringStart > stringEnd) {
+      if (char === 0x5c) at++;
+      else if (char === 0x22) stringEnd = at;
+    } else if (char === 0x22) stringStart = at;
+    else if (char === 0x3a) {
+      if (at - stringStart > MAX_IMPLICIT_KEY || text.slice(stringEnd, at).includes("\n")) return -1;
+      keys++;
+    }
+  }
+  return keys;
+}
+
+/** Keys of every object in a parsed JSON value, walked without recursion (nesting may be deep). */
+export function keyCount(value: unknown): number {
+  let count = 0;
+  const pending: unknown[] = [value];
+  while (pending.length > 0) {
+    const next = pending.pop();
+    if (typeof next !== "object" || next === null) continue;
+    if (Array.isArray(next)) {
+      for (const element of next) if (typeof element === "object" && element !== null) pending.push(element);
+      continue;
+    }
+    for (const key in next) {
+      count++;
+      const child = (next as Record<string, unknown>)[key];
+      if (typeof child === "object" && child !== null) pending.push(child);
+    }
+  }
+  return count;
+}
+
+/**
+ * `position`, each path's answer kept: the webhook plans again, review after review, clusters it
+ * then reports nothing about, and their findings' positions cost a walk of the YAML each time.
+ */
+function remembered(position: (path: FieldPath) => SourcePosition): (path: FieldPath) => SourcePosition {
+  const known = new Map<string, SourcePosition>();
+  return (path) => {
+    const key = JSON.stringify(path);
+    let found = known.get(key);
+    if (found === undefined) known.set(key, (found = position(path)));
+    return found;
+  };
 }
 
 function isBinary(text: string): boolean {

@@ -1,9 +1,14 @@
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { createWriteStream } from "node:fs";
+import { mkdir, mkdtemp, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
 import { describe, expect, it } from "vitest";
 import { readTree } from "../gitops/tree-writer.ts";
+import { MAX_DOCUMENT_BYTES } from "../synth/documents.ts";
 import { secretMaterialIn } from "../synth/rules/secrets.ts";
+import { FLAVOR_LABEL, kubectlJson, makeBmh } from "./builders/inventory.ts";
 import { run } from "./run-cli.ts";
 import { copyExampleSite } from "./support/example-site.ts";
 import { REPO } from "./harness.ts";
@@ -21,6 +26,37 @@ metadata: {name: x, namespace: edge-a, labels: {cluster: x}}
 spec: {mastrs: []}
 `;
 
+/**
+ * A site whose lock is over Kubernetes' 1.5 MiB object limit: 36 SIPClusters of 100 workers over
+ * 3,600 hosts, with names as long as Kubernetes allows so that a few thousand lock entries (a
+ * region's lock has 30,000) pass the limit.
+ */
+async function siteWithLargeLock(): Promise<string> {
+  const site = await mkdtemp(path.join(tmpdir(), "metalsynth-large-lock-"));
+  const hosts = function* () {
+    for (let index = 0; index < 3_600; index++)
+      yield makeBmh({
+        // 230 characters: with "-bmc-credentials" still a DNS subdomain.
+        name: `${"h".repeat(225)}${String(index).padStart(5, "0")}`,
+        namespace: "n".repeat(63),
+        labels: { [FLAVOR_LABEL]: "worker" },
+      });
+  };
+  await mkdir(path.join(site, "inventory"));
+  await pipeline(
+    Readable.from(kubectlJson(hosts())),
+    createWriteStream(path.join(site, "inventory", "bmh.json")),
+  );
+  const clusters = Array.from(
+    { length: 36 },
+    (_, index) =>
+      `apiVersion: airship.airshipit.org/v1\nkind: SIPCluster\nmetadata:\n  name: ${"c".repeat(60)}${String(index).padStart(3, "0")}\n  namespace: ${"t".repeat(63)}\nspec:\n  nodes:\n    Worker:\n      labelSelector:\n        matchLabels:\n          ${FLAVOR_LABEL}: worker\n      count:\n        active: 100\n        standby: 0\n`,
+  );
+  await mkdir(path.join(site, "specs"));
+  await writeFile(path.join(site, "specs", "clusters.yaml"), clusters.join("---\n"));
+  return site;
+}
+
 describe("metalsynth synth", () => {
   it("writes the rendered tree, and a second run changes nothing", async () => {
     const site = await exampleCopy();
@@ -37,6 +73,24 @@ describe("metalsynth synth", () => {
     const second = await run("synth", "--site", site);
     expect(second.out).toContain(`0 added, 0 changed, 0 removed, ${tree.size} unchanged`);
     expect(await readTree(path.join(site, "rendered"))).toEqual(tree);
+  });
+
+  // The lock is no Kubernetes object (decision 0044): it was refused as too-large on the second run.
+  it("renders a site whose lock is over 1.5 MiB twice, writing nothing the second time, and validates it", async () => {
+    const site = await siteWithLargeLock();
+    const lock = path.join(site, "rendered", "metalsynth.lock.yaml");
+    const first = await run("synth", "--site", site);
+    expect(first.err).toBe("");
+    expect(first.code).toBe(0);
+    const written = await stat(lock);
+    expect(written.size).toBeGreaterThan(MAX_DOCUMENT_BYTES);
+    const tree = await readTree(path.join(site, "rendered"));
+    const second = await run("synth", "--site", site);
+    expect(second.err).toBe("");
+    expect(second.code).toBe(0);
+    expect(second.out).toContain(`0 added, 0 changed, 0 removed, ${tree.size} unchanged`);
+    expect(await stat(lock)).toMatchObject({ ino: written.ino, mtimeMs: written.mtimeMs });
+    expect(await run("validate", "--site", site)).toMatchObject({ code: 0, out: "" });
   });
 
   it("renders the same bytes from another directory (no absolute paths, no environment)", async () => {

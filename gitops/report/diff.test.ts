@@ -158,6 +158,32 @@ describe("diffTrees and commitMessage", () => {
     expect(commitMessage(diff, "render for CHG-42").subject).toBe("render for CHG-42");
   });
 
+  // A region's lock is several MiB, over the Kubernetes object limit it once was read with: it gave no
+  // entries, and every host of the new lock showed as new (decision 0044).
+  it("reads hosts from a lock over 1.5 MiB", () => {
+    // A region's shape: 4,000 clusters of four hosts.
+    const entries = Array.from({ length: 16_000 }, (_, index) =>
+      bpa(
+        `metal3/host-${String(index).padStart(5, "0")}`,
+        `edge-a/c${String(Math.floor(index / 4)).padStart(4, "0")}`,
+        "worker",
+        `worker-${index % 4}`,
+      ),
+    );
+    const before = lock(...entries);
+    expect(before.length).toBeGreaterThan(1.5 * 2 ** 20);
+    const added = bpa("metal3/host-99999", "edge-a/c0000", "worker", "worker-4");
+    const diff = diffTrees(
+      tree({ "metalsynth.lock.yaml": before }),
+      tree({ "metalsynth.lock.yaml": lock(...entries, added) }),
+    );
+    expect(diff.clusters.map((changed) => changed.cluster)).toEqual(["edge-a/c0000"]);
+    expect(diff.clusters[0]?.hosts).toEqual({
+      added: [{ host: "metal3/host-99999", role: "worker", node: "worker-4" }],
+      removed: [],
+    });
+  });
+
   it("finds nothing in equal trees", () => {
     const same = tree({
       "metalsynth.lock.yaml": lock(),

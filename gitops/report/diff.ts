@@ -3,7 +3,7 @@ import { clusterKey, type ClusterKey } from "../../synth/cluster-key.ts";
 import { parseDocuments } from "../../synth/documents.ts";
 import { compareText } from "../../synth/issue.ts";
 import { LOCK_FILE, type LockEntry } from "../../synth/plan/lock.ts";
-import { parseLock } from "../../synth/rules/lock.ts";
+import { lockFromText } from "../../synth/rules/lock.ts";
 import { isRecord } from "../../synth/inventory/raw.ts";
 
 /** How a file, object or cluster differs between two rendered trees. */
@@ -183,8 +183,7 @@ function fileChanges(before: ReadonlyMap<string, string>, after: ReadonlyMap<str
  */
 function lockEntries(text: string | undefined): readonly LockEntry[] {
   if (text === undefined) return [];
-  const [document] = parseDocuments(LOCK_FILE, text).documents;
-  return parseLock(document?.value).lock.entries;
+  return lockFromText(LOCK_FILE, text).lock.entries;
 }
 
 function assignment(entry: LockEntry): HostAssignment {

@@ -5,6 +5,7 @@
 import {
   MAX_DOCUMENT_BYTES,
   documentPosition,
+  keyCount,
   parseDocumentsFully,
   sizeIssues,
   type SourceDocument,
@@ -94,26 +95,6 @@ export function parseJsonChunk(file: string, chunk: TextChunk, issues: Issue[]):
   // JSON text is never shorter than the compact JSON the API server measures, so only long text is.
   const textBytes = chunk.text.length > MAX_DOCUMENT_BYTES ? chunk.text.length : 0;
   return withLazyPositions(file, chunk, value, source, textBytes, issues);
-}
-
-/** Keys of every object in a parsed JSON value, walked without recursion (nesting may be deep). */
-function keyCount(value: unknown): number {
-  let count = 0;
-  const pending: unknown[] = [value];
-  while (pending.length > 0) {
-    const next = pending.pop();
-    if (typeof next !== "object" || next === null) continue;
-    if (Array.isArray(next)) {
-      for (const element of next) if (typeof element === "object" && element !== null) pending.push(element);
-      continue;
-    }
-    for (const key in next) {
-      count++;
-      const child = (next as Record<string, unknown>)[key];
-      if (typeof child === "object" && child !== null) pending.push(child);
-    }
-  }
-  return count;
 }
 
 /**

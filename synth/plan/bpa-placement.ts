@@ -410,6 +410,18 @@ function placeByMac(
  * that has one (see docs/decisions/0003-resource-only-host-address.md).
  */
 function hostAddress(host: Host): IpAddress | undefined {
+  let known = addresses.get(host);
+  if (known === undefined) addresses.set(host, (known = { ip: addressOf(host) }));
+  return known.ip;
+}
+
+/**
+ * {@link hostAddress} of each host met, as hosts are immutable: the webhook places again, review
+ * after review, the same turns on the same hosts (decision 0042), sorting the NICs each time.
+ */
+const addresses = new WeakMap<Host, { readonly ip: IpAddress | undefined }>();
+
+function addressOf(host: Host): IpAddress | undefined {
   const boot = host.bootMac === undefined ? undefined : ipForMac(host, host.bootMac);
   if (boot?.includes(".")) return boot;
   return (

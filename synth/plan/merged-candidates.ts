@@ -1,12 +1,28 @@
+import type { ClusterKey } from "../cluster-key.ts";
+import { pushTo } from "../group.ts";
 import type { Host } from "../inventory/host.ts";
 import type { BestFit } from "../inventory/inventory.ts";
+import { matchesSelector, type LabelSelector } from "../inventory/selector.ts";
+import { compareText } from "../issue.ts";
 
 /** What a turn's placement asks of its best-fit candidates. */
 export type Candidates = Pick<BestFit, "take" | "fitting">;
 
 /**
- * One turn's best-fit candidates: `base`'s walk with `extra` (hosts kept out of `base`, sorted by
- * best-fit rank) merged in, without the hosts the turn took or an earlier turn claimed. A turn placed
+ * Hosts kept out of a base walk, in best-fit order, each with its best-fit rank (`ranks[i]` is that
+ * of `hosts[i]`). `keptFrom` gives the first index at or after its argument that this walk keeps,
+ * without copying the lists: a turn placed again shares its trace's lists and skips, in one step,
+ * what only concerns other turns.
+ */
+export interface RankedHosts {
+  readonly hosts: readonly Host[];
+  readonly ranks: readonly number[];
+  keptFrom?(index: number): number;
+}
+
+/**
+ * One turn's best-fit candidates: `base`'s walk with the hosts of `extra` (kept out of `base`)
+ * merged in by rank, without the hosts the turn took or an earlier turn claimed. A turn placed
  * again on its own (`replan.ts`) walks the trace's base, which serves every review, so what it takes
  * is kept here only; a whole site's run (`plan-site.ts`) shares its base with the turns after, so
  * `takesFromBase` takes them out of it too.
@@ -16,7 +32,7 @@ export class MergedCandidates implements Candidates {
 
   constructor(
     private readonly base: BestFit,
-    private readonly extra: readonly Host[],
+    private readonly extra: readonly RankedHosts[],
     private readonly rank: (host: Host) => number,
     /** Claimed by an earlier turn: no candidate (see `TurnSetting.bestFit`). */
     private readonly claimedEarlier: (host: Host) => boolean,
@@ -33,15 +49,149 @@ export class MergedCandidates implements Candidates {
   }
 
   *fitting(minCpus = 0, minMemoryBytes = 0, scanned?: (from: number, to: number) => void): Generator<Host> {
-    const fits = (host: Host) => (host.cpus ?? 0) >= minCpus && (host.memoryBytes ?? 0) >= minMemoryBytes;
-    const extra = this.extra.filter(fits);
-    let next = 0;
+    // Each list starts at its first host of at least the size asked for: the walk never visits the
+    // smaller ones, however many there are (a turn placed again shares lists of the whole site).
+    const cursor: ExtraCursor = {
+      at: this.extra.map(({ hosts }) => firstOfSize(hosts, minCpus, minMemoryBytes)),
+      minMemoryBytes,
+    };
     for (const host of this.base.fitting(minCpus, minMemoryBytes, scanned)) {
-      for (; next < extra.length && this.rank(extra[next]!) < this.rank(host); next++) {
-        if (this.#offered(extra[next]!)) yield extra[next]!;
-      }
+      yield* this.#extraBelow(cursor, this.rank(host));
       if (this.#offered(host)) yield host;
     }
-    for (; next < extra.length; next++) if (this.#offered(extra[next]!)) yield extra[next]!;
+    yield* this.#extraBelow(cursor, Number.POSITIVE_INFINITY);
   }
+
+  /** The hosts of `extra` ranked before `below`, in rank order, each once, from `cursor` on. */
+  *#extraBelow(cursor: ExtraCursor, below: number): Generator<Host> {
+    const { at, minMemoryBytes } = cursor;
+    for (;;) {
+      // The extras' next host is known until one is passed: the base walk between two extra hosts
+      // (thousands of hosts, a turn placed again) then costs one comparison a host, not a scan of
+      // every list. The lists do not change while a turn walks them.
+      if (cursor.next === undefined) {
+        let chosen = -1;
+        let chosenRank = Number.POSITIVE_INFINITY;
+        for (let source = 0; source < this.extra.length; source++) {
+          const { hosts, ranks, keptFrom } = this.extra[source]!;
+          let index = keptFrom?.(at[source]!) ?? at[source]!;
+          // A host with more CPUs than asked may lack the memory: so may the hosts after it with as
+          // many CPUs (best-fit order), passed in one search rather than one by one.
+          for (let host = hosts[index]; host !== undefined && (host.memoryBytes ?? 0) < minMemoryBytes;) {
+            const next = firstOfSize(hosts, host.cpus ?? 0, minMemoryBytes, index + 1);
+            index = keptFrom?.(next) ?? next;
+            host = hosts[index];
+          }
+          at[source] = index;
+          const rank = ranks[index];
+          if (rank === undefined || rank >= chosenRank) continue;
+          chosen = source;
+          chosenRank = rank;
+        }
+        cursor.next = { source: chosen, rank: chosenRank };
+      }
+      const { source: chosen, rank: chosenRank } = cursor.next;
+      if (chosen === -1 || chosenRank >= below) return;
+      cursor.next = undefined;
+      // Ranks are unique to a host: a host in several lists comes once.
+      for (let source = 0; source < this.extra.length; source++) {
+        if (this.extra[source]!.ranks[at[source]!] === chosenRank) at[source]!++;
+      }
+      const host = this.extra[chosen]!.hosts[at[chosen]! - 1]!;
+      if (this.#offered(host)) yield host;
+    }
+  }
+}
+
+/** Where one walk of {@link MergedCandidates.fitting} is in each list of its extra hosts. */
+interface ExtraCursor {
+  /** Each list's index of its next host. */
+  readonly at: number[];
+  /** The memory asked for (lists are in best-fit order and start at the CPUs asked for). */
+  readonly minMemoryBytes: number;
+  /** The list holding the next host of all (-1: none left) and its rank, once found. */
+  next?: { readonly source: number; readonly rank: number };
+}
+
+/**
+ * The SIP pass's walks over selector matches in a whole site's run: each selector's matches without
+ * the hosts earlier turns claimed or a fixed claim holds, so a walk resumes past the hosts the
+ * SIPClusters before it took instead of asking the ledger about each of them again (issue #23: that
+ * made a region's SIP placement quadratic). A held host leaves a selector's list the first time a
+ * walk meets it, through "next present" links with path halving, so each list costs its matches once
+ * over the whole run. Hosts held by a fixed claim of the turn's own cluster join its walks only.
+ *
+ * Leaving out a held host is exact: it fails the claim filter of every later SIP turn (SIPCluster keys
+ * are unique, so no later turn in the pass is its holder's), and the turn's `Reads.walks` say it was
+ * passed, as for a turn placed again (`TraceIndex.mayBeFreeFor`).
+ */
+export class FreeMatches {
+  /** A selector's matches (as `Inventory.matching` remembers them) → link to the next present one. */
+  readonly #next = new WeakMap<readonly Host[], Int32Array>();
+  /** Fixed-claimed hosts by holder, sorted by id. */
+  readonly #own = new Map<ClusterKey, Host[]>();
+
+  constructor(
+    fixedHosts: readonly { readonly host: Host; readonly cluster: ClusterKey }[],
+    /** Whether a claim made so far (an earlier turn's, or a fixed one) holds `host`. */
+    private readonly held: (host: Host) => boolean,
+  ) {
+    for (const { host, cluster } of fixedHosts) pushTo(this.#own, cluster, host);
+    for (const hosts of this.#own.values()) hosts.sort((a, b) => compareText(a.id, b.id));
+  }
+
+  /** `PlanningContext.mayBeFree` for the turn of `cluster`. */
+  forTurn(cluster: ClusterKey): (hosts: readonly Host[], selector: LabelSelector) => Iterable<Host> {
+    return (hosts, selector) => {
+      const own = (this.#own.get(cluster) ?? []).filter((host) => matchesSelector(host.labels, selector));
+      return mergeById(this.#present(hosts), own);
+    };
+  }
+
+  *#present(hosts: readonly Host[]): Generator<Host> {
+    let next = this.#next.get(hosts);
+    if (next === undefined)
+      this.#next.set(hosts, (next = Int32Array.from({ length: hosts.length + 1 }, (_, at) => at)));
+    const links = next;
+    // The first present position at or after `at`; a removed position links past itself.
+    const find = (at: number): number => {
+      while (links[at] !== at) {
+        links[at] = links[links[at]!]!;
+        at = links[at]!;
+      }
+      return at;
+    };
+    for (let at = find(0); at < hosts.length; at = find(at + 1)) {
+      const host = hosts[at]!;
+      if (this.held(host)) links[at] = at + 1;
+      else yield host;
+    }
+  }
+}
+
+/** `a` and `b` (each sorted by id, `b` short) merged in id order, each host once. */
+export function* mergeById(a: Iterable<Host>, b: readonly Host[]): Generator<Host> {
+  const sorted = [...b].sort((x, y) => compareText(x.id, y.id));
+  let next = 0;
+  for (const host of a) {
+    for (; next < sorted.length && compareText(sorted[next]!.id, host.id) <= 0; next++) {
+      if (sorted[next]!.id !== host.id) yield sorted[next]!;
+    }
+    yield host;
+  }
+  yield* sorted.slice(next);
+}
+
+/** The first of `hosts` (in best-fit order) with at least `minCpus`, and `minMemoryBytes` if exactly. */
+function firstOfSize(hosts: readonly Host[], minCpus: number, minMemoryBytes: number, from = 0): number {
+  let low = from;
+  let high = hosts.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    const cpus = hosts[middle]?.cpus ?? 0;
+    const memory = hosts[middle]?.memoryBytes ?? 0;
+    if (cpus < minCpus || (cpus === minCpus && memory < minMemoryBytes)) low = middle + 1;
+    else high = middle;
+  }
+  return low;
 }

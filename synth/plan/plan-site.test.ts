@@ -1,7 +1,7 @@
 import { clusterKey } from "../cluster-key.ts";
 import { describe, expect, it } from "vitest";
 import { makeInventory } from "../../test/builders/inventory.ts";
-import { makeProvisioning } from "../../test/builders/specs.ts";
+import { makeProvisioning, makeSipCluster } from "../../test/builders/specs.ts";
 import { EMPTY_LOCK } from "./lock.ts";
 import { planSite, tracePlan } from "./plan-site.ts";
 
@@ -74,5 +74,38 @@ describe("planSite", () => {
     // a's walk never looked up who holds the hosts fixed for b and c: no change of theirs reaches a.
     const reads = trace.turns.find((turn) => turn.turn.key === "ns/a")?.reads;
     expect([...(reads?.hosts ?? [])]).toEqual(["metal3/free"]);
+  });
+
+  it("walks a selector's matches past hosts earlier SIPClusters or other clusters' labels hold, unlooked-up", () => {
+    const inventory = makeInventory([
+      ...["h1", "h2", "h3", "h4"].map((name) => ({ name, labels: { pool: "x" } })),
+      // Labelled for c: no other SIPCluster's walk looks it up, c's walk offers it first.
+      {
+        name: "h0",
+        labels: { pool: "x" },
+        sipOwner: { namespace: "ns", name: "c", nodeType: "ControlPlane" },
+      },
+      ...Array.from({ length: 12 }, (_, index) => ({ name: `other-${index}` })),
+    ]);
+    const sip = (name: string) =>
+      makeSipCluster({ name, nodes: { ControlPlane: { matchLabels: { pool: "x" }, active: 1 } } });
+    const model = {
+      provisionings: [],
+      softwares: [],
+      glues: [],
+      sips: [sip("a"), sip("b"), sip("c"), sip("d")],
+    };
+    const trace = tracePlan({ model, inventory, lock: EMPTY_LOCK });
+    const turn = (name: string) => trace.turns.find((outcome) => outcome.turn.key === `ns/${name}`);
+    expect(["a", "b", "c", "d"].map((name) => [...(turn(name)?.claims.keys() ?? [])])).toEqual([
+      ["metal3/h1"],
+      ["metal3/h2"],
+      ["metal3/h0"],
+      ["metal3/h3"],
+    ]);
+    // d passed h0, h1 and h2 without asking who holds them: its walk, up to h4 (offered when d was
+    // full), says it passed them, so a change to their claims reaches d.
+    expect([...(turn("d")?.reads.hosts ?? [])]).toEqual(["metal3/h3"]);
+    expect(turn("d")?.reads.walks).toEqual([{ selector: { matchLabels: { pool: "x" } }, last: "metal3/h4" }]);
   });
 });

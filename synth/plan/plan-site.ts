@@ -7,7 +7,7 @@ import type { SipCluster } from "../site/sip.ts";
 import { groupBpa, unprovisionedPlan, type BpaGroup } from "./bpa-placement.ts";
 import { fixClaims, type FixedClaims } from "./fixed-claims.ts";
 import { compareLockEntries, type Lock, type LockEntry } from "./lock.ts";
-import { MergedCandidates, type Candidates } from "./merged-candidates.ts";
+import { FreeMatches, MergedCandidates, type Candidates, type RankedHosts } from "./merged-candidates.ts";
 import type { ClusterPlan, SiteModel, SitePlan } from "./model.ts";
 import { retireSipCluster } from "./sip-placement.ts";
 import {
@@ -68,7 +68,13 @@ export function tracePlan({ model, inventory, lock }: PlanInput): PlanTrace {
   const turnsLeft = new Map<ClusterKey, number>();
   for (const turn of work) turnsLeft.set(turn.key, (turnsLeft.get(turn.key) ?? 0) + 1);
   const turnClaims = new Map<string, TurnClaim>();
-  const candidates = ownFixedCandidates(inventory, fixed);
+  const fixedHosts = fixed.claimedHosts().flatMap((host) => {
+    const cluster = fixed.claimOf(host)?.cluster;
+    return cluster === undefined ? [] : [{ host, cluster }];
+  });
+  const candidates = ownFixedCandidates(inventory, fixedHosts);
+  const fixedIds = new Set(fixedHosts.map(({ host }) => host.id));
+  const free = new FreeMatches(fixedHosts, (host) => turnClaims.has(host.id) || fixedIds.has(host.id));
   const setting: TurnSetting = {
     inventory,
     fixed,
@@ -87,7 +93,7 @@ export function tracePlan({ model, inventory, lock }: PlanInput): PlanTrace {
   for (const turn of work) {
     placing = turn;
     const bestFit = candidates.forTurn(turn.key, (host) => setting.claimedEarlier(host, turn) !== undefined);
-    const outcome = placeTurn(turn, { ...setting, bestFit });
+    const outcome = placeTurn(turn, { ...setting, bestFit, mayBeFree: free.forTurn(turn.key) });
     turns.push(outcome);
     // New keys before the spread: Node 20 builds `{ ...a, newKey }` ~25x slower (decision 0026).
     for (const [host, claim] of outcome.claims) turnClaims.set(host, { turn: outcome.turn, ...claim });
@@ -111,28 +117,31 @@ export function tracePlan({ model, inventory, lock }: PlanInput): PlanTrace {
  */
 function ownFixedCandidates(
   inventory: Inventory,
-  fixed: FixedClaims,
+  fixedHosts: readonly { readonly host: Host; readonly cluster: ClusterKey }[],
 ): {
   readonly shared: BestFit;
   forTurn(key: ClusterKey, claimedEarlier: (host: Host) => boolean): Candidates;
 } {
   const shared = inventory.bestFit();
   const own = new Map<ClusterKey, Host[]>();
-  for (const host of fixed.claimedHosts()) {
-    const owner = fixed.claimOf(host)?.cluster;
-    if (owner === undefined || inventory.bestFitRank(host) === undefined) continue;
+  for (const { host, cluster } of fixedHosts) {
+    if (inventory.bestFitRank(host) === undefined) continue;
     shared.take(host);
-    pushTo(own, owner, host);
+    pushTo(own, cluster, host);
   }
   const rank = (host: Host) => inventory.bestFitRank(host) ?? Number.MAX_SAFE_INTEGER;
-  for (const hosts of own.values()) hosts.sort((a, b) => rank(a) - rank(b));
+  const ranked = new Map<ClusterKey, RankedHosts>();
+  for (const [key, hosts] of own) {
+    hosts.sort((a, b) => rank(a) - rank(b));
+    ranked.set(key, { hosts, ranks: hosts.map(rank) });
+  }
   return {
     shared,
     forTurn: (key, claimedEarlier) => {
-      const hosts = own.get(key);
+      const hosts = ranked.get(key);
       return hosts === undefined
         ? shared
-        : new MergedCandidates(shared, hosts, rank, claimedEarlier, { takesFromBase: true });
+        : new MergedCandidates(shared, [hosts], rank, claimedEarlier, { takesFromBase: true });
     },
   };
 }

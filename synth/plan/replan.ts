@@ -25,7 +25,7 @@ import { macNamedHosts, type BpaGroup, type ProvisionedGroup } from "./bpa-place
 import type { StandingClaim } from "./claim-ledger.ts";
 import { fixClaims, type FixedClaims } from "./fixed-claims.ts";
 import type { Lock, LockEntry } from "./lock.ts";
-import { MergedCandidates, type Candidates } from "./merged-candidates.ts";
+import { MergedCandidates, mergeById, type Candidates, type RankedHosts } from "./merged-candidates.ts";
 import { assemble, type PlanClusters, type PlanTrace } from "./plan-site.ts";
 import { compareTurns, placeTurn, type Turn, type TurnOutcome, type TurnWork } from "./turns.ts";
 
@@ -52,15 +52,28 @@ export interface Replanned {
 
 /** Which turns read what, for one trace: built once, used by every change planned from it. */
 export class TraceIndex {
-  readonly #readers = new Map<string, Turn[]>();
+  /** Host id → positions (in the trace's planning order) of the turns that looked it up. */
+  readonly #readers = new Map<string, number[]>();
   readonly #ranges: { readonly from: number; readonly to: number; readonly turn: Turn }[] = [];
-  readonly #readsAll: Turn[] = [];
+  /**
+   * The best-fit ranges as a segment tree over ranks: node → positions of the turns whose range
+   * covers the node's ranks, ascending. The turns whose range holds a rank are those of the nodes on
+   * its leaf's path to the root, so a claim that moved costs the turns it reaches, not every range.
+   */
+  readonly #rangeTree = new Map<number, number[]>();
+  /** Leaves of {@link #rangeTree}: one per best-fit rank. */
+  readonly #leaves: number;
+  readonly #readsAll: number[] = [];
   /**
    * The trace's selector walks, by selector (as JSON), sorted by where they stopped (walks over every
    * match last), so the walks that passed a host are a suffix found by binary search.
    */
-  readonly #walks = new Map<string, { selector: LabelSelector; walks: { last?: string; turn: Turn }[] }>();
-  readonly #turns = new Map<string, TurnOutcome>();
+  readonly #walks = new Map<
+    string,
+    { selector: LabelSelector; walks: { last?: string; position: number }[]; latest: number[] }
+  >();
+  /** Turn id → its position in the trace's turns (planning order). */
+  readonly #positions = new Map<string, number>();
   /** Host id → positions in the lock; cluster → positions in the lock. */
   readonly #lockByHost = new Map<string, number[]>();
   readonly #lockByCluster = new Map<string, number[]>();
@@ -72,10 +85,14 @@ export class TraceIndex {
    * Without it, each turn placed again walks past every host the site's clusters hold.
    */
   readonly #unclaimed: BestFit;
-  /** Hosts only a turn claimed (no fixed claim), sorted by id: free before that turn. */
-  readonly #claimedByTurnOnly: { readonly host: Host; readonly turn: Turn }[] = [];
-  /** The same, of known size, by best-fit rank. */
-  readonly #sizedClaimedByTurnOnly: { readonly host: Host; readonly turn: Turn }[];
+  /** Hosts only a turn claimed (no fixed claim), sorted by id, with that turn's position: free before it. */
+  readonly #claimedByTurnOnly: { readonly host: Host; readonly position: number }[] = [];
+  /**
+   * The same, of known size, in best-fit order, with their ranks and the claiming turns' positions:
+   * every turn placed again walks these lists, skipping the hosts of earlier turns, rather than
+   * copying and sorting what concerns it (which cost every moved turn the site's claimed hosts).
+   */
+  readonly #sizedClaimedByTurnOnly: RankedHosts & { readonly positions: FirstAtLeast };
   /** A selector's matches (as `Inventory.matching` remembers them) → those the trace left unclaimed. */
   readonly #unclaimedMatches = new WeakMap<readonly Host[], readonly Host[]>();
 
@@ -100,20 +117,30 @@ export class TraceIndex {
       rankedIn === undefined || rankedIn.sameBestFitOrder(inventory)
         ? trace
         : { ...trace, turns: trace.turns.map((outcome) => reranked(outcome, rankedIn, inventory)) };
-    for (const outcome of this.trace.turns) {
-      this.#turns.set(turnId(outcome.turn), outcome);
+    this.#leaves = Math.max(1, inventory.lastBestFitRank() + 1);
+    this.trace.turns.forEach((outcome, position) => {
+      this.#positions.set(turnId(outcome.turn), position);
       const { reads } = outcome;
-      if (reads.all) this.#readsAll.push(outcome.turn);
-      for (const host of reads.hosts) pushTo(this.#readers, host, outcome.turn);
-      for (const [from, to] of reads.ranges) this.#ranges.push({ from, to, turn: outcome.turn });
+      if (reads.all) this.#readsAll.push(position);
+      for (const host of reads.hosts) pushTo(this.#readers, host, position);
+      for (const [from, to] of reads.ranges) {
+        this.#ranges.push({ from, to, turn: outcome.turn });
+        this.#addRange(from, to, position);
+      }
       for (const { selector, last } of reads.walks) {
         const id = JSON.stringify(selector);
         let walks = this.#walks.get(id);
-        if (!walks) this.#walks.set(id, (walks = { selector, walks: [] }));
-        walks.walks.push({ ...(last !== undefined && { last }), turn: outcome.turn });
+        if (!walks) this.#walks.set(id, (walks = { selector, walks: [], latest: [] }));
+        walks.walks.push({ ...(last !== undefined && { last }), position });
       }
+    });
+    for (const group of this.#walks.values()) {
+      group.walks.sort((a, b) => compareWalkEnds(a.last, b.last));
+      // The latest position from each walk on: a suffix of turns all before a change's turn is skipped.
+      group.latest = group.walks.map(({ position }) => position);
+      for (let at = group.latest.length - 2; at >= 0; at--)
+        group.latest[at] = Math.max(group.latest[at]!, group.latest[at + 1]!);
     }
-    for (const { walks } of this.#walks.values()) walks.sort((a, b) => compareWalkEnds(a.last, b.last));
     lock.entries.forEach((entry, position) => {
       pushTo(this.#lockByHost, entry.host, position);
       pushTo(this.#lockByCluster, entry.cluster, position);
@@ -124,12 +151,18 @@ export class TraceIndex {
       const fixed = trace.fixed.claimOf(host);
       if (fixed === undefined && turnClaim === undefined) continue;
       this.#unclaimed.take(host);
-      if (fixed === undefined && turnClaim) this.#claimedByTurnOnly.push({ host, turn: turnClaim.turn });
+      if (fixed === undefined && turnClaim)
+        this.#claimedByTurnOnly.push({ host, position: this.positionOf(turnClaim.turn) });
     }
     // Only hosts of known size are best-fit candidates at all.
-    this.#sizedClaimedByTurnOnly = this.#claimedByTurnOnly
+    const sized = this.#claimedByTurnOnly
       .filter(({ host }) => inventory.bestFitRank(host) !== undefined)
       .sort((a, b) => this.#rank(a.host) - this.#rank(b.host));
+    this.#sizedClaimedByTurnOnly = {
+      hosts: sized.map(({ host }) => host),
+      ranks: sized.map(({ host }) => this.#rank(host)),
+      positions: new FirstAtLeast(sized.map(({ position }) => position)),
+    };
     for (const [key, group] of trace.clusters.bpaByKey) {
       for (const { id: host } of macNamedHosts(group, inventory)) {
         let users = this.#macUsers.get(host);
@@ -139,17 +172,55 @@ export class TraceIndex {
     }
   }
 
-  /** The trace's outcome of `turn`, if it had one. */
-  outcome(turn: Turn): TurnOutcome | undefined {
-    return this.#turns.get(turnId(turn));
+  /** The trace's outcome at `position` (see {@link positionOf}), if the trace has a turn there. */
+  outcomeAt(position: number): TurnOutcome | undefined {
+    return Number.isInteger(position) ? this.trace.turns[position] : undefined;
+  }
+
+  /**
+   * Where `turn` comes in the trace's planning order: its index there, or, for a turn the trace
+   * lacks, half a step before the trace's first turn after it.
+   */
+  positionOf(turn: Turn): number {
+    const known = this.#positions.get(turnId(turn));
+    if (known !== undefined) return known;
+    const { turns } = this.trace;
+    let low = 0;
+    let high = turns.length;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if (compareTurns(turns[middle]!.turn, turn) < 0) low = middle + 1;
+      else high = middle;
+    }
+    return low - 0.5;
   }
 
   /** Turns whose outcome may depend on how `host` is claimed. */
-  *readersOf(host: Host): Generator<Turn> {
-    yield* this.#readers.get(host.id) ?? [];
-    yield* this.#readsAll;
-    for (const { selector, walks } of this.#walks.values()) {
-      if (!matchesSelector(host.labels, selector)) continue;
+  readersOf(host: Host): Turn[] {
+    const found: Turn[] = [];
+    this.laterReadersOf(host, Number.NEGATIVE_INFINITY, new Set(), (turn) => found.push(turn));
+    return found;
+  }
+
+  /**
+   * The turns after `position` whose outcome may depend on how `host` is claimed, leaving out those
+   * of the index's lists already in `drained`. A change is planned turn by turn in planning order
+   * and queues every turn this finds, so a list once given out after one position holds nothing
+   * new for a later one: each list is given out once per change, and a cascade through hundreds of
+   * turns that read the same best-fit ranges costs each turn once, not once per moved claim.
+   * `position` must not decrease between calls sharing `drained`. Turns are handed to `found`
+   * rather than yielded: nested generators cost more than the lookups, a moved claim at a time.
+   */
+  laterReadersOf(
+    host: Host,
+    position: number,
+    drained: Set<number | string>,
+    found: (turn: Turn) => void,
+  ): void {
+    this.#after(this.#readers.get(host.id), position, found);
+    this.#drain(ALL_READERS, this.#readsAll, position, drained, found);
+    for (const { selector, walks, latest } of this.#walks.values()) {
+      if ((latest[0] ?? position) <= position || !matchesSelector(host.labels, selector)) continue;
       // The first walk that stopped at or after the host; every later one passed it too.
       let low = 0;
       let high = walks.length;
@@ -158,11 +229,55 @@ export class TraceIndex {
         if (compareWalkEnds(walks[middle]!.last, host.id) < 0) low = middle + 1;
         else high = middle;
       }
-      for (let at = low; at < walks.length; at++) yield walks[at]!.turn;
+      for (let at = low; at < walks.length && latest[at]! > position; at++) {
+        if (walks[at]!.position > position) found(this.#turnAt(walks[at]!.position));
+      }
     }
     const rank = this.inventory.bestFitRank(host);
-    if (rank === undefined) return;
-    for (const range of this.#ranges) if (range.from <= rank && rank <= range.to) yield range.turn;
+    if (rank === undefined || rank >= this.#leaves) return;
+    for (let node = rank + this.#leaves; node >= 1; node >>>= 1) {
+      this.#drain(node, this.#rangeTree.get(node), position, drained, found);
+    }
+  }
+
+  /** The turns of `positions` (ascending) after `position`, unless `key` was drained already. */
+  #drain(
+    key: number | string,
+    positions: readonly number[] | undefined,
+    position: number,
+    drained: Set<number | string>,
+    found: (turn: Turn) => void,
+  ): void {
+    if (positions === undefined || drained.has(key)) return;
+    drained.add(key);
+    this.#after(positions, position, found);
+  }
+
+  /** The turns of `positions` (ascending) after `position`. */
+  #after(positions: readonly number[] | undefined, position: number, found: (turn: Turn) => void): void {
+    if (positions === undefined) return;
+    let low = 0;
+    let high = positions.length;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if (positions[middle]! <= position) low = middle + 1;
+      else high = middle;
+    }
+    for (let at = low; at < positions.length; at++) found(this.#turnAt(positions[at]!));
+  }
+
+  #turnAt(position: number): Turn {
+    return this.trace.turns[position]!.turn;
+  }
+
+  /** Files the turn at `position` under the tree nodes covering ranks `from` to `to` (ends included). */
+  #addRange(from: number, to: number, position: number): void {
+    let low = Math.max(0, from) + this.#leaves;
+    let high = Math.min(to, this.#leaves - 1) + 1 + this.#leaves;
+    for (; low < high; low >>>= 1, high >>>= 1) {
+      if (low & 1) pushTo(this.#rangeTree, low++, position);
+      if (high & 1) pushTo(this.#rangeTree, --high, position);
+    }
   }
 
   /**
@@ -253,20 +368,27 @@ export class TraceIndex {
   }
 
   /**
-   * Best-fit candidates for `turn` placed again: every host the trace left unclaimed, and of the
-   * claimed ones those that may be free or the turn's own: claimed only by a later turn, or among
-   * `maybeFree` (the turn's own fixed hosts, hosts whose claims the change moved). A superset of
-   * what a full run's candidates would be; the turn's claim filter rejects the rest.
+   * Best-fit candidates for the turn at `position` placed again: every host the trace left
+   * unclaimed, and of the claimed ones those that may be free or the turn's own: claimed only by a
+   * later turn, or among `own` (the turn's own fixed hosts) and `freed` (hosts whose claims the change
+   * moved). A superset of what a full run's candidates would be; the turn's claim filter rejects the
+   * rest.
    */
-  candidatesFor(turn: Turn, maybeFree: Iterable<Host>, claimedEarlier: (host: Host) => boolean): Candidates {
-    const extra = new Map<string, Host>();
-    for (const { host, turn: claimedBy } of this.#sizedClaimedByTurnOnly) {
-      if (compareTurns(claimedBy, turn) >= 0) extra.set(host.id, host);
-    }
-    for (const host of maybeFree)
-      if (this.inventory.bestFitRank(host) !== undefined) extra.set(host.id, host);
-    const sorted = [...extra.values()].sort((a, b) => this.#rank(a) - this.#rank(b));
-    return new MergedCandidates(this.#unclaimed, sorted, (host) => this.#rank(host), claimedEarlier, {
+  candidatesFor(
+    position: number,
+    own: readonly Host[],
+    freed: RankedHosts,
+    claimedEarlier: (host: Host) => boolean,
+  ): Candidates {
+    const later = this.#sizedClaimedByTurnOnly;
+    const ownRanked = new FreedHosts(this.inventory);
+    for (const host of own) ownRanked.add(host);
+    const extra = [
+      { ...later, keptFrom: (index: number) => later.positions.find(index, position) },
+      freed,
+      ownRanked,
+    ];
+    return new MergedCandidates(this.#unclaimed, extra, (host) => this.#rank(host), claimedEarlier, {
       takesFromBase: false,
     });
   }
@@ -277,8 +399,8 @@ export class TraceIndex {
    * {@link candidatesFor}), in id order.
    */
   mayBeFreeFor(
-    turn: Turn,
-    maybeFree: readonly Host[],
+    position: number,
+    maybeFree: Iterable<Host>,
   ): (hosts: readonly Host[], selector: LabelSelector) => Iterable<Host> {
     return (hosts, selector) => {
       let unclaimed = this.#unclaimedMatches.get(hosts);
@@ -289,8 +411,8 @@ export class TraceIndex {
         this.#unclaimedMatches.set(hosts, unclaimed);
       }
       const extra = new Map<string, Host>();
-      for (const { host, turn: claimedBy } of this.#claimedByTurnOnly) {
-        if (compareTurns(claimedBy, turn) >= 0) extra.set(host.id, host);
+      for (const { host, position: claimedBy } of this.#claimedByTurnOnly) {
+        if (claimedBy >= position) extra.set(host.id, host);
       }
       for (const host of maybeFree) extra.set(host.id, host);
       const matching = [...extra.values()].filter((host) => matchesSelector(host.labels, selector));
@@ -393,39 +515,50 @@ function replanWith(
     return claim && compareTurns(claim.turn, turn) < 0 ? claim : undefined;
   };
 
-  const queue = new TurnQueue();
+  const queue = new TurnQueue(index);
   for (const key of changes.keys()) {
     queue.add({ pass: "sip", key });
     queue.add({ pass: "bpa", key });
   }
   for (const host of fixed.moved) for (const turn of index.readersOf(host)) queue.add(turn);
   for (const turn of hostChanges.readers) queue.add(turn);
+  // Claimed hosts every turn may have all the same: those the change moved, and those whose turn
+  // claims planning again changed (added as they change).
+  const freed = new FreedHosts(inventory);
+  for (const host of [...fixed.moved, ...hostChanges.refix]) freed.add(host);
+  // Reader lists given out already (see `TraceIndex.laterReadersOf`).
+  const drained = new Set<number | string>();
 
   const placed: TurnOutcome[] = [];
   // Turns of the trace placed again (or gone): their outcomes in the trace no longer stand.
   const replaced = new Set<string>();
-  for (let turn = queue.next(); turn !== undefined; turn = queue.next()) {
-    const current = turn;
+  for (let next = queue.next(); next !== undefined; next = queue.next()) {
+    const { turn: current, position } = next;
     const work = workOf(clusters, current);
-    // Claimed hosts the turn may have all the same: its own, and those the change moved.
-    const maybeFree = [
-      ...ownFixedHosts(current.key, fixed.claims, clusters, inventory),
-      ...fixed.moved,
-      ...hostChanges.refix,
-      ...[...turnClaims.keys()].flatMap((id) => inventory.byId(id) ?? []),
-    ];
+    // Claimed hosts the turn may have all the same: its own, and those the change freed.
+    const own = ownFixedHosts(current.key, fixed.claims, clusters, inventory);
     const outcome =
       work &&
       placeTurn(work, {
         inventory,
         fixed: fixed.claims,
         claimedEarlier: claimBefore,
-        bestFit: index.candidatesFor(current, maybeFree, (host) => claimBefore(host, current) !== undefined),
-        mayBeFree: index.mayBeFreeFor(current, maybeFree),
+        bestFit: index.candidatesFor(
+          position,
+          own,
+          freed,
+          (host) => claimBefore(host, current) !== undefined,
+        ),
+        mayBeFree: index.mayBeFreeFor(position, {
+          *[Symbol.iterator]() {
+            yield* own;
+            yield* freed.all;
+          },
+        }),
         // Alone in its run, the turn may drop from its candidates every host another cluster holds.
         stillPlanning: (cluster) => cluster === current.key,
       });
-    const before = index.outcome(current);
+    const before = index.outcomeAt(position);
     if (outcome) placed.push(outcome);
     if (before || outcome) replaced.add(turnId(current));
     for (const id of changedClaims(before, outcome)) {
@@ -436,7 +569,9 @@ function replanWith(
       else if (sameTurn(claimNow(id)?.turn, current)) turnClaims.set(id, undefined);
       const host = inventory.byId(id);
       if (!host) continue;
-      for (const reader of index.readersOf(host)) if (compareTurns(reader, current) > 0) queue.add(reader);
+      if (claimNow(id) === undefined) freed.add(host);
+      else freed.hold(host);
+      index.laterReadersOf(host, position, drained, (reader) => queue.add(reader));
     }
   }
 
@@ -675,7 +810,8 @@ function workOf(clusters: PlanClusters, turn: Turn): TurnWork | undefined {
   const provisioning = group?.provisioning;
   return (
     group &&
-    provisioning && { pass: "bpa", key: turn.key, group: { ...group, provisioning } as ProvisionedGroup }
+    // New keys before the spread: Node 20 builds `{ ...a, newKey }` ~25x slower (decision 0026).
+    provisioning && { pass: "bpa", key: turn.key, group: { provisioning, ...group } as ProvisionedGroup }
   );
 }
 
@@ -683,7 +819,11 @@ function workOf(clusters: PlanClusters, turn: Turn): TurnWork | undefined {
 function changedClaims(before: TurnOutcome | undefined, after: TurnOutcome | undefined): string[] {
   const old = before?.claims ?? NO_CLAIMS;
   const now = after?.claims ?? NO_CLAIMS;
-  return [...new Set([...old.keys(), ...now.keys()])].filter((id) => !sameClaim(old.get(id), now.get(id)));
+  // Loops, not a Set of spread keys: this runs for every turn a cascade moves.
+  const changed: string[] = [];
+  for (const [id, claim] of old) if (!sameClaim(claim, now.get(id))) changed.push(id);
+  for (const id of now.keys()) if (!old.has(id)) changed.push(id);
+  return changed;
 }
 
 const NO_CLAIMS: ReadonlyMap<string, StandingClaim> = new Map();
@@ -700,34 +840,145 @@ function turnId(turn: Turn): string {
   return `${turn.pass}\u0000${turn.key}`;
 }
 
-/** `a` and `b` (each sorted by id, `b` short) merged in id order, each host once. */
-function* mergeById(a: readonly Host[], b: readonly Host[]): Generator<Host> {
-  const sorted = [...b].sort((x, y) => compareText(x.id, y.id));
-  let next = 0;
-  for (const host of a) {
-    for (; next < sorted.length && compareText(sorted[next]!.id, host.id) <= 0; next++) {
-      if (sorted[next]!.id !== host.id) yield sorted[next]!;
-    }
-    yield host;
-  }
-  yield* sorted.slice(next);
+/** A turn with its position in the trace's planning order (see `TraceIndex.positionOf`). */
+interface PositionedTurn {
+  readonly turn: Turn;
+  readonly position: number;
 }
 
-/** Turns to place again, taken in planning order, each once. */
+/** Turns to place again, taken in planning order, each once (a binary heap: a cascade adds hundreds). */
 class TurnQueue {
-  readonly #pending: Turn[] = [];
+  readonly #heap: PositionedTurn[] = [];
   readonly #seen = new Set<string>();
+
+  constructor(private readonly index: TraceIndex) {}
 
   add(turn: Turn): void {
     const id = turnId(turn);
     if (this.#seen.has(id)) return;
     this.#seen.add(id);
-    this.#pending.push(turn);
-    this.#pending.sort((a, b) => compareTurns(b, a));
+    const heap = this.#heap;
+    heap.push({ turn, position: this.index.positionOf(turn) });
+    for (let at = heap.length - 1; at > 0;) {
+      const parent = (at - 1) >>> 1;
+      if (!earlier(heap[at]!, heap[parent]!)) break;
+      [heap[at], heap[parent]] = [heap[parent]!, heap[at]!];
+      at = parent;
+    }
   }
 
   /** The earliest pending turn. */
-  next(): Turn | undefined {
-    return this.#pending.pop();
+  next(): PositionedTurn | undefined {
+    const heap = this.#heap;
+    const first = heap[0];
+    const last = heap.pop();
+    if (first === undefined || last === undefined || heap.length === 0) return first;
+    heap[0] = last;
+    for (let at = 0; ;) {
+      const [left, right] = [2 * at + 1, 2 * at + 2];
+      let least = at;
+      if (left < heap.length && earlier(heap[left]!, heap[least]!)) least = left;
+      if (right < heap.length && earlier(heap[right]!, heap[least]!)) least = right;
+      if (least === at) return first;
+      [heap[at], heap[least]] = [heap[least]!, heap[at]!];
+      at = least;
+    }
   }
 }
+
+/** Planning order; two turns the trace lacks may share a position between the same two of its turns. */
+function earlier(a: PositionedTurn, b: PositionedTurn): boolean {
+  return a.position < b.position || (a.position === b.position && compareTurns(a.turn, b.turn) < 0);
+}
+
+/**
+ * Claimed hosts that turns placed again may have all the same, as a change goes: {@link all} of
+ * them (for `mayBeFree`), and of those of known size the ones no turn placed already holds, in
+ * best-fit order with their ranks (for {@link MergedCandidates}). A host a turn placed again claims
+ * is claimed earlier for every turn after it, so it leaves the ranked lists, which stay as short as
+ * what the change set free rather than as long as the cascade.
+ */
+class FreedHosts implements RankedHosts {
+  readonly hosts: Host[] = [];
+  readonly ranks: number[] = [];
+  readonly #all = new Map<string, Host>();
+
+  constructor(private readonly inventory: Inventory) {}
+
+  /** Every host given to {@link add} or {@link hold}. */
+  get all(): Iterable<Host> {
+    return this.#all.values();
+  }
+
+  /** `host` may be free for the turns to come. */
+  add(host: Host): void {
+    this.#all.set(host.id, host);
+    const rank = this.inventory.bestFitRank(host);
+    if (rank === undefined) return;
+    const at = this.#at(rank);
+    if (this.ranks[at] === rank) return;
+    this.hosts.splice(at, 0, host);
+    this.ranks.splice(at, 0, rank);
+  }
+
+  /** `host` is held by a turn placed already: no candidate for the turns to come. */
+  hold(host: Host): void {
+    this.#all.set(host.id, host);
+    const rank = this.inventory.bestFitRank(host);
+    if (rank === undefined) return;
+    const at = this.#at(rank);
+    if (this.ranks[at] !== rank) return;
+    this.hosts.splice(at, 1);
+    this.ranks.splice(at, 1);
+  }
+
+  /** Where `rank` is, or would be, in {@link ranks}. */
+  #at(rank: number): number {
+    let low = 0;
+    let high = this.ranks.length;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if (this.ranks[middle]! < rank) low = middle + 1;
+      else high = middle;
+    }
+    return low;
+  }
+}
+
+/**
+ * A list of numbers searchable for the first at or after an index that is at least a value, in
+ * logarithmic time (a segment tree of maxima): the first host a later turn claimed, from a
+ * best-fit position on, without walking past every host the earlier turns claimed.
+ */
+class FirstAtLeast {
+  readonly #leaves: number;
+  readonly #max: number[];
+
+  constructor(readonly values: readonly number[]) {
+    let leaves = 1;
+    while (leaves < values.length) leaves *= 2;
+    this.#leaves = leaves;
+    this.#max = new Array<number>(2 * leaves).fill(Number.NEGATIVE_INFINITY);
+    values.forEach((value, index) => (this.#max[leaves + index] = value));
+    for (let node = leaves - 1; node >= 1; node--)
+      this.#max[node] = Math.max(this.#max[2 * node]!, this.#max[2 * node + 1]!);
+  }
+
+  /** The first index at or after `from` whose value is at least `least`; the list's length if none. */
+  find(from: number, least: number): number {
+    const max = this.#max;
+    if (from >= this.values.length) return this.values.length;
+    let node = from + this.#leaves;
+    // Up and right to the first subtree holding a value large enough, then down to its leftmost one.
+    while (max[node]! < least) {
+      while (node & 1) node >>>= 1;
+      if (node === 0) return this.values.length;
+      node += 1;
+    }
+    while (node < this.#leaves) node = max[2 * node]! >= least ? 2 * node : 2 * node + 1;
+    return node - this.#leaves;
+  }
+}
+
+/** {@link TraceIndex.laterReadersOf}'s key for the turns that read every host. */
+const ALL_READERS = "all";

@@ -91,7 +91,7 @@ export interface TurnSetting {
   readonly bestFit: Candidates;
   /** Whether `cluster` has a turn at or after this one, so it may still take hosts it holds. */
   stillPlanning(cluster: ClusterKey): boolean;
-  /** See {@link PlanningContext.mayBeFree}; a whole site's run offers every host. */
+  /** See {@link PlanningContext.mayBeFree}; every host when absent. */
   mayBeFree?(hosts: readonly Host[], selector: LabelSelector): Iterable<Host>;
 }
 

@@ -3,7 +3,9 @@ import { parse } from "yaml";
 import { makeInventory } from "../../test/builders/inventory.ts";
 import { clusterKey } from "../cluster-key.ts";
 import { hostSnapshot, lockDocument, type LockEntry } from "../plan/lock.ts";
-import { parseLock } from "./lock.ts";
+import { MAX_DOCUMENT_BYTES, MAX_DOCUMENT_TEXT_BYTES } from "../documents.ts";
+import { toYaml } from "../yaml-output.ts";
+import { lockFromText, parseLock } from "./lock.ts";
 
 const HEAD = "apiVersion: metalsynth.io/v1alpha1\nkind: Lock\n";
 const EAST_MASTER =
@@ -169,5 +171,89 @@ describe("hostSnapshot", () => {
     expect(hostSnapshot(moved)).toBe(hostSnapshot(host));
     expect(hostSnapshot(labelled)).not.toBe(hostSnapshot(host));
     expect(hostSnapshot(host)).toMatch(/^[0-9a-f]{8}$/);
+  });
+});
+
+const LOCK = `# Written by metalsynth
+apiVersion: metalsynth.io/v1alpha1
+kind: Lock
+hosts:
+  - host: metal3/r01-node-04
+    cluster: edge-a/cluster-east
+    kind: bpa
+    role: king
+    node: master-1
+`;
+
+/** `rule file:line path` of each finding. */
+function where(text: string): string[] {
+  return lockFromText("rendered/metalsynth.lock.yaml", text).issues.map(
+    (found) => `${found.rule} ${found.source?.file}:${found.source?.line} ${found.path}`,
+  );
+}
+
+/** A lock of `count` BPA entries, as synth writes it. */
+function bigLock(count: number): { entries: LockEntry[]; text: string } {
+  const entries: LockEntry[] = [];
+  for (let index = 0; index < count; index++) {
+    const cluster = clusterKey("bench", `c${String(Math.floor(index / 2)).padStart(5, "0")}`);
+    const host = `metal3/r${String(Math.floor(index / 20)).padStart(4, "0")}n${String(index % 20).padStart(2, "0")}`;
+    entries.push({ host, cluster, kind: "bpa", role: "worker", node: `worker-${index % 2}` });
+  }
+  entries.sort((a, b) => (a.host < b.host ? -1 : 1));
+  return { entries, text: `# Written by metalsynth\n${toYaml(lockDocument({ entries }))}` };
+}
+
+describe("lockFromText", () => {
+  it.each([
+    ["a zero-byte lock", "", ["lock-invalid rendered/metalsynth.lock.yaml:1 "]],
+    ["a comment-only lock", "# emptied by hand\n", ["lock-invalid rendered/metalsynth.lock.yaml:1 "]],
+    ["an unknown role, on its line", LOCK, ["lock-invalid rendered/metalsynth.lock.yaml:8 hosts[0].role"]],
+    [
+      "a second document",
+      `${LOCK.replace("king", "master")}---\n${LOCK.replace("king", "master")}`,
+      ["lock-invalid rendered/metalsynth.lock.yaml:12 "],
+    ],
+    [
+      "binary garbage",
+      "\u0000\u0001lock",
+      ["yaml-syntax rendered/metalsynth.lock.yaml:1 ", "lock-invalid rendered/metalsynth.lock.yaml:1 "],
+    ],
+    [
+      "an alias bomb",
+      `a: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\n`,
+      ["yaml-syntax rendered/metalsynth.lock.yaml:1 ", "lock-invalid rendered/metalsynth.lock.yaml:1 "],
+    ],
+    [
+      "a lock outside the block style, too large for the full parser",
+      `{"apiVersion": "metalsynth.io/v1alpha1", "kind": "Lock", "hosts": [], "x": "${"x".repeat(MAX_DOCUMENT_TEXT_BYTES)}"}\n`,
+      ["lock-invalid rendered/metalsynth.lock.yaml:1 "],
+    ],
+  ])("reports %s with file and line", (_, text, expected) => {
+    expect(where(text)).toEqual(expected);
+  });
+
+  it("reads a sound lock without findings", () => {
+    const { lock, issues } = lockFromText("lock.yaml", LOCK.replace("king", "master"));
+    expect(issues).toEqual([]);
+    expect(lock.entries).toHaveLength(1);
+  });
+
+  // A lock is no Kubernetes object (decision 0044): a region's is several MiB, and a site must render
+  // again with it.
+  it("reads a lock over the Kubernetes object limit, as written and reformatted as JSON", () => {
+    const { entries, text } = bigLock(16_000);
+    expect(text.length).toBeGreaterThan(MAX_DOCUMENT_BYTES);
+    expect(lockFromText("lock.yaml", text)).toEqual({ lock: { entries }, issues: [] });
+    const json = JSON.stringify(lockDocument({ entries }));
+    expect(lockFromText("lock.json", json)).toEqual({ lock: { entries }, issues: [] });
+  });
+
+  it("places a finding in a lock the fast reader read whole on its line", () => {
+    // Over a quarter of the object limit, where a CR's document goes to the full parser.
+    const { text } = bigLock(5_000);
+    expect(text.length).toBeGreaterThan(MAX_DOCUMENT_BYTES / 4);
+    const broken = text.replace(/role: worker\n(?![\s\S]*role: worker)/, "role: king\n");
+    expect(where(broken)).toEqual(["lock-invalid rendered/metalsynth.lock.yaml:25003 hosts[4999].role"]);
   });
 });

@@ -5,6 +5,12 @@
  */
 import { checkedClusterKeyParts, clusterKeyParts, parseClusterKey } from "../cluster-key.ts";
 import { parseDnsLabel, parseDnsSubdomain, parseLabelValue } from "../checked.ts";
+import {
+  MAX_DOCUMENT_TEXT_BYTES,
+  parseDocumentsFully,
+  readBlockDocuments,
+  type ReadOptions,
+} from "../documents.ts";
 import { formatPath, type FieldPath } from "../field-path.ts";
 import { issue, type Issue, type SourcePosition } from "../issue.ts";
 import { isRecord } from "../inventory/raw.ts";
@@ -109,6 +115,47 @@ export function soundLock(
   }
   const sound = entries.filter((entry) => !contested.has(entry.host));
   return { entries: sound.sort(compareLockEntries) };
+}
+
+/** The lock is read without Kubernetes' object limits (decision 0044). */
+const UNLIMITED: ReadOptions = { objectLimits: false };
+
+/**
+ * A lock file's text (`shown` names it in findings): the lock, and `lock-invalid` findings for a
+ * lock that is empty, damaged or contradictory (then the lock holds only its sound entries). It is how
+ * every reader takes a lock: the site reader, the lock a map compares with, the locks `diff` compares.
+ *
+ * The lock is no Kubernetes object, so no object limit applies (decision 0044): the lock metalsynth
+ * writes is in the fast reader's block style and is read whatever its size, in time linear in it. A
+ * lock outside that style was edited or reformatted; the full parser reads it (aliases bounded) up to
+ * {@link MAX_DOCUMENT_TEXT_BYTES}, and a larger one is refused rather than parsed into a tree many
+ * times its size.
+ */
+export function lockFromText(shown: string, text: string): { lock: Lock; issues: Issue[] } {
+  const start = { file: shown, line: 1, column: 1 };
+  const parsed =
+    readBlockDocuments(shown, text, UNLIMITED) ??
+    (Buffer.byteLength(text) > MAX_DOCUMENT_TEXT_BYTES
+      ? undefined
+      : parseDocumentsFully(shown, text, UNLIMITED));
+  if (parsed === undefined) {
+    const size = (Buffer.byteLength(text) / 2 ** 20).toFixed(1);
+    const problem = issue(
+      "lock-invalid",
+      "",
+      `the lock is ${size} MiB and not in the block style metalsynth writes, too large for the full YAML parser (${MAX_DOCUMENT_TEXT_BYTES / 2 ** 20} MiB); ${RESTORE}`,
+      { source: start },
+    );
+    return { lock: EMPTY_LOCK, issues: [problem] };
+  }
+  const [document, ...more] = parsed.documents;
+  const read = parseLock(document?.value, (at) => document?.position(at) ?? start);
+  const extra = more.map((other) =>
+    issue("lock-invalid", "", "a second document: a lock file holds one Lock", {
+      source: other.position([]),
+    }),
+  );
+  return { lock: read.lock, issues: [...parsed.issues, ...read.issues, ...extra] };
 }
 
 /** One `hosts[]` item, or `undefined` after reporting what is wrong with it. */

@@ -290,7 +290,7 @@ export function* generateBmhs(count: number, options: GenerateOptions): Generato
       const ipv4 = `10.${nic * 16 + ((index >>> 16) & 15)}.${(index >>> 8) & 255}.${index & 255}`;
       const ips =
         dualStack && nic === 0
-          ? [ipv4, `fd00:${nic}::${index.toString(16)}`, `fe80::${index.toString(16)}%eno${nic + 1}`]
+          ? [ipv4, `fd00:${nic}::${hostHextets(index)}`, `fe80::${hostHextets(index)}%eno${nic + 1}`]
           : ipv4;
       nics.push({ name: `eno${nic + 1}`, mac, ip: ips });
     }
@@ -389,7 +389,7 @@ export function networkDataSecret(
         id: "oam-ipv6",
         type: "ipv6",
         link: "bond0",
-        ip_address: `2001:1890:1001:293d::${index.toString(16)}`,
+        ip_address: `2001:1890:1001:293d::${hostHextets(index)}`,
       },
     ],
   };
@@ -461,6 +461,15 @@ function generatedMac(index: number, nic: number): string {
     hex(index, 2),
     hex(nic, 2),
   ].join(":");
+}
+
+/**
+ * The last hextets of generated host `index`'s IPv6 addresses: one up to 0xffff (as before), two
+ * above, so a region of 100,000 hosts has no address a hextet of five digits makes invalid.
+ */
+export function hostHextets(index: number): string {
+  const low = (index & 0xffff).toString(16);
+  return index > 0xffff ? `${(index >>> 16).toString(16)}:${low}` : low;
 }
 
 function hex(value: number, width: number): string {
