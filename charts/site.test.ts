@@ -102,7 +102,8 @@ describe("addSiteCharts", () => {
       {
         clusters: [bpaPlan({ namespace: "edge-a", cluster: "cluster-east" })],
         retired: [],
-        lock: EMPTY_LOCK,
+        allocations: [],
+        specs: [],
       },
       DEFAULT_SETTINGS,
       testApp,
