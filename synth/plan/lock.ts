@@ -1,6 +1,7 @@
 import type { ClusterKey } from "../cluster-key.ts";
 import { hash8 } from "../content-hash.ts";
 import { compareText } from "../issue.ts";
+import { orderedNics } from "../inventory/canonical.ts";
 import type { Host } from "../inventory/host.ts";
 import type { Role } from "../site/bpa.ts";
 
@@ -94,7 +95,8 @@ export function hostSnapshot(host: Host): string {
     host.labels,
     host.sipOwner,
     host.bootMac,
-    host.nics,
+    // In the snapshot's order: an inspection that lists the same NICs in another order is the same host.
+    orderedNics(host),
     host.cpus,
     host.memoryBytes,
     host.provisioningState,
