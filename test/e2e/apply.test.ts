@@ -320,6 +320,10 @@ describe("rendered/ applied by Flux and Argo CD on a real API server", () => {
 
   for (const agent of AGENTS) {
     for (const creator of Object.keys(CREATORS) as Creator[]) {
+      // Both agents label hosts through the same label Job (`kubectl label`, a merge patch of labels
+      // only; decision 0040), so how a host was made is proved against it under Flux for every way;
+      // Argo CD's real engine, a minute a case, runs it onto hosts made the riskiest way (decision 0015).
+      if (agent === "argocd" && creator !== "kubectl apply") continue;
       for (const site of renderedSites()) {
         // The way a host was made matters only where the site patches hosts; the target must be one
         // the site renders for.
