@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { KubeConfig, KubernetesObjectApi } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { parse, stringify } from "yaml";
+import { parse, parseAllDocuments, stringify } from "yaml";
 import { generateHubSite, hubProvisioning, hubSipCluster, type HubSite } from "../../bench/hub-site.ts";
 import { percentile } from "../../bench/stats.ts";
 import { main } from "../../bin/cli.ts";
@@ -302,19 +302,67 @@ describe("one truth: the webhook --from-cluster reviews a 2k-host / 200-cluster 
     const kept = new Set(workers((await readLock()).entries));
     const [givenUp] = workers(lock.entries).filter((host) => !kept.has(host));
     if (givenUp === undefined) throw new Error(`synth gave no worker of ${sip.cluster} up`);
-    await applyRendered();
-
+    // Only that cluster's directory changed: apply it alone, as its own Kustomization would be.
+    const directory = path.join(hub.site, "rendered", "clusters", namespace, name);
+    const applyCluster = async () =>
+      fluxApply(
+        plane,
+        "released",
+        await kustomize(plane, directory),
+        path.join(fluxInventories, "released.json"),
+      );
+    await applyCluster();
     const hostsOf = async () =>
       (
         JSON.parse(await must(kubectl, ["get", "allocation", "-n", namespace, name, "-o", "json"])) as {
           spec: { hosts: { host: string; released?: boolean }[] };
         }
       ).spec.hosts;
+    // Being released, the host stays the cluster's until a snapshot shows the release done
+    // (decisions 0012, 0034): the webhook refuses it, as validate does.
+    expect((await hostsOf()).find((entry) => entry.host === givenUp)).toMatchObject({ released: true });
+    expect((await kubectl(["apply", "--dry-run=server", "-f", "-"], naming(givenUp))).code).toBe(1);
+
+    // The next inventory snapshot shows the host changed (here: relabelled by hand) and without SIP
+    // labels: the release ends, synth drops the entry, and the Allocation applied without it frees it.
+    const [hostNamespace, hostName] = givenUp.split("/") as [string, string];
+    const relabel = (object: RawObject): RawObject => {
+      const metadata = object.metadata as {
+        name?: string;
+        namespace?: string;
+        labels?: Record<string, string>;
+      };
+      if (
+        object.kind !== "BareMetalHost" ||
+        metadata.name !== hostName ||
+        metadata.namespace !== hostNamespace
+      )
+        return object;
+      return {
+        ...object,
+        metadata: { ...metadata, labels: { ...metadata.labels, "e2e.metalsynth.io/released": "yes" } },
+      };
+    };
+    const snapshot = parseAllDocuments(await readFile(hub.inventory, "utf8")).map((document) => {
+      const object = document.toJS() as RawObject;
+      // `kubectl get -o yaml` writes a List.
+      return object.kind === "List"
+        ? { ...object, items: (object.items as RawObject[]).map(relabel) }
+        : relabel(object);
+    });
+    await writeFile(hub.inventory, snapshot.map((object) => stringify(object)).join("---\n"));
+    const again = await main(["synth", "--site", hub.site], {
+      out: () => {},
+      err: (t) => void (report += t),
+    });
+    expect(again, report).toBe(0);
+    expect((await readLock()).entries.map((entry) => entry.host)).not.toContain(givenUp);
+    await applyCluster();
     expect((await hostsOf()).map((entry) => entry.host)).not.toContain(givenUp);
     await eventually(
       async () => (await kubectl(["apply", "--dry-run=server", "-f", "-"], naming(givenUp))).code === 0,
       10_000,
       "the webhook to stop counting the released host",
     );
-  });
+  }, 600_000);
 });
