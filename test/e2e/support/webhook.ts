@@ -195,7 +195,24 @@ export async function loadInventory(kubectl: Kubectl, objects: readonly KubeObje
   await must(
     kubectl,
     ["replace", "--subresource=status", "-f", "-"],
-    hosts.map((host) => stringify({ ...registrable(host), status: fullStatus(host.status) })).join("---\n"),
+    hosts
+      .map((host) => stringify({ ...registrable(host), status: withoutNulls(fullStatus(host.status)) }))
+      .join("---\n"),
+  );
+}
+
+/**
+ * `value` without its null fields. The status used to be written as a merge patch, where a null
+ * removes the field; `replace` would store it, and the API responses test/fixtures/inventory-pull
+ * records (and the unit tests replay) hold the merge patch's result.
+ */
+function withoutNulls(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutNulls);
+  if (value === null || typeof value !== "object") return value;
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([, field]) => field !== null)
+      .map(([key, field]) => [key, withoutNulls(field)]),
   );
 }
 
