@@ -65,6 +65,7 @@ export class ArgoApplicationSetChart extends Chart {
 
 /** The finalizer that makes deleting an Argo CD Application delete what it synced. */
 const ARGO_RESOURCES_FINALIZER = "resources-finalizer.argocd.argoproj.io";
+
 /** Props of {@link FluxKustomizationChart}. */
 export interface FluxKustomizationChartProps {
   readonly settings: SiteSettings;
