@@ -6,7 +6,6 @@
  * globalSetup and again by `npm pack`'s prepare); npm installs the runtime dependencies with this
  * machine's npm configuration, from its cache where it can.
  */
-import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { chmod, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
@@ -16,7 +15,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { REPO } from "../harness.ts";
 import { EAST_IP, changeInventory, configure, edit, git, temporary } from "../git/repos.ts";
 import { copyExampleSite } from "../support/example-site.ts";
-import { runAction, type ActionRun } from "../support/github-action.ts";
+import { runAction, runProcess, type ActionRun, type ProcessOutcome } from "../support/github-action.ts";
 import { preCommit } from "../support/pre-commit.ts";
 
 const README = readFileSync(path.join(REPO, "README.md"), "utf8");
@@ -45,31 +44,13 @@ const ENV: NodeJS.ProcessEnv = {
   npm_config_update_notifier: "false",
 };
 
-interface Outcome {
-  readonly code: number;
-  readonly stdout: string;
-  /** stdout and stderr, interleaved as they came. */
-  readonly output: string;
-}
-
 /** Runs `command args…` in `cwd`, and never throws for an exit code. */
-function exec(cwd: string, command: string, ...args: string[]): Promise<Outcome> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd, env: ENV, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let output = "";
-    child.stdout.on("data", (chunk: Buffer) => {
-      stdout += chunk.toString();
-      output += chunk.toString();
-    });
-    child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code: code ?? -1, stdout, output }));
-  });
+function exec(cwd: string, command: string, ...args: string[]): Promise<ProcessOutcome> {
+  return runProcess(cwd, command, args, ENV);
 }
 
 /** A README shell block run as a CI's shell step does: stopping at the first failing command. */
-function shellBlock(name: string, cwd: string): Promise<Outcome> {
+function shellBlock(name: string, cwd: string): Promise<ProcessOutcome> {
   const { language, text } = readmeBlock(name);
   expect(language).toBe("sh");
   return exec(cwd, "sh", "-e", "-c", text);
@@ -101,12 +82,12 @@ const WORKFLOW = z.object({
 async function githubJob(
   name: string,
   cwd: string,
-): Promise<{ success: boolean; steps: Outcome[]; action?: ActionRun }> {
+): Promise<{ success: boolean; steps: ProcessOutcome[]; action?: ActionRun }> {
   const { language, text } = readmeBlock("github-actions");
   expect(language).toBe("yaml");
   const job = WORKFLOW.parse(parse(text)).jobs[name];
   if (job === undefined) throw new Error(`the README's workflow has no job ${name}`);
-  const steps: Outcome[] = [];
+  const steps: ProcessOutcome[] = [];
   let ran: ActionRun | undefined;
   for (const step of job.steps) {
     if (step.uses !== undefined && /^[\w-]+\/metalsynth@v/.test(step.uses)) {

@@ -99,7 +99,7 @@ export async function runAction(
       Object.entries(step.env ?? {}).map(([key, text]) => [key, expand(text)]),
     );
     const cwd = path.resolve(workspace, expand(step["working-directory"] ?? "."));
-    const outcome = await exec(cwd, ["--noprofile", "--norc", "-eo", "pipefail", script], {
+    const outcome = await runProcess(cwd, "bash", ["--noprofile", "--norc", "-eo", "pipefail", script], {
       ...env,
       ...stepEnv,
       GITHUB_ACTIONS: "true",
@@ -136,13 +136,23 @@ function parseOutputs(text: string): Record<string, string> {
   return outputs;
 }
 
-function exec(
+/** What {@link runProcess} gives back. */
+export interface ProcessOutcome {
+  readonly code: number;
+  readonly stdout: string;
+  /** stdout and stderr, interleaved as they came. */
+  readonly output: string;
+}
+
+/** Runs `command args…` in `cwd` with `env`, and never throws for an exit code. */
+export function runProcess(
   cwd: string,
-  args: string[],
+  command: string,
+  args: readonly string[],
   env: NodeJS.ProcessEnv,
-): Promise<{ code: number; stdout: string; output: string }> {
+): Promise<ProcessOutcome> {
   return new Promise((resolve, reject) => {
-    const child = spawn("bash", args, { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(command, args, { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
     let output = "";
     child.stdout.on("data", (chunk: Buffer) => {
