@@ -15,7 +15,7 @@ import type { Inventory } from "./inventory/inventory.ts";
 import type { Lock } from "./plan/lock.ts";
 import type { SiteModel, SitePlan } from "./plan/model.ts";
 import { planClusters, tracePlan, type PlanClusters, type PlanTrace } from "./plan/plan-site.ts";
-import { replan, replanInventory, TraceIndex, type ClusterChange } from "./plan/replan.ts";
+import { replan, replanFindings, replanInventory, TraceIndex, type ClusterChange } from "./plan/replan.ts";
 import { renderedNames } from "./rules/names.ts";
 import { siteModel } from "./site/model.ts";
 import { resourceKey, type AnyResource, type InvalidResource } from "./site/resources.ts";
@@ -171,8 +171,7 @@ export class SiteSnapshot {
     const { model, issues } = subset.length === 1 ? alone : siteModel(subset, invalid);
 
     // The subset holds every CR of each cluster the change touches, so its groups are the site's.
-    const replanned = replan(this.#index, clusterChanges(touched, planClusters(model)));
-    return [...issues, ...replanned.fixedIssues, ...replanned.placed.flatMap((turn) => turn.placed.issues)];
+    return [...issues, ...replanFindings(this.#index, clusterChanges(touched, planClusters(model)))];
   }
 }
 

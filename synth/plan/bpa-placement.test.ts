@@ -41,6 +41,7 @@ function place(hosts: readonly HostOptions[], nodes: ProvisioningOptions, setup:
     bestFit: inventory.bestFit(),
     ledger,
     lockEntries,
+    explains: true,
     stillPlanning: () => true,
     mayBeFree: (hosts) => hosts,
     contested: macs.contested,

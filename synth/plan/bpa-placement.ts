@@ -187,13 +187,13 @@ export function placeBpaCluster(
   const reserved = reservedHosts(key, provisioning, context);
   // The first MAC entry naming each host: a later one under another label by another NIC is a duplicate.
   const namedBy = new Map<string, MacRequest>();
-  const place = (placement: NodePlacement, decision: Decision) => {
+  const place = (placement: NodePlacement, decision: Decision | undefined) => {
     const { request } = placement;
     // A host in both lists is master and worker (upstream semantics).
     (request.role === "master" ? masters : workers).push(placement);
     if (request.role === "master") placedMasters.set(request.label, placement);
     used.add(placement.host.id);
-    decisions.push(decision);
+    if (decision) decisions.push(decision);
     lock.push({
       host: placement.host.id,
       cluster: key,
@@ -206,14 +206,16 @@ export function placeBpaCluster(
   for (const request of [...provisioning.masters, ...provisioning.workers]) {
     const subject = `${request.role} ${request.label}`;
     // An entry that names no usable host is still explained, with the error that says why.
-    const unresolved = (problem: string, reason: Rejection) =>
-      decisions.push({
-        subject,
-        path: request.path,
-        chosen: [],
-        rejected: everyHost(context.inventory, reason),
-        problem,
-      });
+    const unresolved = (problem: string, reason: Rejection) => {
+      if (context.explains)
+        decisions.push({
+          subject,
+          path: request.path,
+          chosen: [],
+          rejected: everyHost(context.inventory, reason),
+          problem,
+        });
+    };
     switch (request.kind) {
       case "sameAsMaster": {
         const master = placedMasters.get(request.label);
@@ -236,12 +238,13 @@ export function placeBpaCluster(
           ...(master.ip === undefined ? {} : { ip: master.ip }),
           reason,
         });
-        decisions.push({
-          subject,
-          path: request.path,
-          chosen: [{ host: master.host.id, reason }],
-          rejected: otherHosts(context.inventory, master.host, notMasters),
-        });
+        if (context.explains)
+          decisions.push({
+            subject,
+            path: request.path,
+            chosen: [{ host: master.host.id, reason }],
+            rejected: otherHosts(context.inventory, master.host, notMasters),
+          });
         lock.push({
           host: master.host.id,
           cluster: key,
@@ -256,13 +259,14 @@ export function placeBpaCluster(
         const placed = placeByMac(request, context, report);
         issues.push(...placed.issues);
         if (placed.placement === undefined) {
-          decisions.push({
-            subject,
-            path: request.path,
-            chosen: [],
-            rejected: namedHostHeld(context.inventory, request.mac, otherMac),
-            problem: placed.problem,
-          });
+          if (context.explains)
+            decisions.push({
+              subject,
+              path: request.path,
+              chosen: [],
+              rejected: namedHostHeld(context.inventory, request.mac, otherMac),
+              problem: placed.problem,
+            });
           break;
         }
         const { host } = placed.placement;
@@ -271,12 +275,17 @@ export function placeBpaCluster(
         else if (earlier.label !== request.label && earlier.mac !== request.mac)
           issues.push(hostNamedTwice(host, request, earlier, report));
         context.bestFit.take(placed.placement.host);
-        place(placed.placement, {
-          subject,
-          path: request.path,
-          chosen: [{ host: placed.placement.host.id, reason: placed.placement.reason }],
-          rejected: otherHosts(context.inventory, placed.placement.host, otherMac),
-        });
+        place(
+          placed.placement,
+          context.explains
+            ? {
+                subject,
+                path: request.path,
+                chosen: [{ host: placed.placement.host.id, reason: placed.placement.reason }],
+                rejected: otherHosts(context.inventory, placed.placement.host, otherMac),
+              }
+            : undefined,
+        );
         break;
       }
       case "invalid":
@@ -286,7 +295,7 @@ export function placeBpaCluster(
         const placed = placeByResources(request, key, { used, reserved }, context, report);
         issues.push(...placed.issues);
         if (placed.placement) place(placed.placement, placed.decision);
-        else decisions.push(placed.decision);
+        else if (placed.decision) decisions.push(placed.decision);
         break;
       }
     }
@@ -443,34 +452,46 @@ function placeByResources(
   },
   context: PlanningContext,
   report: Reporter,
-): { placement?: NodePlacement; decision: Decision; issues: Issue[] } {
+): { placement?: NodePlacement; decision?: Decision; issues: Issue[] } {
   const { inventory } = context;
   const subject = `${request.role} ${request.label}`;
   const claims = context.ledger.view();
-  const usedBefore = new Set(siblings.used);
-  const servesSibling = (host: Host) =>
-    usedBefore.has(host.id) || (siblings.reserved.get(host.id) ?? request) !== request;
-  // What the host itself must be; a locked host is checked against these, its claim separately.
-  const fitFilters: HostFilter[] = [notTaken(FILTERS.unused, servesSibling), ...resourceFilters(request)];
-  const filters: HostFilter[] = [unclaimed(claims, cluster), ...fitFilters];
+  // What the host itself must be, next to the hosts `used` for earlier entries; a locked host is
+  // checked against these, its claim separately.
+  const fitFilters = (used: ReadonlySet<string>): HostFilter[] => [
+    notTaken(
+      FILTERS.unused,
+      (host) => used.has(host.id) || (siblings.reserved.get(host.id) ?? request) !== request,
+    ),
+    ...resourceFilters(request),
+  ];
+  const filtersBeside = (used: ReadonlySet<string>) => [unclaimed(claims, cluster), ...fitFilters(used)];
+  // Nothing is used while this entry is placed: the siblings' hosts are read as they are.
+  const filters = filtersBeside(siblings.used);
   // Every host not chosen gets a reason, including those that fit but lost the best-fit comparison.
-  const rejectedBesides = (chosen: Host | undefined, lost: Rejection) => (): RejectedHost[] =>
-    inventory.hosts.flatMap((host) => {
-      if (host.id === chosen?.id) return [];
-      return [{ host: host.id, rejection: rejection(filters, host) ?? lost }];
-    });
+  // An explanation is read after later entries used more hosts, so it keeps those used before.
+  const rejectedBesides = (chosen: Host | undefined, lost: Rejection) => {
+    const judged = filtersBeside(new Set(siblings.used));
+    return (): RejectedHost[] =>
+      inventory.hosts.flatMap((host) => {
+        if (host.id === chosen?.id) return [];
+        return [{ host: host.id, rejection: rejection(judged, host) ?? lost }];
+      });
+  };
   const take = (host: Host, reason: string, lost: Rejection) => {
     context.ledger.claim(host, cluster, `chosen for ${subject} of ${cluster}`);
     context.bestFit.take(host);
     const ip = hostAddress(host);
     return {
       placement: { request, host, ...(ip === undefined ? {} : { ip }), reason },
-      decision: {
-        subject,
-        path: request.path,
-        chosen: [{ host: host.id, reason }],
-        rejected: rejectedBesides(host, lost),
-      },
+      ...(context.explains && {
+        decision: {
+          subject,
+          path: request.path,
+          chosen: [{ host: host.id, reason }],
+          rejected: rejectedBesides(host, lost),
+        },
+      }),
       issues: [
         ...chosenHostWithoutIp(host, ip, subject, request.path, report),
         ...hostNotReady(host, request.path, report),
@@ -481,7 +502,7 @@ function placeByResources(
   const locked = lockedHost(request, context);
   if (
     locked &&
-    rejection(fitFilters, locked) === undefined &&
+    rejection(fitFilters(siblings.used), locked) === undefined &&
     context.ledger.claimOf(locked)?.cluster === cluster
   ) {
     return take(locked, "kept from rendered/metalsynth.lock.yaml", notPicked(REASONS.lockedKept));
@@ -514,7 +535,7 @@ function placeByResources(
     rejected().map((found) => found.rejection),
   );
   return {
-    decision: { subject, path: request.path, chosen: [], rejected },
+    ...(context.explains && { decision: { subject, path: request.path, chosen: [], rejected } }),
     issues: [nodeNoFit(subject, histogram, request.path, report)],
   };
 }

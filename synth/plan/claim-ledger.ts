@@ -109,8 +109,10 @@ export class ClaimLedger {
     const limit = this.#sequence;
     return {
       ownerOf: (host) => {
-        const found = this.claimOf(host);
-        return found && found.sequence <= limit ? found.cluster : undefined;
+        // Without building a claim: placing asks this of every host it walks.
+        const recorded = this.#claims.get(host.id);
+        if (recorded) return recorded.sequence <= limit ? recorded.cluster : undefined;
+        return this.#standing(host)?.cluster;
       },
     };
   }

@@ -15,6 +15,12 @@ export interface PlanningContext {
   readonly ledger: ClaimLedger;
   /** The previous lock's entries for the cluster being placed. */
   readonly lockEntries: readonly LockEntry[];
+  /**
+   * Whether placing records its decisions (`Decision`: the hosts chosen and why every other host was
+   * not), which `metalsynth explain` reads. A turn placed again for a review or a change explains
+   * nothing: its decisions would keep every filter and claim view it used alive for nothing.
+   */
+  readonly explains: boolean;
   /** Whether `cluster` is yet to be planned (or being planned), so it may still take hosts. */
   stillPlanning(cluster: ClusterKey): boolean;
   /**

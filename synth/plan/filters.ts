@@ -159,8 +159,19 @@ export function notTaken(
   return filter(name, (host) => (taken(host) ? { reason: REASONS.taken } : undefined));
 }
 
-/** The resource filters for a BPA entry, in the order reasons are attributed. */
-export function resourceFilters(needs: ResourceNeeds): HostFilter[] {
+/**
+ * The resource filters for a BPA entry, in the order reasons are attributed. Built once per entry:
+ * they depend on the entry alone, and the webhook places the same entries again review after review.
+ */
+export function resourceFilters(needs: ResourceNeeds): readonly HostFilter[] {
+  let filters = filtersByNeeds.get(needs);
+  if (filters === undefined) filtersByNeeds.set(needs, (filters = newResourceFilters(needs)));
+  return filters;
+}
+
+const filtersByNeeds = new WeakMap<ResourceNeeds, readonly HostFilter[]>();
+
+function newResourceFilters(needs: ResourceNeeds): HostFilter[] {
   const filters: HostFilter[] = [];
   const { cpus, memoryBytes } = needs;
   if (cpus !== undefined) filters.push(atLeast(FILTERS.cpus, cpus, (host) => host.cpus));

@@ -56,50 +56,55 @@ export class MergedCandidates implements Candidates {
       minMemoryBytes,
     };
     for (const host of this.base.fitting(minCpus, minMemoryBytes, scanned)) {
-      yield* this.#extraBelow(cursor, this.rank(host));
+      const rank = this.rank(host);
+      for (let extra = this.#extraBelow(cursor, rank); extra; extra = this.#extraBelow(cursor, rank))
+        if (this.#offered(extra)) yield extra;
       if (this.#offered(host)) yield host;
     }
-    yield* this.#extraBelow(cursor, Number.POSITIVE_INFINITY);
+    const end = Number.POSITIVE_INFINITY;
+    for (let extra = this.#extraBelow(cursor, end); extra; extra = this.#extraBelow(cursor, end))
+      if (this.#offered(extra)) yield extra;
   }
 
-  /** The hosts of `extra` ranked before `below`, in rank order, each once, from `cursor` on. */
-  *#extraBelow(cursor: ExtraCursor, below: number): Generator<Host> {
+  /**
+   * The next host of `extra` ranked before `below`, from `cursor` on, each once; none when the next
+   * is ranked at or after it. A method rather than a nested generator: a turn placed again walks a
+   * few hosts, and a generator per base host cost more than the walk.
+   */
+  #extraBelow(cursor: ExtraCursor, below: number): Host | undefined {
     const { at, minMemoryBytes } = cursor;
-    for (;;) {
-      // The extras' next host is known until one is passed: the base walk between two extra hosts
-      // (thousands of hosts, a turn placed again) then costs one comparison a host, not a scan of
-      // every list. The lists do not change while a turn walks them.
-      if (cursor.next === undefined) {
-        let chosen = -1;
-        let chosenRank = Number.POSITIVE_INFINITY;
-        for (let source = 0; source < this.extra.length; source++) {
-          const { hosts, ranks, keptFrom } = this.extra[source]!;
-          let index = keptFrom?.(at[source]!) ?? at[source]!;
-          // A host with more CPUs than asked may lack the memory: so may the hosts after it with as
-          // many CPUs (best-fit order), passed in one search rather than one by one.
-          for (let host = hosts[index]; host !== undefined && (host.memoryBytes ?? 0) < minMemoryBytes;) {
-            const next = firstOfSize(hosts, host.cpus ?? 0, minMemoryBytes, index + 1);
-            index = keptFrom?.(next) ?? next;
-            host = hosts[index];
-          }
-          at[source] = index;
-          const rank = ranks[index];
-          if (rank === undefined || rank >= chosenRank) continue;
-          chosen = source;
-          chosenRank = rank;
-        }
-        cursor.next = { source: chosen, rank: chosenRank };
-      }
-      const { source: chosen, rank: chosenRank } = cursor.next;
-      if (chosen === -1 || chosenRank >= below) return;
-      cursor.next = undefined;
-      // Ranks are unique to a host: a host in several lists comes once.
+    // The extras' next host is known until one is passed: the base walk between two extra hosts
+    // (thousands of hosts, a turn placed again) then costs one comparison a host, not a scan of
+    // every list. The lists do not change while a turn walks them.
+    if (cursor.next === undefined) {
+      let chosen = -1;
+      let chosenRank = Number.POSITIVE_INFINITY;
       for (let source = 0; source < this.extra.length; source++) {
-        if (this.extra[source]!.ranks[at[source]!] === chosenRank) at[source]!++;
+        const { hosts, ranks, keptFrom } = this.extra[source]!;
+        let index = keptFrom?.(at[source]!) ?? at[source]!;
+        // A host with more CPUs than asked may lack the memory: so may the hosts after it with as
+        // many CPUs (best-fit order), passed in one search rather than one by one.
+        for (let host = hosts[index]; host !== undefined && (host.memoryBytes ?? 0) < minMemoryBytes;) {
+          const next = firstOfSize(hosts, host.cpus ?? 0, minMemoryBytes, index + 1);
+          index = keptFrom?.(next) ?? next;
+          host = hosts[index];
+        }
+        at[source] = index;
+        const rank = ranks[index];
+        if (rank === undefined || rank >= chosenRank) continue;
+        chosen = source;
+        chosenRank = rank;
       }
-      const host = this.extra[chosen]!.hosts[at[chosen]! - 1]!;
-      if (this.#offered(host)) yield host;
+      cursor.next = { source: chosen, rank: chosenRank };
     }
+    const { source: chosen, rank: chosenRank } = cursor.next;
+    if (chosen === -1 || chosenRank >= below) return undefined;
+    cursor.next = undefined;
+    // Ranks are unique to a host: a host in several lists comes once.
+    for (let source = 0; source < this.extra.length; source++) {
+      if (this.extra[source]!.ranks[at[source]!] === chosenRank) at[source]!++;
+    }
+    return this.extra[chosen]!.hosts[at[chosen]! - 1]!;
   }
 }
 

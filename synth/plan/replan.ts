@@ -215,7 +215,7 @@ export class TraceIndex {
     host: Host,
     position: number,
     drained: Set<number | string>,
-    found: (turn: Turn) => void,
+    found: (turn: Turn, position: number) => void,
   ): void {
     this.#after(this.#readers.get(host.id), position, found);
     this.#drain(ALL_READERS, this.#readsAll, position, drained, found);
@@ -230,7 +230,8 @@ export class TraceIndex {
         else high = middle;
       }
       for (let at = low; at < walks.length && latest[at]! > position; at++) {
-        if (walks[at]!.position > position) found(this.#turnAt(walks[at]!.position));
+        const walker = walks[at]!.position;
+        if (walker > position) found(this.#turnAt(walker), walker);
       }
     }
     const rank = this.inventory.bestFitRank(host);
@@ -246,7 +247,7 @@ export class TraceIndex {
     positions: readonly number[] | undefined,
     position: number,
     drained: Set<number | string>,
-    found: (turn: Turn) => void,
+    found: (turn: Turn, position: number) => void,
   ): void {
     if (positions === undefined || drained.has(key)) return;
     drained.add(key);
@@ -254,7 +255,11 @@ export class TraceIndex {
   }
 
   /** The turns of `positions` (ascending) after `position`. */
-  #after(positions: readonly number[] | undefined, position: number, found: (turn: Turn) => void): void {
+  #after(
+    positions: readonly number[] | undefined,
+    position: number,
+    found: (turn: Turn, position: number) => void,
+  ): void {
     if (positions === undefined) return;
     let low = 0;
     let high = positions.length;
@@ -263,7 +268,7 @@ export class TraceIndex {
       if (positions[middle]! <= position) low = middle + 1;
       else high = middle;
     }
-    for (let at = low; at < positions.length; at++) found(this.#turnAt(positions[at]!));
+    for (let at = low; at < positions.length; at++) found(this.#turnAt(positions[at]!), positions[at]!);
   }
 
   #turnAt(position: number): Turn {
@@ -445,7 +450,29 @@ const NO_HOST_CHANGES: HostChanges = { refix: [], readers: [] };
 
 /** Plans the site of `index.trace` with `changes` applied, re-placing only what they can reach. */
 export function replan(index: TraceIndex, changes: ReadonlyMap<ClusterKey, ClusterChange>): Replanned {
-  return replanWith(index, changes, NO_HOST_CHANGES);
+  return replanned(index, changes, NO_HOST_CHANGES);
+}
+
+/**
+ * The findings {@link replan} would give for `changes`: the `host-claimed` errors of the hosts fixed
+ * again, then those of every turn placed again, in planning order. What a review reads: each turn's
+ * outcome is dropped once placed, so a cascade through hundreds of turns keeps none of them alive.
+ */
+export function replanFindings(index: TraceIndex, changes: ReadonlyMap<ClusterKey, ClusterChange>): Issue[] {
+  const issues: Issue[] = [];
+  const run = replanWith(index, changes, NO_HOST_CHANGES, (outcome) => issues.push(...outcome.placed.issues));
+  return [...run.fixedIssues, ...issues];
+}
+
+/** {@link replan}'s answer, every outcome kept. */
+function replanned(
+  index: TraceIndex,
+  changes: ReadonlyMap<ClusterKey, ClusterChange>,
+  hostChanges: HostChanges,
+): Replanned {
+  const placed: TurnOutcome[] = [];
+  const run = replanWith(index, changes, hostChanges, (outcome) => placed.push(outcome));
+  return { fixedIssues: run.fixedIssues, placed, complete: () => run.complete(placed) };
 }
 
 /**
@@ -495,14 +522,19 @@ export function replanInventory(index: TraceIndex, inventory: Inventory): Replan
       if (host) refix.add(host);
     }
   }
-  return replanWith(now, reached, { refix: [...refix], readers });
+  return replanned(now, reached, { refix: [...refix], readers });
 }
 
+/**
+ * Places again, in planning order, every turn `changes` and `hostChanges` reach, handing each
+ * outcome to `placedTurn`; `complete` assembles the whole trace from the outcomes kept.
+ */
 function replanWith(
   index: TraceIndex,
   changes: ReadonlyMap<ClusterKey, ClusterChange>,
   hostChanges: HostChanges,
-): Replanned {
+  placedTurn: (outcome: TurnOutcome) => void,
+): { fixedIssues: readonly Issue[]; complete(placed: readonly TurnOutcome[]): PlanTrace } {
   const { trace, inventory } = index;
   const clusters = changedClusters(trace.clusters, changes);
   const fixed = fixAgain(index, clusters, changes, hostChanges);
@@ -529,7 +561,6 @@ function replanWith(
   // Reader lists given out already (see `TraceIndex.laterReadersOf`).
   const drained = new Set<number | string>();
 
-  const placed: TurnOutcome[] = [];
   // Turns of the trace placed again (or gone): their outcomes in the trace no longer stand.
   const replaced = new Set<string>();
   for (let next = queue.next(); next !== undefined; next = queue.next()) {
@@ -555,11 +586,12 @@ function replanWith(
             yield* freed.all;
           },
         }),
+        explains: false,
         // Alone in its run, the turn may drop from its candidates every host another cluster holds.
         stillPlanning: (cluster) => cluster === current.key,
       });
     const before = index.outcomeAt(position);
-    if (outcome) placed.push(outcome);
+    if (outcome) placedTurn(outcome);
     if (before || outcome) replaced.add(turnId(current));
     for (const id of changedClaims(before, outcome)) {
       const claim = outcome?.claims.get(id);
@@ -571,18 +603,17 @@ function replanWith(
       if (!host) continue;
       if (claimNow(id) === undefined) freed.add(host);
       else freed.hold(host);
-      index.laterReadersOf(host, position, drained, (reader) => queue.add(reader));
+      index.laterReadersOf(host, position, drained, (reader, at) => queue.add(reader, at));
     }
   }
 
   const fixedIssues = [...fixed.refixed].flatMap((host) => fixed.claims.issuesByHost.get(host.id) ?? []);
   return {
     fixedIssues,
-    placed,
-    complete: () => {
+    complete: (placed) => {
       const turns = trace.turns
         .filter((outcome) => !replaced.has(turnId(outcome.turn)))
-        .concat(placed.map(withoutDecisions))
+        .concat(placed)
         .sort((a, b) => compareTurns(a.turn, b.turn));
       const claims = new Map(trace.turnClaims);
       for (const [id, claim] of turnClaims) {
@@ -778,12 +809,6 @@ function reranked(outcome: TurnOutcome, before: Inventory, inventory: Inventory)
   return { ...outcome, reads: { ...reads, ranges } };
 }
 
-/** `outcome` without its decisions (see {@link Replanned.complete}). */
-function withoutDecisions(outcome: TurnOutcome): TurnOutcome {
-  const { placed } = outcome;
-  return { ...outcome, placed: { ...placed, plan: { ...placed.plan, decisions: [] } } };
-}
-
 /** Hosts a cluster may hold before its turns: by the lock, its MAC entries, its SIP labels, a release. */
 function ownFixedHosts(
   key: ClusterKey,
@@ -792,12 +817,15 @@ function ownFixedHosts(
   inventory: Inventory,
 ): Host[] {
   const group = clusters.bpaByKey.get(key);
-  return [
-    ...fixed.heldByLock(key).flatMap((entry) => inventory.byId(entry.host) ?? []),
-    ...(group ? macNamedHosts(group, inventory) : []),
-    ...inventory.ownedBySip(key),
-    ...fixed.releasing(key).map((release) => release.host),
-  ];
+  // Loops, not spreads: every turn a cascade moves asks, and most clusters hold nothing yet.
+  const hosts: Host[] = group ? macNamedHosts(group, inventory) : [];
+  for (const entry of fixed.heldByLock(key)) {
+    const host = inventory.byId(entry.host);
+    if (host) hosts.push(host);
+  }
+  for (const host of inventory.ownedBySip(key)) hosts.push(host);
+  for (const release of fixed.releasing(key)) hosts.push(release.host);
+  return hosts;
 }
 
 /** What `turn` places in `clusters`, if anything. */
@@ -849,16 +877,18 @@ interface PositionedTurn {
 /** Turns to place again, taken in planning order, each once (a binary heap: a cascade adds hundreds). */
 class TurnQueue {
   readonly #heap: PositionedTurn[] = [];
-  readonly #seen = new Set<string>();
+  /** Turns added: the trace's by position, the others (between two of its turns) by id. */
+  readonly #seen = new Set<number | string>();
 
   constructor(private readonly index: TraceIndex) {}
 
-  add(turn: Turn): void {
-    const id = turnId(turn);
+  /** Adds `turn` unless it was added before; `position`: its {@link TraceIndex.positionOf}, if known. */
+  add(turn: Turn, position = this.index.positionOf(turn)): void {
+    const id = Number.isInteger(position) ? position : turnId(turn);
     if (this.#seen.has(id)) return;
     this.#seen.add(id);
     const heap = this.#heap;
-    heap.push({ turn, position: this.index.positionOf(turn) });
+    heap.push({ turn, position });
     for (let at = heap.length - 1; at > 0;) {
       const parent = (at - 1) >>> 1;
       if (!earlier(heap[at]!, heap[parent]!)) break;

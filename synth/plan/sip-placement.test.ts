@@ -36,6 +36,7 @@ function place(hosts: readonly HostOptions[], options: SipClusterOptions, setup:
     bestFit: inventory.bestFit(),
     ledger,
     lockEntries,
+    explains: true,
     stillPlanning: () => true,
     mayBeFree: (hosts) => hosts,
     releasing: [],

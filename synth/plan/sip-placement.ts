@@ -106,12 +106,13 @@ export function placeSipCluster(
         reason: member.reason,
       });
     });
-    decisions.push({
-      subject: role.role,
-      path: role.path,
-      chosen: roleMembers.map((member) => ({ host: member.host.id, reason: member.reason })),
-      rejected,
-    });
+    if (context.explains)
+      decisions.push({
+        subject: role.role,
+        path: role.path,
+        chosen: roleMembers.map((member) => ({ host: member.host.id, reason: member.reason })),
+        rejected,
+      });
   }
   // Released: hosts it had and no longer has, and hosts still being released from earlier runs.
   const memberIds = new Set(members.map((member) => member.host.id));

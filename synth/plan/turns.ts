@@ -91,6 +91,8 @@ export interface TurnSetting {
   readonly bestFit: Candidates;
   /** Whether `cluster` has a turn at or after this one, so it may still take hosts it holds. */
   stillPlanning(cluster: ClusterKey): boolean;
+  /** See {@link PlanningContext.explains}. @default true */
+  readonly explains?: boolean;
   /** See {@link PlanningContext.mayBeFree}; every host when absent. */
   mayBeFree?(hosts: readonly Host[], selector: LabelSelector): Iterable<Host>;
 }
@@ -124,6 +126,7 @@ export function placeTurn(work: TurnWork, setting: TurnSetting): TurnOutcome {
     },
     ledger,
     lockEntries: setting.fixed.heldByLock(turn.key),
+    explains: setting.explains ?? true,
     stillPlanning: (cluster) => setting.stillPlanning(cluster),
     mayBeFree: (candidates, selector) =>
       walked(setting.mayBeFree?.(candidates, selector) ?? candidates, (last) =>
