@@ -277,10 +277,15 @@ export function keyCount(value: unknown): number {
  */
 function remembered(position: (path: FieldPath) => SourcePosition): (path: FieldPath) => SourcePosition {
   const known = new Map<string, SourcePosition>();
+  // A review's findings name the paths of the CRs' entries, the same arrays review after review.
+  const sameArray = new WeakMap<FieldPath, SourcePosition>();
   return (path) => {
+    let found = sameArray.get(path);
+    if (found !== undefined) return found;
     const key = JSON.stringify(path);
-    let found = known.get(key);
+    found = known.get(key);
     if (found === undefined) known.set(key, (found = position(path)));
+    sameArray.set(path, found);
     return found;
   };
 }
