@@ -1,7 +1,8 @@
 /**
  * The documents in docs/ keep up with the code: the contract names every rule of the catalogue and
- * every command and flag of the help table, and every "docs/contract.md §n" a file cites is a
- * section of it. Without this, a new rule or flag could land and leave the contract silently behind.
+ * every command and flag of the help table, every "docs/contract.md §n" a file cites is a section
+ * of it, and the decisions index lists every record. Without this, a new rule or flag could land and
+ * leave the contract silently behind.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
@@ -65,4 +66,15 @@ describe("docs/contract.md", () => {
     );
     expect(dangling).toEqual([]);
   });
+});
+
+describe("docs/decisions/README.md", () => {
+  const index = read("docs/decisions/README.md");
+
+  it.each(readdirSync(path.join(REPO, "docs/decisions")).filter((file) => /^\d{4}-.*\.md$/.test(file)))(
+    "lists %s",
+    (record) => {
+      expect(index).toContain(`(${record})`);
+    },
+  );
 });
