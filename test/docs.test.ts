@@ -1,10 +1,10 @@
 /**
  * The documents in docs/ keep up with the code: the contract names every rule of the catalogue and
  * every command and flag of the help table, every "docs/contract.md §n" a file cites is a section
- * of it, and the decisions index lists every record. Without this, a new rule or flag could land and
- * leave the contract silently behind.
+ * of it, the decisions index lists every record, and every repository path the architecture names
+ * exists. Without this, a new rule or flag could land and leave the contract silently behind.
  */
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { COMMAND_HELP } from "../bin/usage.ts";
@@ -77,4 +77,15 @@ describe("docs/decisions/README.md", () => {
       expect(index).toContain(`(${record})`);
     },
   );
+});
+
+/** A path in backticks under one of the repository's top folders, as the architecture names files. */
+const REPOSITORY_PATH = /`((?:synth|charts|gitops|webhook|bin|test|bench|deploy|helm|docs)\/[^`\s]*)`/g;
+
+describe("docs/architecture.md", () => {
+  it("names only paths that exist", () => {
+    const named = [...read("docs/architecture.md").matchAll(REPOSITORY_PATH)].map((match) => match[1] ?? "");
+    const missing = named.filter((name) => !existsSync(path.join(REPO, name)));
+    expect(missing).toEqual([]);
+  });
 });
