@@ -3,7 +3,7 @@ import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
 /**
- * Imports point inward: bin → gitops → charts → synth, webhook → synth (STYLE.md).
+ * Imports point inward: bin → gitops → charts → synth, webhook → synth (docs/style.md).
  * Each layer lists the layers it must never reach. test/ and bench/ sit outside: production code
  * reaches neither (test support lives in test/support/, not beside the code it tests).
  */
@@ -28,7 +28,7 @@ const testSupport = ["!**/test/support", "!**/test/builders", "!**/test/harness.
  */
 const synthNodeImports = {
   group: ["node:*", "!node:crypto"],
-  message: "synth/ is pure: no I/O from Node's modules; pass values in (see STYLE.md).",
+  message: "synth/ is pure: no I/O from Node's modules; pass values in (see docs/style.md).",
 };
 
 /** The import patterns `layer` must not use; its tests may use {@link testSupport}. */
@@ -38,7 +38,7 @@ const layerPatterns = (layer, forbidden, tests = false) =>
     message:
       tests && target === "test"
         ? `${layer}/'s tests may import test/support/, test/builders/ and test/harness.ts only.`
-        : `${layer}/ must not import ${target}/ (imports point inward, see STYLE.md).`,
+        : `${layer}/ must not import ${target}/ (imports point inward, see docs/style.md).`,
   }));
 
 const layerRules = [

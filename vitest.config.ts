@@ -9,6 +9,8 @@ import { defineConfig } from "vitest/config";
  *   many thousands of hosts: test/ and the few unit files that build large inventories.
  */
 const SLOW_UNIT_FILES = ["gitops/inventory-reader.test.ts", "synth/inventory/block-yaml.test.ts"];
+/** Tests in test/ that only read files, fast enough for the unit tier: docs/ against the code. */
+const FAST_TEST_FILES = ["test/docs.test.ts"];
 
 export default defineConfig({
   test: {
@@ -21,7 +23,7 @@ export default defineConfig({
           isolate: false,
           // The few that write files (a rendered chart, a config to check) write them here.
           globalSetup: ["test/support/temporary-root.ts"],
-          include: ["{synth,charts,gitops,webhook,bin}/**/*.test.ts"],
+          include: ["{synth,charts,gitops,webhook,bin}/**/*.test.ts", ...FAST_TEST_FILES],
           exclude: [...SLOW_UNIT_FILES, "**/node_modules/**"],
           testTimeout: 30_000,
         },
@@ -34,7 +36,7 @@ export default defineConfig({
           globalSetup: ["test/support/build-cli.ts", "test/support/temporary-root.ts"],
           include: ["test/**/*.test.ts", ...SLOW_UNIT_FILES],
           // The e2e and image suites have configurations of their own (a control plane, podman).
-          exclude: ["test/e2e/**", "test/image/**", "**/node_modules/**"],
+          exclude: ["test/e2e/**", "test/image/**", ...FAST_TEST_FILES, "**/node_modules/**"],
           testTimeout: 30_000,
         },
       },

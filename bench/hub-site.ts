@@ -1,5 +1,5 @@
 /**
- * A hub's site for the benchmark (SPEC §8 "Hub scale"): `hosts` generated BareMetalHosts as
+ * A hub's site for the benchmark (docs/contract.md §8 "Hub scale"): `hosts` generated BareMetalHosts as
  * `kubectl get bmh -A -o yaml` writes them, and `clusters` clusters — two fifths Provisionings by MAC,
  * two fifths by resources, one fifth SIPClusters — then `metalsynth synth` once, so the site has the
  * rendered lock every site in Git has after its first commit.

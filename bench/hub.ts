@@ -1,5 +1,5 @@
 /**
- * Hub-scale review figures (SPEC §8 "Hub scale"): the webhook's rules for one CR with a hub's
+ * Hub-scale review figures (docs/contract.md §8 "Hub scale"): the webhook's rules for one CR with a hub's
  * clusters loaded, median and p99 per kind of request, plus what loading the site and taking the
  * first snapshot cost, and what a BareMetalHost event costs after it. Then the same site without
  * its lock (never rendered, as the webhook `--from-cluster` sees it): new clusters placed by MAC and

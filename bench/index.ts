@@ -1,5 +1,5 @@
 /**
- * `npm run bench`: the figures of SPEC §8 on this machine. Each synth size runs in a child process so
+ * `npm run bench`: the figures of docs/contract.md §8 on this machine. Each synth size runs in a child process so
  * its peak RSS is its own; the webhook figures come from bench/webhook.ts and, with a hub site loaded,
  * bench/hub.ts; start-up from bench/startup.ts. Numbers are printed, never
  * asserted: speed is measured here, not in unit tests.
@@ -17,20 +17,20 @@ import { writeMixedSite } from "./mixed-site.ts";
 import { benchStartup } from "./startup.ts";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
-/** Hosts and clusters per synth run: SPEC's 1,000 clusters over 10,000 hosts, and a tenth and ten times that. */
+/** Hosts and clusters per synth run: the contract's 1,000 clusters over 10,000 hosts, and a tenth and ten times that. */
 const SIZES = [
   [1_000, 100],
   [10_000, 1_000],
   [100_000, 10_000],
 ] as const;
 
-/** Hub sites: SPEC's 1,000 clusters over 10,000 hosts (also over TLS), and a ZTP hub's 3,500 clusters. */
+/** Hub sites: the contract's 1,000 clusters over 10,000 hosts (also over TLS), and a ZTP hub's 3,500 clusters. */
 const HUBS = [
   [10_000, 1_000, true],
   [35_000, 3_500, false],
 ] as const;
 
-/** Hosts per inventory read run: SPEC's 10,000 and ten times that, in YAML and in JSON. */
+/** Hosts per inventory read run: the contract's 10,000 and ten times that, in YAML and in JSON. */
 const INVENTORY_RUNS = [
   [10_000, "yaml"],
   [10_000, "json"],

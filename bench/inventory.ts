@@ -1,5 +1,5 @@
 /**
- * One inventory read benchmark run (SPEC §8: "inventory read ≥ 20 MB/s for YAML as `kubectl get -o
+ * One inventory read benchmark run (docs/contract.md §8: "inventory read ≥ 20 MB/s for YAML as `kubectl get -o
  * yaml` writes it, not only JSON"), in a process of its own so its peak RSS is its own:
  * `tsx bench/inventory.ts <hosts> <yaml|json>` has a child process write a generated snapshot as one
  * `kind: List` file the way kubectl prints it, then times `readInventory` on it and prints one JSON

@@ -1,5 +1,5 @@
 /**
- * The mixed site of the synth benchmark (issue #23, SPEC §8 "regional"): `hosts` generated
+ * The mixed site of the synth benchmark (issue #23, docs/contract.md §8 "regional"): `hosts` generated
  * BareMetalHosts in one JSON List as `kubectl get bmh -A -o json` prints it, and `clusters` clusters
  * as a region has them — half Provisionings by MAC, three tenths by resources (every fourth BPA
  * cluster with a Software CR), one fifth SIPClusters (a control plane of three, one per rack, and two

@@ -1,5 +1,5 @@
 /**
- * Start-up of the installed CLI (SPEC §8 "Start-up"): `node bin/metalsynth.js`, as `npx metalsynth`
+ * Start-up of the installed CLI (docs/contract.md §8 "Start-up"): `node bin/metalsynth.js`, as `npx metalsynth`
  * runs it, for `--help`, `--version` and `validate --site examples/site`, each {@link RUNS} times
  * after a build and one unmeasured run; median and p90 wall time from spawn to exit.
  *
@@ -15,7 +15,7 @@ import { percentile } from "./stats.ts";
 const REPO = fileURLToPath(new URL("..", import.meta.url));
 const RUNS = 20;
 
-/** Each command measured, with SPEC's bound where it sets one. */
+/** Each command measured, with the contract's bound where it sets one. */
 const COMMANDS: readonly { readonly argv: readonly string[]; readonly targetMs?: number }[] = [
   { argv: ["--help"], targetMs: 150 },
   { argv: ["--version"] },

@@ -1,5 +1,5 @@
 /**
- * One synth benchmark run (SPEC §8), in a process of its own so its peak RSS is its own:
+ * One synth benchmark run (docs/contract.md §8), in a process of its own so its peak RSS is its own:
  * `tsx bench/synth.ts render <site>` times each phase of `metalsynth synth` on a site (the site of
  * `bench/mixed-site.ts`), writing its `rendered/`; run again, it times the second render, which reads
  * the lock the first wrote and must write nothing. `tsx bench/synth.ts validate <site>` times

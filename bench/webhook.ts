@@ -1,5 +1,5 @@
 /**
- * The webhook's performance figures (SPEC §8), with 10,000 generated hosts and no CRs, or with a
+ * The webhook's performance figures (docs/contract.md §8), with 10,000 generated hosts and no CRs, or with a
  * hub's site loaded (bench/hub-site.ts):
  *
  * - the rules for one CR (one object reviewed against the indexed inventory): median and p99 (with

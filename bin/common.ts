@@ -5,7 +5,7 @@ import type { OutputFormat } from "../gitops/report/report.ts";
 import type { SiteLocation } from "../gitops/site-reader.ts";
 
 /**
- * Exit codes (SPEC §7), plus `git` for `commit`: Git refused the commit or the push, so CI can tell
+ * Exit codes (docs/contract.md §7), plus `git` for `commit`: Git refused the commit or the push, so CI can tell
  * "the site has errors" (1) from "could not land it" (4).
  */
 export const EXIT = { ok: 0, invalid: 1, usage: 2, internal: 3, git: 4 } as const;
@@ -49,7 +49,7 @@ interface SiteArgs<Extra extends Options> {
 }
 
 /**
- * Parses the arguments of a command that reads a site: {@link SITE_OPTIONS} plus `extra`. As SPEC §7
+ * Parses the arguments of a command that reads a site: {@link SITE_OPTIONS} plus `extra`. As docs/contract.md §7
  * writes them (`--specs GLOB…`, `--inventory PATH…`), every word after `--specs` or `--inventory` up
  * to the next option is one of its values, so a glob the shell expanded (`--specs specs/*.yaml`)
  * still means every file; both may also be repeated. Any other word is a usage error unless
@@ -86,7 +86,7 @@ type ArgToken =
   | { readonly kind: "option-terminator" };
 
 /**
- * SPEC §7's `PATH…` options: every word after one of `lists` (multiple-valued string options) up to
+ * docs/contract.md §7's `PATH…` options: every word after one of `lists` (multiple-valued string options) up to
  * the next option is one more of its values, so a glob the shell expanded still means every file.
  * Needs `parseArgs` with `allowPositionals` and `tokens`; returns the words that belong to no option.
  */

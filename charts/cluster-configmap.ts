@@ -13,7 +13,7 @@ export interface ClusterConfigMapChartProps {
 }
 
 /**
- * The cluster's address book `<cluster>-configmap` (SPEC §4.1), as upstream BPA published it for
+ * The cluster's address book `<cluster>-configmap` (docs/contract.md §4.1), as upstream BPA published it for
  * other tools: `MASTER_<label>` / `WORKER_<label>` → IP. A host in both roles has both keys, and a
  * cluster without workers lists its masters as workers too, as upstream did. Upstream wrote it only
  * after the installer succeeded; here it is plain desired state, synced with the installer's wave.

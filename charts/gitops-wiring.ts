@@ -11,7 +11,7 @@ export interface ArgoApplicationSetChartProps {
 }
 
 /**
- * `rendered/argocd/applicationset.yaml` (SPEC §4): one Application per
+ * `rendered/argocd/applicationset.yaml` (docs/contract.md §4): one Application per
  * `<pathPrefix>/<namespace>/<cluster>` directory, named as its Flux Kustomization is
  * ({@link clusterDirectoryName}), whose synced objects outlive it (decision 0008).
  */
@@ -80,7 +80,7 @@ export interface FluxKustomizationChartProps {
 }
 
 /**
- * `rendered/flux/<name>.yaml` (SPEC §4, {@link clusterDirectoryName}): the Flux Kustomization of one cluster
+ * `rendered/flux/<name>.yaml` (docs/contract.md §4, {@link clusterDirectoryName}): the Flux Kustomization of one cluster
  * directory, after the site's `dependsOn`; the objects carry the order inside it (decision 0008).
  */
 export class FluxKustomizationChart extends Chart {

@@ -46,7 +46,7 @@ describe("addBpaClusterCharts", () => {
   });
 
   it("gives every object a valid schema, the CR's namespace, the common labels and its file's sync wave", () => {
-    // SPEC §4: the installer (with the ConfigMaps it and its consumers read) is wave 1, software 2.
+    // docs/contract.md §4: the installer (with the ConfigMaps it and its consumers read) is wave 1, software 2.
     const waves: Record<string, string> = {
       "cluster-configmap.yaml": "1",
       "kud-installer.yaml": "1",

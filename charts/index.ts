@@ -14,7 +14,7 @@ export { SoftwareChart, type SoftwareChartProps } from "./software.ts";
 
 /**
  * The charts of a BPA cluster, per file of its `rendered/clusters/<ns>/<cluster>/` directory
- * (SPEC §4): `cluster-configmap.yaml`, `kud-installer.yaml` and, with a Software CR,
+ * (docs/contract.md §4): `cluster-configmap.yaml`, `kud-installer.yaml` and, with a Software CR,
  * `software.yaml`. Objects within a chart are in a fixed order (ConfigMaps and RBAC before the Job
  * that needs them). Chart ids carry the cluster, so one App can hold a whole site.
  */
@@ -47,7 +47,7 @@ export function addBpaClusterCharts(
 /**
  * A chart's objects as plain JSON with a fixed key order: `apiVersion`, `kind`, `metadata`, then
  * the rest sorted at every level. cdk8s sorts keys too, unless CDK8S_DISABLE_SORT is set; rendered
- * output must not depend on the environment (SPEC §3.4).
+ * output must not depend on the environment (docs/contract.md §3.4).
  */
 export function objectsOf(chart: Chart): unknown[] {
   return chart.toJson().map((object: unknown) => {

@@ -46,7 +46,7 @@ const KUBECONFIG_DIR = "/kubeconfig";
 const SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount";
 
 /**
- * The KUD installer of a BPA cluster (SPEC §4.1): hosts.ini in a ConfigMap, the installer Job, and the
+ * The KUD installer of a BPA cluster (docs/contract.md §4.1): hosts.ini in a ConfigMap, the installer Job, and the
  * least-privilege identity its second step uses to store the cluster's kubeconfig as a Secret.
  * Installer as init container, then `kubectl apply --server-side -k`, no shell (decision 0006).
  */

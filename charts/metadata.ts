@@ -13,11 +13,11 @@ export const SSH_KEY_ITEM = "id_rsa";
  * image, and tools such as OpenSSH refuse to run as a uid without a passwd entry.
  */
 export const NOBODY = 65534;
-/** Argo CD's ordering annotation (SPEC §4). */
+/** Argo CD's ordering annotation (docs/contract.md §4). */
 const SYNC_WAVE_ANNOTATION = "argocd.argoproj.io/sync-wave";
 
 /**
- * Argo CD sync waves per component (SPEC §4): BMH labels first, then the SIP services, then the KUD
+ * Argo CD sync waves per component (docs/contract.md §4): BMH labels first, then the SIP services, then the KUD
  * installer (with the ConfigMaps it and its consumers read), then the software installer.
  */
 export const SYNC_WAVES = { bmhLabels: "-1", services: "0", installer: "1", software: "2" } as const;
@@ -67,7 +67,7 @@ export interface HashedJob {
 }
 
 /**
- * A Job named `<prefix>-<cluster>-<hash8>` (SPEC §4.1). Jobs are immutable, so the hash covers
+ * A Job named `<prefix>-<cluster>-<hash8>` (docs/contract.md §4.1). Jobs are immutable, so the hash covers
  * everything the Job runs with: its namespace, its spec, and the data of the ConfigMaps it mounts,
  * which are updated in place under fixed names. The Job controller puts the name into pod labels,
  * which hold at most 63 characters, so a long cluster name is shortened; the content hash keeps it

@@ -35,7 +35,7 @@ export interface SiteCharts {
 }
 
 /**
- * Adds the charts of a whole site plan (SPEC §4) and returns them all: what `npx cdk8s synth` puts
+ * Adds the charts of a whole site plan (docs/contract.md §4) and returns them all: what `npx cdk8s synth` puts
  * into its one App. `scopeFor` says where each group of charts goes, as in {@link clusterDirectoryCharts}.
  */
 export function addSiteCharts(
@@ -61,7 +61,7 @@ export function addSiteWiringCharts(scope: Construct, settings: SiteSettings): M
 }
 
 /**
- * Adds the charts of the cluster directories of a plan (SPEC §4), one directory at a time, each into
+ * Adds the charts of the cluster directories of a plan (docs/contract.md §4), one directory at a time, each into
  * the scope `scopeFor` gives it: every directory of `clusters` in plan order with its Flux wiring,
  * then those of the retired SIPClusters. Lazy, so synth can give each directory an App of its own and
  * serialise it before the next is built: cdk8s resolves dependencies App-wide on each chart's
@@ -189,7 +189,7 @@ function isBmhLabelsChart(chart: Chart): chart is BmhLabelsChart {
   return chart instanceof BmhLabelsChart;
 }
 
-/** A cluster's directory, relative to `rendered/` (SPEC §4). */
+/** A cluster's directory, relative to `rendered/` (docs/contract.md §4). */
 function clusterDirectory(namespace: string, name: string): string {
   return `clusters/${namespace}/${name}`;
 }

@@ -121,7 +121,7 @@ exit "$failed"
 const PACKAGE_PART = /^[A-Za-z0-9][A-Za-z0-9.+:~-]*$/;
 
 /**
- * The Software CR's installer (SPEC §4.1): ConfigMap `<cluster>-software` with the package lists,
+ * The Software CR's installer (docs/contract.md §4.1): ConfigMap `<cluster>-software` with the package lists,
  * the host lists and the install script, and Job `software-<cluster>-<hash8>` that runs
  * `apt-get install -y -- name[=version]…` on every master and worker over SSH with the site's key.
  * Masters get the master packages, workers the worker packages, a host in both roles both; a

@@ -79,7 +79,7 @@ const INPUTS = ["specs", "inventory", SETTINGS_FILE];
 const LISTED_PATHS = 5;
 
 /**
- * `metalsynth commit` (SPEC §6.2): synth, stage `rendered/` only, commit with a per-cluster summary,
+ * `metalsynth commit` (docs/contract.md §6.2): synth, stage `rendered/` only, commit with a per-cluster summary,
  * and with {@link CommitOptions.push} push, re-rendering on top of the remote after a lost race. See
  * docs/decisions/0010-commit-push-races.md for why each refusal and recovery is what it is.
  */

@@ -3,7 +3,7 @@ import { lstat, readdir, readlink, realpath, stat } from "node:fs/promises";
 import path from "node:path";
 import { issue, type Issue } from "../synth/issue.ts";
 
-/** File endings metalsynth reads from spec and inventory directories (SPEC §7). */
+/** File endings metalsynth reads from spec and inventory directories (docs/contract.md §7). */
 const READABLE = /\.(ya?ml|json)$/i;
 
 /** A file to read: the path to open and the path diagnostics show. */
@@ -41,7 +41,7 @@ export interface ListOptions {
 }
 
 /**
- * Expands PATH arguments into files (SPEC §7): a file stays itself whatever its name, a directory is
+ * Expands PATH arguments into files (docs/contract.md §7): a file stays itself whatever its name, a directory is
  * read recursively for `*.yaml`, `*.yml`, `*.json`, and a glob (`*`, `?`, `**`, `[a-z]`, `{a,b}`)
  * matches files. The result is sorted and each real file is listed once, so the order files are read in never depends on
  * the file system.
@@ -164,7 +164,7 @@ class Walker {
       for (const name of names) await this.visit(path.join(given, name), false, [...ancestors, real]);
       return;
     }
-    // Inside directories only the file names SPEC §7 lists are read; a file named directly always is.
+    // Inside directories only the file names docs/contract.md §7 lists are read; a file named directly always is.
     if (!named && !READABLE.test(path.basename(given))) return;
     if (info.isFile()) this.files.push({ given, real, display });
     else this.unread.push({ given, display, reason: "not a regular file (a FIFO, socket or device)" });

@@ -1,5 +1,5 @@
 /**
- * Reads the BMH inventory snapshot (SPEC §1.3) from files and directories. The edge half of the
+ * Reads the BMH inventory snapshot (docs/contract.md §1.3) from files and directories. The edge half of the
  * loader: it lists and reads files; synth/inventory decides what the objects mean.
  *
  * Memory follows the hosts, not the files: small files are parsed whole, large ones (a region's

@@ -55,7 +55,7 @@ export interface RenderOptions {
 export const PARALLEL_FROM = 2000;
 
 /**
- * The complete `rendered/` tree of a plan (SPEC §4) as relative path → file content: the lock; per
+ * The complete `rendered/` tree of a plan (docs/contract.md §4) as relative path → file content: the lock; per
  * cluster its component files plus a `kustomization.yaml` listing them in sorted order; and the Argo
  * CD and Flux wiring the site's settings ask for. A large plan is rendered by this thread and worker
  * threads together, in shares of whole cluster directories, put together in plan order (decision

@@ -12,7 +12,7 @@ import { displayPath, errorCode, listInputFiles, systemReason, unreadIssue } fro
 import { readInventory } from "./inventory-reader.ts";
 import { capSyntaxErrors } from "./report/report.ts";
 
-/** Where a site's parts are (SPEC §1.1, §7); every path defaults from `site`. */
+/** Where a site's parts are (docs/contract.md §1.1, §7); every path defaults from `site`. */
 export interface SiteLocation {
   /** @default "." */
   readonly site?: string;
@@ -38,7 +38,7 @@ export interface SiteInput {
   readonly issues: readonly Issue[];
 }
 
-/** The site's settings file (SPEC §6.1), at the root of the site. */
+/** The site's settings file (docs/contract.md §6.1), at the root of the site. */
 export const SETTINGS_FILE = "metalsynth.yaml";
 
 /** Reads specs, inventory, settings and the previous lock of a site. */

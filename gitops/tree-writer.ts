@@ -32,7 +32,7 @@ export interface TreeChange {
 /** Options of {@link writeTree}. */
 export interface WriteTreeOptions {
   /**
-   * Test-only failure injection (the filesystem edge STYLE.md allows): throw once this many files
+   * Test-only failure injection (the filesystem edge docs/style.md allows): throw once this many files
    * have been placed in the temporary tree, as if the process died there. With `0` the run fails
    * right after the temporary directory is created; with exactly the number of files in the tree it
    * fails later, between moving the old tree aside and moving the new one in, which exercises the
@@ -61,7 +61,7 @@ let sequence = 0;
 
 /**
  * Replaces the directory `out` so it holds exactly `files` (relative POSIX paths → UTF-8 content),
- * atomically (SPEC §6.2, §8 "nothing lost"): the new tree is built in a hidden sibling directory and
+ * atomically (docs/contract.md §6.2, §8 "nothing lost"): the new tree is built in a hidden sibling directory and
  * swapped in with two renames, so an interrupted run leaves the previous tree as it was.
  *
  * Unchanged files are hard-linked from the previous tree (copied with their timestamps where the file

@@ -3,7 +3,7 @@ import { parseDnsLabel, type DnsLabel } from "./checked.ts";
 declare const clusterKeyBrand: unique symbol;
 
 /**
- * `namespace/name`: a cluster's identity (SPEC §1.2), `namespace/<cluster label>` for the BPA kinds
+ * `namespace/name`: a cluster's identity (docs/contract.md §1.2), `namespace/<cluster label>` for the BPA kinds
  * and `namespace/<metadata.name>` for a SIPCluster, so CRs of different kinds naming the same cluster
  * in one namespace share a key. Made only by {@link clusterKey} and {@link parseClusterKey}.
  */

@@ -11,7 +11,7 @@ import { readResources, type AnyResource, type InvalidResource } from "./site/re
 export interface Evaluation {
   readonly model: SiteModel;
   readonly plan: SitePlan;
-  /** Every finding, sorted (SPEC §7). */
+  /** Every finding, sorted (docs/contract.md §7). */
   readonly issues: readonly Issue[];
 }
 

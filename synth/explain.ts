@@ -15,7 +15,7 @@ export interface ExplainedDecision {
   readonly problem?: string;
 }
 
-/** `metalsynth explain` for one cluster (SPEC §3.3). */
+/** `metalsynth explain` for one cluster (docs/contract.md §3.3). */
 export interface Explanation {
   readonly cluster: string;
   readonly kind: "Provisioning" | "SIPCluster";

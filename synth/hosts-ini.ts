@@ -1,12 +1,12 @@
 /**
- * The kubespray inventory KUD's installer reads (SPEC §4.1), byte-compatible with what ICN BPA wrote.
+ * The kubespray inventory KUD's installer reads (docs/contract.md §4.1), byte-compatible with what ICN BPA wrote.
  *
  * Upstream (`bpa-operator/pkg/controller/provisioning/provisioning_controller.go`) built each section
  * body as a string and saved it through go-ini v1.46 `NewRawSection` + `SaveTo`: an empty `DEFAULT`
  * section is skipped, every raw section is written as `[name]\n` + body + `\n` (`PrettySection`, the
  * last section included), and the `k8s-cluster:children` body has no trailing newline of its own.
  * That is where the blank lines between sections and the single final `kube-master\n` come from.
- * `[all]` lists masters, then workers (SPEC §4.1); upstream's loop is reported to interleave them for
+ * `[all]` lists masters, then workers (docs/contract.md §4.1); upstream's loop is reported to interleave them for
  * several masters, which changes no group (decision 0031).
  */
 import type { DnsLabel, IpAddress } from "./checked.ts";
@@ -67,7 +67,7 @@ export function kudRoles(masters: readonly InventoryNode[], workers: readonly In
 }
 
 /**
- * The hosts.ini text for a cluster's nodes (SPEC §4.1). Sections `[all]`, `[kube-master]`,
+ * The hosts.ini text for a cluster's nodes (docs/contract.md §4.1). Sections `[all]`, `[kube-master]`,
  * `[kube-node]`, `[etcd]`, `[ovn-central]`, `[ovn-controller]`, `[virtlet]`, `[k8s-cluster:children]`,
  * separated by blank lines, ending with `kube-master\n`.
  */

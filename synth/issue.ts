@@ -1,6 +1,6 @@
 /**
  * The rule catalogue's vocabulary: every finding metalsynth reports is an {@link Issue} with a stable
- * rule id (SPEC §2). Issues are values; code throws only for bugs. The catalogue of rules is
+ * rule id (docs/contract.md §2). Issues are values; code throws only for bugs. The catalogue of rules is
  * `synth/rules/index.ts`.
  */
 import { RULES } from "./rules/index.ts";
@@ -45,7 +45,7 @@ export function issue(
 }
 
 /**
- * One finding as text (SPEC §7): `<file>:<line>:<col>: <severity>[<rule>] <path>: <message>`, the
+ * One finding as text (docs/contract.md §7): `<file>:<line>:<col>: <severity>[<rule>] <path>: <message>`, the
  * path left out for findings about a whole document (decision 0005). Always one line: editors and CI
  * read a finding per line, and the file name, path and message can all carry the user's values.
  */
@@ -83,7 +83,7 @@ export function hasErrors(issues: readonly Issue[]): boolean {
 }
 
 /**
- * The report order of SPEC §7: by file, line, column, then rule and path so that findings on the same
+ * The report order of docs/contract.md §7: by file, line, column, then rule and path so that findings on the same
  * spot are stable too.
  */
 export function compareIssues(a: Issue, b: Issue): number {

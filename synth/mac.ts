@@ -1,5 +1,5 @@
 /**
- * MAC addresses compare case-insensitively and are written lowercase and colon-separated (SPEC §1.3).
+ * MAC addresses compare case-insensitively and are written lowercase and colon-separated (docs/contract.md §1.3).
  * Upstream BPA matched MACs as case-sensitive substrings of `ip a` output; we parse, normalise and
  * compare whole addresses instead.
  */

@@ -122,7 +122,7 @@ describe("labelJobName and serviceObjectName", () => {
 });
 
 describe("bpaObjectNames", () => {
-  it("names a cluster's objects as SPEC §4.1 and BPA did", () => {
+  it("names a cluster's objects as docs/contract.md §4.1 and BPA did", () => {
     expect(bpaObjectNames(dnsLabel("cluster-east"))).toEqual({
       addressBook: "cluster-east-configmap",
       hostsIni: "cluster-east-hosts-ini",

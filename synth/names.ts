@@ -1,6 +1,6 @@
 /**
  * The names metalsynth gives what it renders from the names of clusters and namespaces (issue #21,
- * SPEC §2 "Derived names are injective"): a BPA cluster's objects, a SIPCluster's services and label
+ * docs/contract.md §2 "Derived names are injective"): a BPA cluster's objects, a SIPCluster's services and label
  * Job, and the Flux Kustomization and Argo CD Application of a cluster directory. Kept here, not in
  * `charts/`, because the `name-clash` rule computes the same names from the site model (decision
  * 0033). Jobs named after their content (`hashedJob` in `charts/metadata.ts`) are not here: their
@@ -54,7 +54,7 @@ function namespaceJoint(namespace: string): "-" | "." {
 /**
  * The name of cluster directory `<namespace>/<cluster>` among all of a site's: its Flux
  * Kustomization, the file that holds it (`rendered/flux/<name>.yaml`) and its Argo CD Application
- * (SPEC §4): `default-cluster-xyz` for `default/cluster-xyz`, `edge-a.cluster-east` for
+ * (docs/contract.md §4): `default-cluster-xyz` for `default/cluster-xyz`, `edge-a.cluster-east` for
  * `edge-a/cluster-east`, `edge-a-cluster-east` for `edge/a-cluster-east`. At most 63 characters:
  * Flux copies a Kustomization's name into a label of every object it applies, and Argo CD's label
  * tracking does the same with an Application's name.
@@ -83,7 +83,7 @@ export function labelRoleName(namespace: DnsLabel, cluster: DnsLabel): string {
   return `${labelJobName(cluster)}${namespaceJoint(namespace)}${namespace}`;
 }
 
-/** The names of a BPA cluster's objects in its namespace (SPEC §4.1). */
+/** The names of a BPA cluster's objects in its namespace (docs/contract.md §4.1). */
 export interface BpaObjectNames {
   /** The address book ConfigMap `<cluster>-configmap`, a name upstream BPA published. */
   readonly addressBook: string;
@@ -101,7 +101,7 @@ export interface BpaObjectNames {
  * {@link BpaObjectNames} of cluster `cluster`: the cluster name and a suffix (a prefix for the
  * installer's identity). No suffix ends another, so the names of two clusters of one namespace
  * never meet; a SIPCluster's service names can meet them (`loadbalancer-controlplane-x` +
- * `-configmap` = `loadbalancer-controlplane-` + `x-configmap`), which SPEC fixes on both sides, so
+ * `-configmap` = `loadbalancer-controlplane-` + `x-configmap`), which the contract fixes on both sides, so
  * `name-clash` refuses that pair.
  */
 export function bpaObjectNames(cluster: DnsLabel): BpaObjectNames {
@@ -114,7 +114,7 @@ export function bpaObjectNames(cluster: DnsLabel): BpaObjectNames {
   };
 }
 
-/** The prefix of each SIP service's object names (SPEC §4.2), by the `spec.services` field asking for it. */
+/** The prefix of each SIP service's object names (docs/contract.md §4.2), by the `spec.services` field asking for it. */
 export const SERVICE_NAME_PREFIXES = {
   loadBalancerControlPlane: "loadbalancer-controlplane",
   loadBalancerWorker: "loadbalancer-worker",
@@ -126,7 +126,7 @@ export const SERVICE_NAME_PREFIXES = {
 export type ServiceNamePrefix = (typeof SERVICE_NAME_PREFIXES)[keyof typeof SERVICE_NAME_PREFIXES];
 
 /**
- * `<prefix>-<cluster>` for the first service of a kind (SPEC §4.2), `<prefix><index>-<cluster>` for
+ * `<prefix>-<cluster>` for the first service of a kind (docs/contract.md §4.2), `<prefix><index>-<cluster>` for
  * the service at `index` > 0 (`loadbalancer-controlplane1-x` for `loadbalancerControlPlane[1]`): the
  * name of its ConfigMap, Deployment and Service. The index goes before the cluster name because a
  * cluster name may end in `-1` itself: with `<prefix>-<cluster>-<index>`, the second service of

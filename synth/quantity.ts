@@ -1,5 +1,5 @@
 /**
- * Kubernetes resource quantities for memory (SPEC §1.3): `4Gi`, `4096Mi`, `8G`, `8589934592`.
+ * Kubernetes resource quantities for memory (docs/contract.md §1.3): `4Gi`, `4096Mi`, `8G`, `8589934592`.
  * A bare number below 1024 is refused as ambiguous: `memory: 64` almost certainly means 64 GiB, and
  * silently reading it as 64 bytes would make every host "fit". So is a bare number below 1 MiB:
  * `memory: 4096` is 4096 bytes to Kubernetes but almost certainly meant 4096 MiB

@@ -1,6 +1,6 @@
 /**
  * A site evaluated once and kept, so a change to one CR is evaluated at the cost of what that CR can
- * reach, not of the site (SPEC §8: the webhook answers in milliseconds with a hub's clusters loaded).
+ * reach, not of the site (docs/contract.md §8: the webhook answers in milliseconds with a hub's clusters loaded).
  *
  * - The checks across CRs (`siteModel`) run on the CRs the changed one shares something with: its
  *   cluster, the names its references use, its NodePorts, the names its cluster renders. Each of those checks groups CRs by exactly
@@ -36,7 +36,7 @@ export interface SnapshotInput {
 
 /** The site's evaluation, and how to evaluate one change to it. */
 export class SiteSnapshot {
-  /** Every finding of the site as it is, sorted (SPEC §7). */
+  /** Every finding of the site as it is, sorted (docs/contract.md §7). */
   readonly issues: readonly Issue[];
   /** The site's plan (the turns placed again by {@link withResources} explain nothing). */
   readonly plan: SitePlan;

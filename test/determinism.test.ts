@@ -1,5 +1,5 @@
 /**
- * SPEC §3.4 / §8: the rendered tree is a function of the site's content only. The example site is
+ * docs/contract.md §3.4 / §8: the rendered tree is a function of the site's content only. The example site is
  * re-written with its spec documents regrouped into other files in another order, and its
  * inventory objects shuffled across YAML streams and JSON Lists; synth must write the same bytes.
  */

@@ -1,5 +1,5 @@
 /**
- * SPEC §4: `synth` is idempotent. Starting from the example site and its committed `rendered/`, a
+ * docs/contract.md §4: `synth` is idempotent. Starting from the example site and its committed `rendered/`, a
  * random sequence of site changes (SIP role counts up and down, clusters leaving and coming back, a
  * GitOps agent applying the label patches and a new snapshot showing it, a host labelled for a
  * SIPCluster the site never managed) is rendered step by step; after every step a second synth

@@ -252,7 +252,7 @@ spec:
   });
 });
 
-describe("SPEC §3.1: a resource-only entry takes the best fit", () => {
+describe("docs/contract.md §3.1: a resource-only entry takes the best fit", () => {
   it("is the free host with the fewest CPUs, then the least memory, then the first name", () => {
     const GiB = 2 ** 30;
     const inventory = makeInventory([
@@ -283,7 +283,7 @@ spec:
   });
 });
 
-describe("SPEC §3.2: SIP roles", () => {
+describe("docs/contract.md §3.2: SIP roles", () => {
   const RACK = "vino.airshipit.org/rack";
   const controlPlane = { "vino.airshipit.org/flavor": "control-plane" };
   const sipCluster = (
@@ -437,7 +437,7 @@ spec:
   });
 });
 
-describe("SPEC §3.4: a lost host never reshuffles its siblings", () => {
+describe("docs/contract.md §3.4: a lost host never reshuffles its siblings", () => {
   /** Who serves what, keyed by node (BPA) or host (SIP), so a moved node shows as one changed entry. */
   const placements = (plan: SitePlan): Map<string, string> =>
     new Map(

@@ -814,7 +814,7 @@ describe("host-claimed despite the rendered/ lock", () => {
 });
 
 describe("the catalogue", () => {
-  it("has the SPEC §2 rule ids with their severities", () => {
+  it("has the docs/contract.md §2 rule ids with their severities", () => {
     const warnings = Object.entries(RULES)
       .filter(([, rule]) => rule.severity === "warning")
       .map(([id]) => id);

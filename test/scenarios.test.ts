@@ -131,7 +131,7 @@ function objectsIn(content: string): KubeObject[] {
     .map((document) => asKubeObject(parse(document)));
 }
 
-/** SPEC §4: the component files a cluster directory may hold, each with its objects' sync wave. */
+/** docs/contract.md §4: the component files a cluster directory may hold, each with its objects' sync wave. */
 const COMPONENT_WAVES: Readonly<Record<string, string>> = {
   "allocation.yaml": "-3",
   "specs.yaml": "-2",
@@ -144,7 +144,7 @@ const COMPONENT_WAVES: Readonly<Record<string, string>> = {
   "software.yaml": "2",
 };
 
-/** SPEC §4.1, §4.2: the name each component gives its objects of a kind (a further service adds `-<n>`). */
+/** docs/contract.md §4.1, §4.2: the name each component gives its objects of a kind (a further service adds `-<n>`). */
 function specName(component: string, kind: string, clusterName: string): RegExp | undefined {
   const cluster = clusterName.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
   const names: Readonly<Record<string, RegExp>> = {
@@ -202,7 +202,7 @@ describe.each(ALL.map((scenario) => [scenario.name, scenario] as const))(
       }
     });
 
-    it("follows SPEC §4: component files, object names, namespaces, labels, sync waves and wiring", async () => {
+    it("follows docs/contract.md §4: component files, object names, namespaces, labels, sync waves and wiring", async () => {
       const expected = await readTree(scenario.expected);
       const directories = new Map<string, string[]>();
       for (const [file, content] of expected) {

@@ -1,5 +1,5 @@
 /**
- * The trust boundary under fuzz, with the real readers as judges (issue #21, SPEC §2 "Typed at the
+ * The trust boundary under fuzz, with the real readers as judges (issue #21, docs/contract.md §2 "Typed at the
  * door", §9 "Real readers of what we write"). Arbitrary strings go into every input field of a small
  * site that reaches a rendered text file; for each input, either `validate` and `synth` both refuse
  * it with findings (rule, file, line), leave rendered/ as it was, and the webhook's review of the CRs

@@ -1,5 +1,5 @@
 /**
- * The admission contract (SPEC §5), pure: an `admission.k8s.io/v1` AdmissionReview in, the response
+ * The admission contract (docs/contract.md §5), pure: an `admission.k8s.io/v1` AdmissionReview in, the response
  * AdmissionReview (or a 400 for a body that is not one) out. No I/O and no rule logic: the rules
  * arrive as a {@link Reviewer}.
  */

@@ -1,5 +1,5 @@
 /**
- * The webhook's HTTP surface (SPEC §5) as an express app that never listens: `main.ts` serves it over
+ * The webhook's HTTP surface (docs/contract.md §5) as an express app that never listens: `main.ts` serves it over
  * TLS, tests and the benchmark serve it on their own servers. Rule logic stays in synth/, admission
  * logic in admission.ts; this module routes, parses bodies within limits, and measures and logs
  * every admission request.
@@ -18,7 +18,7 @@ import type { RequestResult, WebhookMetrics } from "./metrics.ts";
 import type { Knowledge } from "./state.ts";
 import { TurnBatch } from "./turn-batch.ts";
 
-/** Largest request body accepted; the API server's own limit for an object is 1.5 MiB (SPEC §5). */
+/** Largest request body accepted; the API server's own limit for an object is 1.5 MiB (docs/contract.md §5). */
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
 
 /**

@@ -1,5 +1,5 @@
 /**
- * Serves the webhook app over HTTPS (SPEC §5): TLS ≥ 1.2 with the certificate re-read when it
+ * Serves the webhook app over HTTPS (docs/contract.md §5): TLS ≥ 1.2 with the certificate re-read when it
  * rotates, request deadlines below the API server's 5 s `timeoutSeconds`, and a graceful stop on
  * SIGTERM (readiness false, keep serving while the endpoint is withdrawn, finish in-flight requests,
  * close the feeds).

@@ -12,7 +12,7 @@ export interface InventoryStats {
 }
 
 /**
- * The webhook's Prometheus metrics (SPEC §5), in a registry of their own so that several servers in
+ * The webhook's Prometheus metrics (docs/contract.md §5), in a registry of their own so that several servers in
  * one process (tests, the benchmark) don't share counters, with prom-client's default process and
  * Node.js metrics (CPU, resident memory, heap, event-loop lag, open file descriptors, GC), as the
  * other admission controllers of a cluster export them.
@@ -35,7 +35,7 @@ export class WebhookMetrics {
       name: "metalsynth_webhook_request_duration_seconds",
       help: "Time from receiving an admission request to sending the response.",
       labelNames: ["kind"],
-      // The API server gives up after timeoutSeconds (5 s); SPEC §8 wants p99 under 10 ms.
+      // The API server gives up after timeoutSeconds (5 s); docs/contract.md §8 wants p99 under 10 ms.
       buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
       registers,
     });

@@ -15,7 +15,7 @@ export interface TlsFiles {
   readonly keyFile: string;
 }
 
-/** TLS 1.2 is the floor (SPEC §5); the API server speaks 1.3 where it can. */
+/** TLS 1.2 is the floor (docs/contract.md §5); the API server speaks 1.3 where it can. */
 export const MIN_TLS_VERSION = "TLSv1.2";
 
 /**

@@ -31,7 +31,7 @@ const OPTIONS = {
 } as const;
 
 /**
- * `metalsynth webhook`: serves the admission webhook until SIGTERM (SPEC §5, §7). The inventory comes
+ * `metalsynth webhook`: serves the admission webhook until SIGTERM (docs/contract.md §5, §7). The inventory comes
  * from `--inventory` files or from the API server (`--from-cluster`); `--site` adds the site's specs
  * and lock. JSON logs go to stdout.
  */

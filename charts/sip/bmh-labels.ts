@@ -80,7 +80,7 @@ interface HostLabelChange {
 }
 
 /**
- * The SIP ownership labels of the live BareMetalHosts (SPEC §4.2, decisions 0015 and 0040): a Job
+ * The SIP ownership labels of the live BareMetalHosts (docs/contract.md §4.2, decisions 0015 and 0040): a Job
  * runs {@link LABEL_SCRIPT}, which labels each member with `sip.airshipit.org/cluster-namespace`,
  * `cluster-name` and `node-type` (standby hosts are labelled like active ones, as upstream SIP did)
  * and removes them from each released host, by `kubectl label`: a merge patch of `metadata.labels`

@@ -81,7 +81,7 @@ export function haproxyConfig(props: HaproxyConfigProps): string {
     "  option dontlognull",
     "  option log-health-checks",
     "  retries 1",
-    // Backends list idle hosts too (SPEC 4.2): a connection sent to one before its first check
+    // Backends list idle hosts too (docs/contract.md §4.2): a connection sent to one before its first check
     // failed is retried on another server instead of failing.
     "  option redispatch",
     "  timeout queue 30s",

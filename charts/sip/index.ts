@@ -18,7 +18,7 @@ export { LoadBalancerChart, type LoadBalancerChartProps, type LoadBalancerTier }
 
 /**
  * The charts of a SIPCluster, per file of its `rendered/clusters/<ns>/<cluster>/` directory
- * (SPEC §4.2): `bmh-labels.yaml` when any host gains or loses SIP labels, and `jumphost.yaml`,
+ * (docs/contract.md §4.2): `bmh-labels.yaml` when any host gains or loses SIP labels, and `jumphost.yaml`,
  * `loadbalancer-controlplane.yaml`, `loadbalancer-worker.yaml` each only when the CR asks for that
  * service, so no chart is empty. Chart ids carry the namespace and cluster, like the BPA charts', so
  * one App can hold a whole site.

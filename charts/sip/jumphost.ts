@@ -65,7 +65,7 @@ const SSHD_CAPABILITIES = [
 ];
 
 /**
- * A SIPCluster's SSH jump hosts (SPEC §4.2): per `jumpHost` service, ConfigMap `jumphost-<cluster>`
+ * A SIPCluster's SSH jump hosts (docs/contract.md §4.2): per `jumpHost` service, ConfigMap `jumphost-<cluster>`
  * (`-<index>` from the second on) with `authorized_keys`, `ssh_config` and the hosts table, a
  * Deployment of the jump host image, and a NodePort Service 22 → `nodePort`.
  *

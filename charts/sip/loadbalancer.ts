@@ -82,7 +82,7 @@ const TIERS: Readonly<Record<LoadBalancerTier, Tier>> = {
 };
 
 /**
- * A SIPCluster's control-plane or worker load balancers (SPEC §4.2): per service of the tier, a
+ * A SIPCluster's control-plane or worker load balancers (docs/contract.md §4.2): per service of the tier, a
  * ConfigMap with `haproxy.cfg`, an HAProxy Deployment and a NodePort Service, all named
  * `loadbalancer-<tier>-<cluster>` (`-<index>` from the second service on).
  *

@@ -54,7 +54,7 @@ describe("WebhookChart", () => {
     ]);
   });
 
-  it("configures the webhook as SPEC §5 says, one entry per kind, its own namespace excluded", () => {
+  it("configures the webhook as docs/contract.md §5 says, one entry per kind, its own namespace excluded", () => {
     const configuration = one(objects(), "ValidatingWebhookConfiguration", ValidatingWebhookConfiguration);
     expect(configuration.metadata?.annotations).toEqual({
       "cert-manager.io/inject-ca-from": `${DEFAULT_NAMESPACE}/metalsynth-webhook-ca`,

@@ -47,7 +47,7 @@ export const CA_NAME = `${WEBHOOK_NAME}-ca`;
 const ROOT_ISSUER = `${WEBHOOK_NAME}-selfsigned`;
 /** The port the server listens on inside the pod (non-root: above 1024). */
 const WEBHOOK_PORT = 8443;
-/** The API server gives up on a call after this many seconds (SPEC §5); the server answers within 4 s. */
+/** The API server gives up on a call after this many seconds (docs/contract.md §5); the server answers within 4 s. */
 export const TIMEOUT_SECONDS = 5;
 
 /** The user the image runs as (distroless `nonroot`). */
@@ -56,7 +56,7 @@ const TLS_DIR = "/tls";
 const SELECTOR = { "app.kubernetes.io/name": WEBHOOK_NAME };
 
 /**
- * Everything `kubectl apply -f deploy/metalsynth.yaml` installs (SPEC §5): the four CRDs, the
+ * Everything `kubectl apply -f deploy/metalsynth.yaml` installs (docs/contract.md §5): the four CRDs, the
  * webhook's Namespace, ServiceAccount, read-only ClusterRole (no Secrets) and a Role for Secrets in
  * each inventory namespace, cert-manager's chain (self-signed root, CA Issuer, serving Certificate), the Deployment (two replicas, probes, non-root, read-only root file system), its
  * Service and PodDisruptionBudget, and the ValidatingWebhookConfiguration whose CA bundle
@@ -340,7 +340,7 @@ export class WebhookChart extends Chart {
         clientConfig: {
           service: { namespace, name: WEBHOOK_NAME, path: `/validate/${definition.singular}`, port: 443 },
         },
-        // DELETE is always allowed (SPEC §5), so the API server need not call for it.
+        // DELETE is always allowed (docs/contract.md §5), so the API server need not call for it.
         rules: [
           {
             apiGroups: [definition.group],

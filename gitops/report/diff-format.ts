@@ -83,7 +83,7 @@ export interface CommitMessage {
 const SUBJECT_WIDTH = 72;
 
 /**
- * The message of a render commit (SPEC §6.2): the body has one line per changed cluster,
+ * The message of a render commit (docs/contract.md §6.2): the body has one line per changed cluster,
  * `edge-a/cluster-east: +worker worker-2=metal3/r02-node-08; -worker …; Job kud-cluster-east
  * replaced`, and one for the GitOps wiring. The subject is `subject` when given, else it names what
  * changed: `metalsynth: edge-a/cluster-east, edge-a/cluster-west` or, when that is too long,

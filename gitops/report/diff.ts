@@ -57,7 +57,7 @@ export interface ClusterDiff {
   readonly files: FileChange[];
 }
 
-/** How a new rendered tree differs from the previous one (SPEC §6.3). */
+/** How a new rendered tree differs from the previous one (docs/contract.md §6.3). */
 export interface RenderedDiff {
   /** Clusters with any change, sorted by key. */
   readonly clusters: ClusterDiff[];

@@ -1,7 +1,7 @@
 import { compareIssues, issueText, type Issue } from "../../synth/issue.ts";
 
 /**
- * What a command prints (SPEC §7): text or json everywhere; `github` (workflow-command annotations)
+ * What a command prints (docs/contract.md §7): text or json everywhere; `github` (workflow-command annotations)
  * and `sarif` where the output is findings; `markdown` for diff's pull-request summary.
  */
 export type OutputFormat = "text" | "json" | "github" | "sarif" | "markdown";
@@ -21,7 +21,7 @@ export function formatIssues(issues: readonly Issue[], format: "text" | "json"):
 
 /**
  * A command's JSON report (synth, diff): `report` as pretty JSON, its `diagnostics` as the sorted
- * rows of SPEC §7.
+ * rows of docs/contract.md §7.
  */
 export function jsonReport(
   report: { readonly diagnostics: readonly Issue[] } & Record<string, unknown>,
@@ -29,7 +29,7 @@ export function jsonReport(
   return `${JSON.stringify({ ...report, diagnostics: issueRows(report.diagnostics) }, null, 2)}\n`;
 }
 
-/** Diagnostics as the JSON rows of SPEC §7, sorted (for reports that hold more than one list of them). */
+/** Diagnostics as the JSON rows of docs/contract.md §7, sorted (for reports that hold more than one list of them). */
 export function issueRows(issues: readonly Issue[]) {
   return [...issues].sort(compareIssues).map((found) => ({
     severity: found.severity,

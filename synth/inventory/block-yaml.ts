@@ -7,7 +7,7 @@
  * text with the full `yaml` parser, which also reports every error with its line and column.
  *
  * Why it exists: the full parser builds a syntax tree and a document with a source range for every
- * node, about 2 MB/s on a region's snapshot, and SPEC §8 asks 20 MB/s. This reader keeps no positions;
+ * node, about 2 MB/s on a region's snapshot, and docs/contract.md §8 asks 20 MB/s. This reader keeps no positions;
  * a caller that reports a finding in an object parses that object again with the full parser to say
  * where. Plain scalars resolve through the `yaml` package's own core-schema tags, so `true`, `0x1F` or
  * `.inf` mean the same in both; tests compare the two on the example inventories and on generated and

@@ -1,5 +1,5 @@
 /**
- * Reads the facts of SPEC §1.3 out of raw `BareMetalHost` and `HardwareData` objects. Each function
+ * Reads the facts of docs/contract.md §1.3 out of raw `BareMetalHost` and `HardwareData` objects. Each function
  * keeps only what a {@link Host} needs, so a caller can drop the raw object right away.
  */
 import {

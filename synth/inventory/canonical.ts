@@ -1,6 +1,6 @@
 /**
  * The canonical inventory snapshot that `metalsynth inventory pull` writes (decision 0023): for each
- * host, a trimmed BareMetalHost holding only the facts metalsynth reads (SPEC §1.3), and a trimmed
+ * host, a trimmed BareMetalHost holding only the facts metalsynth reads (docs/contract.md §1.3), and a trimmed
  * networkData Secret holding only `networks[].id → ip_address`. Every map's keys are sorted, every
  * list is sorted, and nothing volatile (resourceVersion, timestamps, power state, operation history)
  * is kept, so refreshing an unchanged cluster gives the same bytes and a changed NIC one changed line.
@@ -183,7 +183,7 @@ function nicEntries(nic: Nic): Record<string, unknown>[] {
 /**
  * The host's NICs sorted by name, MAC and addresses, unless the order carries meaning: when several
  * NICs share a MAC (a bond and its first member) or a name, the first one with an address answers
- * "which IP has this MAC / this interface" (SPEC §1.3). If sorting would change any such answer, the
+ * "which IP has this MAC / this interface" (docs/contract.md §1.3). If sorting would change any such answer, the
  * inspection's order is kept, so the snapshot never changes a plan.
  */
 export function orderedNics(host: Host): readonly Nic[] {

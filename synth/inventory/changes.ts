@@ -1,5 +1,5 @@
 /**
- * What changed between two inventories, host by host, in the facts metalsynth reads (SPEC §1.3):
+ * What changed between two inventories, host by host, in the facts metalsynth reads (docs/contract.md §1.3):
  * what `metalsynth inventory pull` shows a reviewer before a new snapshot is committed. Two hosts
  * differ exactly when their canonical snapshot entries differ (see canonical.ts), so a change this
  * module reports is one the snapshot file shows, and nothing else.

@@ -1,5 +1,5 @@
 /**
- * The known MAC nearest to one that matches no host, for `mac-unknown`'s "did you mean" (SPEC §2).
+ * The known MAC nearest to one that matches no host, for `mac-unknown`'s "did you mean" (docs/contract.md §2).
  * Reviewing a CR with a mistyped MAC is the webhook's most common denial, so it must not cost a
  * comparison with every MAC of a region's inventory, whether the MAC asked about is a typo or far from
  * every known one (decision 0020).

@@ -3,7 +3,7 @@ import { clusterKey, type ClusterKey } from "../cluster-key.ts";
 import type { RuleId, SourcePosition } from "../issue.ts";
 import { sameData } from "../same-data.ts";
 
-/** One network interface of a host, after de-duplicating dual-stack repeats (SPEC §1.3). */
+/** One network interface of a host, after de-duplicating dual-stack repeats (docs/contract.md §1.3). */
 export interface Nic {
   /** Interface name as the BMH reports it (`enp1s0`), `""` when unknown. */
   readonly name: string;
@@ -47,7 +47,7 @@ export interface PartialSipLabels {
 }
 
 /**
- * The facts metalsynth uses about one BareMetalHost (SPEC §1.3), normalised once at load time so
+ * The facts metalsynth uses about one BareMetalHost (docs/contract.md §1.3), normalised once at load time so
  * rules and planning never look at raw YAML.
  */
 export interface Host {
@@ -128,14 +128,14 @@ export function sipOwnerKey(host: Host): ClusterKey | undefined {
     : undefined;
 }
 
-/** The IP for a MAC (SPEC §1.3): the IPv4 of the NIC with that MAC, else its global IPv6. */
+/** The IP for a MAC (docs/contract.md §1.3): the IPv4 of the NIC with that MAC, else its global IPv6. */
 export function ipForMac(host: Host, mac: string): IpAddress | undefined {
   const nics = host.nics.filter((nic) => nic.mac === mac);
   return nics.find((nic) => nic.ipv4)?.ipv4 ?? nics.find((nic) => nic.ipv6)?.ipv6;
 }
 
 /**
- * The IP for a SIP `nodeInterfaceId` (SPEC §1.3): the networkData network with that id, else the IPv4
+ * The IP for a SIP `nodeInterfaceId` (docs/contract.md §1.3): the networkData network with that id, else the IPv4
  * of the NIC whose name equals the id.
  */
 export function ipForInterface(host: Host, interfaceId: string): IpAddress | undefined {

@@ -1,7 +1,7 @@
 /**
  * The indexed, read-only view of the BMH snapshot that rules, planning and the webhook query. Every
  * lookup the webhook's hot path needs (by id, by MAC, by label, by size) is a map or a binary search,
- * never a scan of all hosts (SPEC §8: one CR against 10,000 hosts in ≤ 2 ms).
+ * never a scan of all hosts (docs/contract.md §8: one CR against 10,000 hosts in ≤ 2 ms).
  */
 import { pushTo } from "../group.ts";
 import { compareText } from "../issue.ts";

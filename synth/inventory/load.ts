@@ -1,5 +1,5 @@
 /**
- * Turns the objects of an inventory snapshot (SPEC §1.3) into an {@link Inventory}. Pure: readers at
+ * Turns the objects of an inventory snapshot (docs/contract.md §1.3) into an {@link Inventory}. Pure: readers at
  * the edge parse files and feed objects in; this module decides what they mean.
  *
  * The result is independent of the order objects arrive in: everything is sorted by source position
@@ -244,7 +244,7 @@ export class InventoryBuilder {
         (secrets.get(`${networkData.namespace}/${networkData.name}`) ?? namespaceless.get(networkData.name));
       if (secret) usedSecrets.add(secret);
       else if (networkData) {
-        // A warning, not an error: SPEC §1.3 falls back to the NIC named like the interface, and a
+        // A warning, not an error: docs/contract.md §1.3 falls back to the NIC named like the interface, and a
         // snapshot taken without Secrets is common (decision 0013).
         unmatched(
           ["spec", "networkData", "name"],

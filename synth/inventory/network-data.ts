@@ -1,6 +1,6 @@
 /**
  * SIP's per-host `networkData` Secrets (OpenStack network_data format) give the IP of each
- * `nodeInterfaceId` (SPEC §1.3). Only `networks[].id → ip_address` is kept; every other Secret, and
+ * `nodeInterfaceId` (docs/contract.md §1.3). Only `networks[].id → ip_address` is kept; every other Secret, and
  * every other key of these Secrets, is never read, so BMC passwords can't leak into the inventory.
  */
 import { parseDocument } from "yaml";

@@ -98,7 +98,7 @@ export const SPECS_WAVE = "-2";
 const CLIENT_ANNOTATIONS = new Set(["kubectl.kubernetes.io/last-applied-configuration"]);
 
 /**
- * A cluster CR as its directory carries it to the cluster (SPEC §4 "What Git knows reaches the
+ * A cluster CR as its directory carries it to the cluster (docs/contract.md §4 "What Git knows reaches the
  * cluster"): the schema-validated object of `specs/` re-serialised, so only what the schema admitted
  * is written. Kept: `apiVersion`, `kind`, name, namespace (the default namespace made explicit),
  * labels and annotations the user set, `spec`. Left out: `status` and whatever the server sets

@@ -1,5 +1,5 @@
 /**
- * BPA placement (SPEC §3.1): a MAC entry gets the host with that MAC, a resource-only entry the best
+ * BPA placement (docs/contract.md §3.1): a MAC entry gets the host with that MAC, a resource-only entry the best
  * fitting free host, a null entry its master's host. What is wrong with the host found is for the
  * rules in `synth/rules/hosts.ts`; this module decides which host.
  */
@@ -168,7 +168,7 @@ export function unprovisionedPlan(key: ClusterKey, group: BpaGroup): BpaClusterP
   return { kind: "bpa", key, ...group, masters: [], workers: [], decisions: [] };
 }
 
-/** Places one BPA cluster's nodes in CR order (SPEC §3.1). */
+/** Places one BPA cluster's nodes in CR order (docs/contract.md §3.1). */
 export function placeBpaCluster(
   key: ClusterKey,
   group: ProvisionedGroup,
@@ -315,7 +315,7 @@ function reportRequest(provisioning: Provisioning): Reporter {
  * Hosts that belong to one entry of this cluster whatever the planning order: the host a MAC entry
  * names, and the locked host of a resource-only entry that still fits it. Best fit for another entry
  * must not take them, or one lost host would move the entry planned before its siblings onto a
- * sibling's host and shift every sibling along (SPEC §3.4).
+ * sibling's host and shift every sibling along (docs/contract.md §3.4).
  */
 function reservedHosts(
   cluster: ClusterKey,

@@ -189,7 +189,7 @@ export function selected(selector: LabelSelector): HostFilter {
   );
 }
 
-/** Rejects hosts without an IP on interface `id` (SPEC §1.3). */
+/** Rejects hosts without an IP on interface `id` (docs/contract.md §1.3). */
 export function addressed(id: string): HostFilter {
   return filter(FILTERS.interface, (host) =>
     ipForInterface(host, id) === undefined ? { reason: REASONS.noAddress, requested: id } : undefined,

@@ -1,5 +1,5 @@
 /**
- * The claims planning fixes before any cluster is placed (SPEC §3.4, §3.1): the lock's allocations,
+ * The claims planning fixes before any cluster is placed (docs/contract.md §3.4, §3.1): the lock's allocations,
  * the SIP labels of the inventory, and the hosts MAC entries name. They depend on the host alone
  * (the lock entries and MAC entries that name it) and on which clusters are live, so the same
  * function serves a whole site and, with only the entries of a few hosts, the webhook's review of

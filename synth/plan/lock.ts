@@ -8,7 +8,7 @@ import type { Role } from "../site/bpa.ts";
 /** Which planner made an allocation. */
 export type LockKind = "bpa" | "sip";
 
-/** What every lock entry records (SPEC §3.4). */
+/** What every lock entry records (docs/contract.md §3.4). */
 interface LockEntryBase {
   /** `namespace/name` of the BareMetalHost, each part a valid Kubernetes name. */
   readonly host: string;
@@ -51,7 +51,7 @@ export interface SipLockEntry extends LockEntryBase {
 }
 
 /**
- * One allocation recorded in `rendered/metalsynth.lock.yaml` (SPEC §3.4). Read back on the next run so
+ * One allocation recorded in `rendered/metalsynth.lock.yaml` (docs/contract.md §3.4). Read back on the next run so
  * a new inventory snapshot never reshuffles existing clusters. Made by planning, or by
  * `parseLock` (`synth/rules/lock.ts`) from the file.
  */

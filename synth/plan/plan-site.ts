@@ -48,7 +48,7 @@ export interface PlanTrace {
 }
 
 /**
- * Decides which host serves which cluster (SPEC §3), deterministically: fixed claims first (lock,
+ * Decides which host serves which cluster (docs/contract.md §3), deterministically: fixed claims first (lock,
  * SIP labels, MAC entries), then SIP roles and BPA resource-only entries in cluster-key order. Every
  * problem is an issue; the plan is returned even with errors so `explain` can still show it.
  */

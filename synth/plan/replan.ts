@@ -1,7 +1,7 @@
 /**
  * Planning a change to a few clusters again, starting from a whole site's {@link PlanTrace}, at the
  * cost of what the change can reach rather than of the site (the webhook reviews one CR this way,
- * SPEC §8). The answer is the one a full run on the changed site gives; `replan.test.ts` checks that
+ * docs/contract.md §8). The answer is the one a full run on the changed site gives; `replan.test.ts` checks that
  * over random sites and changes.
  *
  * 1. Fixed claims are a function of each host's lock entries and MAC entries and of which clusters

@@ -1,5 +1,5 @@
 /**
- * SIP placement (SPEC §3.2), per role in planning order: keep the hosts the cluster already has while
+ * SIP placement (docs/contract.md §3.2), per role in planning order: keep the hosts the cluster already has while
  * they still qualify, fill up to active + standby from free matching hosts, at most one per topology
  * value, and release what it no longer needs (standby first, then the highest names).
  */
@@ -29,7 +29,7 @@ import {
 import { hostSnapshot, type LockEntry } from "./lock.ts";
 import type { Decision, RejectedHost, RetiredSipCluster, SipClusterPlan, SipMember } from "./model.ts";
 
-/** Places one SIPCluster's roles (SPEC §3.2). */
+/** Places one SIPCluster's roles (docs/contract.md §3.2). */
 export function placeSipCluster(
   sip: SipCluster,
   context: PlanningContext & {

@@ -1,5 +1,5 @@
 /**
- * Placement turn by turn (SPEC §3): after the fixed claims, each SIPCluster in key order, then each
+ * Placement turn by turn (docs/contract.md §3): after the fixed claims, each SIPCluster in key order, then each
  * BPA cluster in key order, places its hosts against the claims made before its turn. A turn records
  * what it read of those claims, so a later run that changes some claims knows which turns could
  * decide differently and re-places only those (`site-snapshot.ts`); every other turn's outcome

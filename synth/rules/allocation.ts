@@ -1,5 +1,5 @@
 /**
- * Allocations at the door (SPEC §2 `lock-invalid`, decision 0039): the Allocation objects the webhook
+ * Allocations at the door (docs/contract.md §2 `lock-invalid`, decision 0039): the Allocation objects the webhook
  * `--from-cluster` lists are Git's lock in the cluster, read back with the checks of the lock file.
  */
 import { clusterKey } from "../cluster-key.ts";

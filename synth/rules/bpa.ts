@@ -1,5 +1,5 @@
 /**
- * The rules of the BPA kinds that need nothing but the CR itself (SPEC §2): the `cluster` label,
+ * The rules of the BPA kinds that need nothing but the CR itself (docs/contract.md §2): the `cluster` label,
  * node entries, MAC and memory syntax, KUD plugins, the pod subnet, Debian packages. The normalisers
  * in `synth/site/bpa.ts` call them as they read a CR.
  */

@@ -1,5 +1,5 @@
 /**
- * The rule catalogue (SPEC §2): every rule id with its severity, a one-line summary and the module
+ * The rule catalogue (docs/contract.md §2): every rule id with its severity, a one-line summary and the module
  * that holds its check. The rules proper live in this folder, one module per family: `bpa.ts`
  * (Provisioning, Software, Cluster CRs), `sip.ts` (SIPCluster), `site.ts` (across CRs), `hosts.ts`
  * (a request against the inventory), `names.ts` (what clusters render), `schema.ts` and `secrets.ts`

@@ -1,5 +1,5 @@
 /**
- * The lock at the door (SPEC §2 `lock-invalid`, §3.4): `rendered/metalsynth.lock.yaml` is an input
+ * The lock at the door (docs/contract.md §2 `lock-invalid`, §3.4): `rendered/metalsynth.lock.yaml` is an input
  * like any other. A hand edit, a bad merge or a truncated write must stop the run with a finding,
  * never be re-planned from scratch (that reshuffles every cluster) or silently rewritten.
  */
@@ -33,7 +33,7 @@ const ENTRY_FIELDS = new Set(["host", "cluster", "kind", "role", "node", "standb
 const SNAPSHOT = /^[0-9a-f]{8}$/;
 
 /**
- * Reads a lock file's first document (`undefined`: the file holds none) at the door (SPEC §2
+ * Reads a lock file's first document (`undefined`: the file holds none) at the door (docs/contract.md §2
  * `lock-invalid`). A lock that is empty, is not a lock, or whose entries are malformed or contradict
  * each other (one host in two clusters, one SIP host in two roles, an unknown role) gives findings
  * with the field path, placed by `position`. A damaged lock is a reason to stop, not to re-plan from

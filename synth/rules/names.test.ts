@@ -90,7 +90,7 @@ describe("name-clash: sites whose clusters render distinct names", () => {
 describe("name-clash: sites whose clusters would share an object", () => {
   it.each([
     [
-      // SPEC fixes both names: <cluster>-configmap and loadbalancer-controlplane-<name>.
+      // The contract fixes both names: <cluster>-configmap and loadbalancer-controlplane-<name>.
       "the address book of a BPA cluster and a SIP load balancer",
       site(
         provisioning("edge", "loadbalancer-controlplane-x"),

@@ -1,8 +1,8 @@
 /**
- * `name-clash` (SPEC §2): two clusters of the site whose rendered objects or files would share a
+ * `name-clash` (docs/contract.md §2): two clusters of the site whose rendered objects or files would share a
  * kind, namespace and name (or a path). The names come from `synth/names.ts`, as the charts' do, so
  * the rule sees exactly what synth would write. They are injective for each kind of object, so
- * what is left to refuse is a SPEC-fixed BPA name meeting a SPEC-fixed SIP name, and two names
+ * what is left to refuse is a contract-fixed BPA name meeting a contract-fixed SIP name, and two names
  * shortened to the same hash (decision 0033).
  */
 import type { DnsLabel } from "../checked.ts";

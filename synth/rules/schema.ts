@@ -1,5 +1,5 @@
 /**
- * The rules of reading a CR against its schema (SPEC §2): `schema` (unknown field, wrong type, with
+ * The rules of reading a CR against its schema (docs/contract.md §2): `schema` (unknown field, wrong type, with
  * a "did you mean" for near field names) and `unknown-kind`. `synth/site/resources.ts` and the
  * settings reader call them; `secret-inline` is in `synth/rules/secrets.ts`.
  */

@@ -3,7 +3,7 @@ import type { Issue } from "../issue.ts";
 import type { Reporter } from "../site/resources.ts";
 
 /**
- * Recognisers for secret material that must never sit in a CR or in rendered output (SPEC §2
+ * Recognisers for secret material that must never sit in a CR or in rendered output (docs/contract.md §2
  * `secret-inline`, §8 "no secrets in Git"). Each names what it found, so the message can say
  * "looks like a private key" instead of echoing the secret back.
  */

@@ -1,5 +1,5 @@
 /**
- * The rules of a SIPCluster (SPEC §2): its name, role selectors and topology keys, NodePorts and SSH
+ * The rules of a SIPCluster (docs/contract.md §2): its name, role selectors and topology keys, NodePorts and SSH
  * keys, and the two that look beyond the CR: NodePorts used twice in the site, and a topology key no
  * matching host carries. The normaliser in `synth/site/sip.ts` calls the first ones as it reads a CR.
  */

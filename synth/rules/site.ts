@@ -1,5 +1,5 @@
 /**
- * The rules that look across a site's CRs but not at the inventory (SPEC §2): `duplicate-object`
+ * The rules that look across a site's CRs but not at the inventory (docs/contract.md §2): `duplicate-object`
  * and `cluster-ref` (one Provisioning/Software/glue per cluster, Cluster glue references, Software
  * without a Provisioning). NodePorts used twice are in `synth/rules/sip.ts`.
  */

@@ -40,7 +40,7 @@ const url = (schemes: string) =>
   );
 
 /**
- * `metalsynth.yaml`: the site's settings (SPEC §6.1). Every field has a default, so a site without the
+ * `metalsynth.yaml`: the site's settings (docs/contract.md §6.1). Every field has a default, so a site without the
  * file works; the file is validated like a CR (unknown fields are errors).
  */
 export const SiteSettingsSchema = z.strictObject({

@@ -70,7 +70,7 @@ export interface SipCluster {
   readonly resource: Resource<"SIPCluster">;
   /** The SIPCluster's name, checked to be a DNS-1123 label (`sip-cluster-name`). */
   readonly name: DnsLabel;
-  /** Roles in planning order: ControlPlane, Worker, then any other role by name (SPEC §3.2). */
+  /** Roles in planning order: ControlPlane, Worker, then any other role by name (docs/contract.md §3.2). */
   readonly roles: readonly SipRole[];
   readonly services: SipServices;
   /** Every fixed NodePort the services ask for (0 = auto is not listed). */

@@ -1,5 +1,5 @@
 /**
- * SPEC §5 and §9 on a real API server: the CRDs install and explain themselves, deploy/metalsynth.yaml
+ * docs/contract.md §5 and §9 on a real API server: the CRDs install and explain themselves, deploy/metalsynth.yaml
  * is accepted, and the webhook — run from this clone with `--from-cluster`, as its ServiceAccount —
  * makes `kubectl apply` refuse bad CRs of every kind with metalsynth's message, admit good ones, show
  * warnings, and handle `--dry-run=server`, UPDATE and DELETE. Its informers follow BareMetalHosts,

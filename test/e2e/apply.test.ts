@@ -1,5 +1,5 @@
 /**
- * SPEC §4.2 and §9 on a real API server: every rendered cluster directory (the example site's and
+ * docs/contract.md §4.2 and §9 on a real API server: every rendered cluster directory (the example site's and
  * each golden scenario's) applies cleanly under Flux and under Argo CD, onto BareMetalHosts made
  * with `kubectl apply`, `kubectl create` and a server-side apply, and applying changes the SIP
  * labels and nothing else: every BMH's spec and every label and annotation it had stay as they were,

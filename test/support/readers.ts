@@ -1,6 +1,6 @@
 /**
  * The programs that read what synth writes, run on a rendered file and asked what they understood
- * (SPEC §9 "Real readers of what we write"): HAProxy for `haproxy.cfg`, ansible-inventory for
+ * (docs/contract.md §9 "Real readers of what we write"): HAProxy for `haproxy.cfg`, ansible-inventory for
  * `hosts.ini`, `ssh -G` for `ssh_config` and `ssh-keygen -l` for `authorized_keys`. Debian's haproxy,
  * ansible-core and openssh-client packages provide them (.ci/run installs them). Each function
  * writes the text to a file of its own under `dir` and returns what the program made of it, or why
