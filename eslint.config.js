@@ -31,6 +31,31 @@ const synthNodeImports = {
   message: "synth/ is pure: no I/O from Node's modules; pass values in (see docs/style.md).",
 };
 
+/**
+ * synth/'s inner order (decision 0049), first to last. A module imports from its own tier and earlier
+ * ones, never a later one, and `import type` counts (no-restricted-imports's default): the vocabulary
+ * every tier reports with (field paths, checked values, issues, the rule catalogue); the readers of
+ * YAML and of the inventory; the CR schemas; model/, the types the rest share; the rules; site/, which
+ * normalises CRs with them; plan/; and what is made of a plan. A top-level module not named here is
+ * vocabulary. `synth/import-graph.test.ts` keeps the graph free of cycles inside a tier too.
+ */
+const synthTiers = [
+  { name: "synth/'s vocabulary", files: ["synth/*.ts"] },
+  { name: "the readers", files: ["synth/documents.ts", "synth/inventory/**/*.ts"] },
+  { name: "schema/", files: ["synth/schema/**/*.ts"] },
+  { name: "model/", files: ["synth/model/**/*.ts"] },
+  { name: "rules/", files: ["synth/rules/**/*.ts"] },
+  { name: "site/", files: ["synth/site/**/*.ts"] },
+  { name: "plan/", files: ["synth/plan/**/*.ts"] },
+  {
+    name: "the outputs of a plan",
+    files: ["synth/evaluate.ts", "synth/explain.ts", "synth/snapshot.ts", "synth/map/**/*.ts"],
+  },
+];
+
+// How an import names a tier's files: a folder's as "**/plan/*", a module as "**/explain.ts".
+const importPattern = (glob) => glob.replace(/^synth\//, "**/").replace(/\/\*\*\/\*\.ts$/, "/*");
+
 /** The import patterns `layer` must not use; its tests may use {@link testSupport}. */
 const layerPatterns = (layer, forbidden, tests = false) =>
   forbidden.map((target) => ({
@@ -73,18 +98,32 @@ const layerRules = [
       ],
     },
   },
-  // Tests may read fixtures; synth's code may not.
-  {
-    files: ["synth/**/*.ts"],
+  // Tests may read fixtures; synth's code may not, nor reach a later tier of its own (synthTiers).
+  ...synthTiers.map(({ name, files }, index) => ({
+    files,
     ignores: ["synth/**/*.test.ts"],
     rules: {
       "no-restricted-imports": [
         "error",
-        { patterns: [...layerPatterns("synth", forbiddenLayers.synth), synthNodeImports] },
+        {
+          patterns: [
+            ...layerPatterns("synth", forbiddenLayers.synth),
+            synthNodeImports,
+            ...synthTiers.slice(index + 1).map((later) => ({
+              group: later.files.map(importPattern),
+              message: `${name} must not import ${later.name}, a later tier of synth/ (decision 0049).`,
+            })),
+          ],
+        },
       ],
     },
-  },
+  })),
 ];
+
+const noEnums = {
+  selector: "TSEnumDeclaration",
+  message: "Use a string-literal union or an `as const` object.",
+};
 
 export default tseslint.config(
   { ignores: ["node_modules/", "dist/", "coverage/", "examples/", "deploy/", ".scratch/"] },
@@ -94,10 +133,7 @@ export default tseslint.config(
     rules: {
       "@typescript-eslint/consistent-type-imports": "error",
       "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_" }],
-      "no-restricted-syntax": [
-        "error",
-        { selector: "TSEnumDeclaration", message: "Use a string-literal union or an `as const` object." },
-      ],
+      "no-restricted-syntax": ["error", noEnums],
     },
   },
   {
@@ -114,6 +150,20 @@ export default tseslint.config(
         "error",
         { object: "Date", property: "now", message: "synth/ is pure: no clocks." },
         { object: "Math", property: "random", message: "synth/ is deterministic: no randomness." },
+      ],
+    },
+  },
+  {
+    // The shared vocabulary: interfaces, type aliases and the `as const` tables a type is made of.
+    files: ["synth/model/**/*.ts"],
+    rules: {
+      "no-restricted-syntax": [
+        "error",
+        noEnums,
+        {
+          selector: ":function, ClassDeclaration",
+          message: "synth/model/ holds types only (decision 0049): logic lives in the tier that uses it.",
+        },
       ],
     },
   },

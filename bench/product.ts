@@ -15,7 +15,7 @@ export { Inventory } from "../dist/synth/inventory/inventory.js";
 export { mapHtml } from "../dist/synth/map/map-html.js";
 export { siteMap } from "../dist/synth/map/site-map.js";
 export { buildInventory } from "../dist/synth/inventory/load.js";
-export { EMPTY_LOCK } from "../dist/synth/plan/lock.js";
+export { EMPTY_LOCK } from "../dist/synth/rules/lock.js";
 export { renderPlan } from "../dist/synth/plan/render-plan.js";
 export { readResources } from "../dist/synth/site/resources.js";
 export { tuneHeapForReviews } from "../dist/webhook/heap.js";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { clusterKey } from "../synth/cluster-key.ts";
-import { EMPTY_LOCK } from "../synth/plan/lock.ts";
+import { EMPTY_LOCK } from "../synth/rules/lock.ts";
 import type { RenderPlan } from "../synth/plan/render-plan.ts";
 import { DEFAULT_SETTINGS, type SiteSettings } from "../synth/schema/settings.ts";
 import { addSiteCharts } from "./site.ts";

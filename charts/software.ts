@@ -4,7 +4,7 @@ import type { Construct } from "constructs";
 import { kudRoles, type InventoryNode } from "../synth/hosts-ini.ts";
 import { bpaObjectNames } from "../synth/names.ts";
 import type { BpaRender } from "../synth/plan/render-plan.ts";
-import type { Package } from "../synth/site/bpa.ts";
+import type { Package } from "../synth/model/bpa.ts";
 import type { SiteSettings } from "../synth/schema/settings.ts";
 import {
   NOBODY,

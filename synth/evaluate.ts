@@ -1,11 +1,13 @@
 import type { SourceDocument } from "./documents.ts";
 import { compareIssues, type Issue } from "./issue.ts";
 import type { Inventory } from "./inventory/inventory.ts";
-import type { Lock } from "./plan/lock.ts";
-import type { SiteModel, SitePlan } from "./plan/model.ts";
+import type { Lock } from "./model/lock.ts";
+import type { SitePlan } from "./plan/model.ts";
+import type { SiteModel } from "./model/site.ts";
 import { planSite } from "./plan/plan-site.ts";
 import { siteModel } from "./site/model.ts";
-import { readResources, type AnyResource, type InvalidResource } from "./site/resources.ts";
+import { readResources } from "./site/resources.ts";
+import type { AnyResource, InvalidResource } from "./model/resource.ts";
 
 /** The outcome of running every rule on a site: the plan (even with errors, for `explain`) and all issues. */
 export interface Evaluation {

@@ -3,7 +3,7 @@ import { makeInventory, macFor } from "../test/builders/inventory.ts";
 import { parseDocuments } from "./documents.ts";
 import { evaluateSite } from "./evaluate.ts";
 import { explainCluster, explanationText } from "./explain.ts";
-import { EMPTY_LOCK } from "./plan/lock.ts";
+import { EMPTY_LOCK } from "./rules/lock.ts";
 
 const inventory = makeInventory([{ name: "a" }, { name: "b" }, { name: "c" }]);
 const provisioning = (masters: string) => `apiVersion: bpa.akraino.org/v1alpha1

@@ -1,7 +1,7 @@
 import { formatPath } from "./field-path.ts";
 import { compareText, oneLine } from "./issue.ts";
 import type { ClusterPlan, Decision, SitePlan } from "./plan/model.ts";
-import { fitHistogram, rejectionText } from "./plan/filters.ts";
+import { fitHistogram, rejectionText } from "./rules/filters.ts";
 
 /** One decision, explained: the chosen hosts and every rejected host with its reason. */
 export interface ExplainedDecision {

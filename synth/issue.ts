@@ -1,15 +1,9 @@
 /**
  * The rule catalogue's vocabulary: every finding metalsynth reports is an {@link Issue} with a stable
  * rule id (docs/contract.md §2). Issues are values; code throws only for bugs. The catalogue of rules is
- * `synth/rules/index.ts`.
+ * `synth/rule-catalogue.ts`.
  */
-import { RULES } from "./rules/index.ts";
-
-/** How bad a finding is: errors stop synth and deny admission, warnings are reported only. */
-export type Severity = "error" | "warning";
-
-/** A stable rule id from {@link RULES}. */
-export type RuleId = keyof typeof RULES;
+import { RULES, type RuleId, type Severity } from "./rule-catalogue.ts";
 
 /** Where a finding points in the user's files; lines and columns are 1-based. */
 export interface SourcePosition {

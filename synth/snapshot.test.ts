@@ -3,9 +3,11 @@ import { describe, expect, it } from "vitest";
 import { makeInventory, type HostOptions } from "../test/builders/inventory.ts";
 import { evaluateResources } from "./evaluate.ts";
 import { compareText, type Issue } from "./issue.ts";
-import { EMPTY_LOCK, type Lock } from "./plan/lock.ts";
+import { EMPTY_LOCK } from "./rules/lock.ts";
+import type { Lock } from "./model/lock.ts";
 import { SiteSnapshot } from "./snapshot.ts";
-import { readResources, type AnyResource } from "./site/resources.ts";
+import { readResources } from "./site/resources.ts";
+import type { AnyResource } from "./model/resource.ts";
 
 const GiB = 2 ** 30;
 const NAMESPACE = "edge";

@@ -12,13 +12,15 @@ import { clusterKey, type ClusterKey } from "./cluster-key.ts";
 import { pushTo } from "./group.ts";
 import { compareIssues, compareText, type Issue } from "./issue.ts";
 import type { Inventory } from "./inventory/inventory.ts";
-import type { Lock } from "./plan/lock.ts";
-import type { SiteModel, SitePlan } from "./plan/model.ts";
+import type { Lock } from "./model/lock.ts";
+import type { SitePlan } from "./plan/model.ts";
+import type { SiteModel } from "./model/site.ts";
 import { planClusters, tracePlan, type PlanClusters, type PlanTrace } from "./plan/plan-site.ts";
 import { replan, replanFindings, replanInventory, TraceIndex, type ClusterChange } from "./plan/replan.ts";
 import { renderedNames } from "./rules/names.ts";
 import { siteModel } from "./site/model.ts";
-import { resourceKey, type AnyResource, type InvalidResource } from "./site/resources.ts";
+import { resourceKey } from "./site/resources.ts";
+import type { AnyResource, InvalidResource } from "./model/resource.ts";
 
 /** Scope values naming a cluster start so; the rest is its key. */
 const CLUSTER_SCOPE = "cluster\u0000";

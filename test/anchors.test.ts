@@ -4,7 +4,7 @@ import { readInventory } from "../gitops/inventory-reader.ts";
 import { parseDocuments } from "../synth/documents.ts";
 import { evaluateSite } from "../synth/evaluate.ts";
 import { Inventory } from "../synth/inventory/inventory.ts";
-import { EMPTY_LOCK } from "../synth/plan/lock.ts";
+import { EMPTY_LOCK } from "../synth/rules/lock.ts";
 import { readResources } from "../synth/site/resources.ts";
 import { REPO, fixture } from "./harness.ts";
 

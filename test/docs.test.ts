@@ -8,7 +8,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { COMMAND_HELP } from "../bin/usage.ts";
-import { RULES } from "../synth/rules/index.ts";
+import { RULES } from "../synth/rule-catalogue.ts";
 import { REPO } from "./harness.ts";
 
 const read = (file: string) => readFileSync(path.join(REPO, file), "utf8");

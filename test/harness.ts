@@ -6,7 +6,8 @@ import { parseDocuments } from "../synth/documents.ts";
 import { evaluateSite, type Evaluation } from "../synth/evaluate.ts";
 import type { Issue } from "../synth/issue.ts";
 import type { Inventory } from "../synth/inventory/inventory.ts";
-import { EMPTY_LOCK, type Lock } from "../synth/plan/lock.ts";
+import { EMPTY_LOCK } from "../synth/rules/lock.ts";
+import type { Lock } from "../synth/model/lock.ts";
 
 /** The repository root, for tests that run the CLI or read fixtures. */
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");

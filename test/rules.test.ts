@@ -5,8 +5,9 @@ import { buildInventory } from "../synth/inventory/load.ts";
 import { renderPlan } from "../synth/plan/render-plan.ts";
 import { DEFAULT_SETTINGS } from "../synth/schema/settings.ts";
 import { renderSite } from "../gitops/render.ts";
-import { RULES } from "../synth/rules/index.ts";
-import { EMPTY_LOCK, type Lock } from "../synth/plan/lock.ts";
+import { RULES } from "../synth/rule-catalogue.ts";
+import { EMPTY_LOCK } from "../synth/rules/lock.ts";
+import type { Lock } from "../synth/model/lock.ts";
 import { makeBmh, makeHost, networkDataSecret } from "./builders/inventory.ts";
 import { evaluateYaml, rulesAndPaths, rulesInventory } from "./harness.ts";
 

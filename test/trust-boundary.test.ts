@@ -20,7 +20,7 @@ import { describe, expect, it } from "vitest";
 import { readInventory } from "../gitops/inventory-reader.ts";
 import { readTree } from "../gitops/tree-writer.ts";
 import { parseDocuments, type SourceDocument } from "../synth/documents.ts";
-import { EMPTY_LOCK } from "../synth/plan/lock.ts";
+import { EMPTY_LOCK } from "../synth/rules/lock.ts";
 import { readResources } from "../synth/site/resources.ts";
 import { SiteReviewer } from "../webhook/site-review.ts";
 import { REPO } from "./harness.ts";

@@ -4,7 +4,8 @@
  * costs the parse of one object and a sort of the entries, not a parse of every allocation.
  */
 import { compareText, issue, type Issue } from "../synth/issue.ts";
-import { compareLockEntries, EMPTY_LOCK, type Lock, type LockEntry } from "../synth/plan/lock.ts";
+import { compareLockEntries, EMPTY_LOCK } from "../synth/rules/lock.ts";
+import type { Lock, LockEntry } from "../synth/model/lock.ts";
 
 /** Reads allocation objects into the lock's entries (`lockFromAllocations`, synth/rules/allocation.ts). */
 export type AllocationReader = (objects: readonly unknown[]) => {

@@ -5,9 +5,10 @@
  * service and `/readyz` and the log say why (docs/decisions/0011-webhook-admission-scope.md).
  */
 import type { SourceDocument } from "../synth/documents.ts";
-import { issueText, type Issue, type RuleId } from "../synth/issue.ts";
+import { issueText, type Issue } from "../synth/issue.ts";
+import type { RuleId } from "../synth/rule-catalogue.ts";
 import type { Inventory } from "../synth/inventory/inventory.ts";
-import type { Lock } from "../synth/plan/lock.ts";
+import type { Lock } from "../synth/model/lock.ts";
 import { readResources } from "../synth/site/resources.ts";
 import { watchPaths, type PathWatch, type WatchOptions } from "./file-watch.ts";
 import type { Logger } from "./log.ts";

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { makeInventory } from "../test/builders/inventory.ts";
-import { EMPTY_LOCK } from "../synth/plan/lock.ts";
-import { readResources, type AnyResource } from "../synth/site/resources.ts";
+import { EMPTY_LOCK } from "../synth/rules/lock.ts";
+import { readResources } from "../synth/site/resources.ts";
+import type { AnyResource } from "../synth/model/resource.ts";
 import { provisioning, software } from "../test/builders/reviews.ts";
 import { SiteReviewer, knownResources, objectDocument } from "./site-review.ts";
 

@@ -5,11 +5,13 @@
  * (docs/decisions/0011-webhook-admission-scope.md).
  */
 import type { SourceDocument } from "../synth/documents.ts";
-import { compareText, type Issue, type RuleId, type Severity } from "../synth/issue.ts";
+import { compareText, type Issue } from "../synth/issue.ts";
+import type { RuleId, Severity } from "../synth/rule-catalogue.ts";
 import type { Inventory } from "../synth/inventory/inventory.ts";
-import type { Lock } from "../synth/plan/lock.ts";
+import type { Lock } from "../synth/model/lock.ts";
 import { SiteSnapshot } from "../synth/snapshot.ts";
-import { readResources, type AnyResource, type InvalidResource } from "../synth/site/resources.ts";
+import { readResources } from "../synth/site/resources.ts";
+import type { AnyResource, InvalidResource } from "../synth/model/resource.ts";
 
 /** What the webhook knows at one moment. Immutable: a change builds a new one. */
 export interface KnownSite {

@@ -4,8 +4,10 @@
  */
 import type { Inventory } from "../synth/inventory/inventory.ts";
 import type { Issue } from "../synth/issue.ts";
-import { EMPTY_LOCK, type Lock } from "../synth/plan/lock.ts";
-import { readResources, type AnyResource, type InvalidResource } from "../synth/site/resources.ts";
+import { EMPTY_LOCK } from "../synth/rules/lock.ts";
+import type { Lock } from "../synth/model/lock.ts";
+import { readResources } from "../synth/site/resources.ts";
+import type { AnyResource, InvalidResource } from "../synth/model/resource.ts";
 import type { InventoryStats } from "./metrics.ts";
 import { SiteReviewer, knownResources, objectDocument, type Reviewer } from "./site-review.ts";
 import { SiteSnapshot } from "../synth/snapshot.ts";

@@ -8,7 +8,7 @@ import { readInventory } from "../../gitops/inventory-reader.ts";
 import { readSite, SETTINGS_FILE } from "../../gitops/site-reader.ts";
 import { parseDnsLabel } from "../../synth/checked.ts";
 import { LOCK_FILE } from "../../synth/plan/lock.ts";
-import { EMPTY_LOCK } from "../../synth/plan/lock.ts";
+import { EMPTY_LOCK } from "../../synth/rules/lock.ts";
 import { FileFeed, type SiteFiles } from "../../webhook/file-feed.ts";
 import { tuneHeapForReviews } from "../../webhook/heap.ts";
 import { jsonLogger } from "../../webhook/log.ts";

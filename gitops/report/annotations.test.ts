@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { issue, type Issue } from "../../synth/issue.ts";
-import { RULES } from "../../synth/rules/index.ts";
+import { RULES } from "../../synth/rule-catalogue.ts";
 import { sarifValidator } from "../../test/support/sarif-schema.ts";
 import { escapeData, escapeProperty, githubAnnotations, sarifLog } from "./annotations.ts";
 

@@ -1,4 +1,4 @@
-import { RULES } from "../../synth/rules/index.ts";
+import { RULES } from "../../synth/rule-catalogue.ts";
 import { compareIssues, type Issue } from "../../synth/issue.ts";
 
 /**

@@ -2,7 +2,8 @@ import { isDeepStrictEqual } from "node:util";
 import { clusterKey, type ClusterKey } from "../../synth/cluster-key.ts";
 import { parseDocuments } from "../../synth/documents.ts";
 import { compareText } from "../../synth/issue.ts";
-import { LOCK_FILE, type LockEntry } from "../../synth/plan/lock.ts";
+import { LOCK_FILE } from "../../synth/plan/lock.ts";
+import type { LockEntry } from "../../synth/model/lock.ts";
 import { lockFromText } from "../../synth/rules/lock.ts";
 import { isRecord } from "../../synth/inventory/raw.ts";
 

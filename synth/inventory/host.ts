@@ -1,6 +1,7 @@
 import type { DnsLabel, DnsSubdomain, IpAddress } from "../checked.ts";
 import { clusterKey, type ClusterKey } from "../cluster-key.ts";
-import type { RuleId, SourcePosition } from "../issue.ts";
+import type { SourcePosition } from "../issue.ts";
+import type { RuleId } from "../rule-catalogue.ts";
 import { sameData } from "../same-data.ts";
 
 /** One network interface of a host, after de-duplicating dual-stack repeats (docs/contract.md §1.3). */

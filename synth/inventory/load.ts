@@ -9,7 +9,8 @@ import type { SourceDocument } from "../documents.ts";
 import type { FieldPath } from "../field-path.ts";
 import { formatPath } from "../field-path.ts";
 import { compareIssues, compareText, issue } from "../issue.ts";
-import type { Issue, RuleId, SourcePosition } from "../issue.ts";
+import type { Issue, SourcePosition } from "../issue.ts";
+import type { RuleId } from "../rule-catalogue.ts";
 import { parseDnsLabel, parseDnsSubdomain, type IpAddress } from "../checked.ts";
 import type { FaultReport, HardwareFacts, HostDraft, HostFault, Mutable, Report } from "./bmh.ts";
 import {

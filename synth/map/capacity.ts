@@ -7,11 +7,11 @@ import { compareText } from "../issue.ts";
 import type { Host } from "../inventory/host.ts";
 import type { Inventory } from "../inventory/inventory.ts";
 import type { LabelSelector } from "../inventory/selector.ts";
-import { addressed, rejection, resourceFilters } from "../plan/filters.ts";
+import { addressed, rejection, resourceFilters } from "../rules/filters.ts";
 import type { SitePlan } from "../plan/model.ts";
 import { serviceInterfaces } from "../plan/sip-placement.ts";
 import { formatBytes } from "../quantity.ts";
-import type { NodeRequest, ResourceNeeds } from "../site/bpa.ts";
+import type { NodeRequest, ResourceNeeds } from "../model/bpa.ts";
 
 /** Free hosts of one shape. Unknown CPUs or memory (a host not inspected) are their own shape. */
 export interface FreeShape {

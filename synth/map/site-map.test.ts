@@ -10,7 +10,8 @@ import {
 import type { Issue } from "../issue.ts";
 import { parseDocuments } from "../documents.ts";
 import { evaluateSite } from "../evaluate.ts";
-import { EMPTY_LOCK, type Lock } from "../plan/lock.ts";
+import { EMPTY_LOCK } from "../rules/lock.ts";
+import type { Lock } from "../model/lock.ts";
 import { clusterPalette, escapeHtml, mapHtml } from "./map-html.ts";
 import { siteMap, type MapInput, type SiteMap } from "./site-map.ts";
 

@@ -11,7 +11,7 @@ import { compareText, type Issue } from "../issue.ts";
 import type { Host } from "../inventory/host.ts";
 import type { Inventory } from "../inventory/inventory.ts";
 import { sipLabelHolder } from "../plan/fixed-claims.ts";
-import type { Lock, LockEntry } from "../plan/lock.ts";
+import type { Lock, LockEntry } from "../model/lock.ts";
 import type { SitePlan } from "../plan/model.ts";
 import { freeCapacity, type Capacity } from "./capacity.ts";
 

@@ -8,15 +8,11 @@
 import { checkedClusterKeyParts, type ClusterKey } from "../cluster-key.ts";
 import type { DnsLabel } from "../checked.ts";
 import { compareText } from "../issue.ts";
-import type { AnyResource } from "../site/resources.ts";
-import { ALLOCATION_DEFINITION } from "../schema/allocation.ts";
-import { apiVersionOf } from "../schema/kinds.ts";
-import type { Lock, LockEntry, LockKind } from "./lock.ts";
+import type { AnyResource } from "../model/resource.ts";
+import { ALLOCATION_API_VERSION, ALLOCATION_KIND } from "../schema/allocation.ts";
+import type { Lock, LockEntry, LockKind } from "../model/lock.ts";
 import type { ClusterPlan } from "./model.ts";
 
-/** The Allocation's `apiVersion` and `kind`. */
-export const ALLOCATION_API_VERSION = apiVersionOf(ALLOCATION_DEFINITION);
-export const ALLOCATION_KIND = ALLOCATION_DEFINITION.kind;
 /** The file an Allocation is rendered into, in its cluster's directory. */
 export const ALLOCATION_FILE = "allocation.yaml";
 /** Its Argo CD sync wave: before the cluster's CRs (-2), which the webhook reviews against it. */

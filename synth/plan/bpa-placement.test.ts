@@ -2,11 +2,11 @@ import { describe, expect, it } from "vitest";
 import { macFor, makeInventory, type HostOptions } from "../../test/builders/inventory.ts";
 import { makeProvisioning, type ProvisioningOptions } from "../../test/builders/specs.ts";
 import { clusterKey } from "../cluster-key.ts";
-import type { RuleId } from "../issue.ts";
+import type { RuleId } from "../rule-catalogue.ts";
 import { claimMacHosts, placeBpaCluster } from "./bpa-placement.ts";
-import { FILTERS, REASONS } from "./filters.ts";
+import { FILTERS, REASONS } from "../rules/filters.ts";
 import { ClaimLedger } from "./claim-ledger.ts";
-import type { LockEntry } from "./lock.ts";
+import type { LockEntry } from "../model/lock.ts";
 import { dnsLabel } from "../../test/builders/inventory.ts";
 
 const GI = 2 ** 30;

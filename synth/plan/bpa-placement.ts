@@ -27,8 +27,9 @@ import type {
   Provisioning,
   ResourceRequest,
   Software,
-} from "../site/bpa.ts";
-import { reporter, type Reporter } from "../site/resources.ts";
+} from "../model/bpa.ts";
+import { reporter } from "../rules/reporter.ts";
+import type { Reporter } from "../model/resource.ts";
 import type { ClaimLedger } from "./claim-ledger.ts";
 import type { Placed, PlanningContext } from "./context.ts";
 import {
@@ -42,9 +43,10 @@ import {
   type HostFilter,
   type ReasonCode,
   type Rejection,
-} from "./filters.ts";
-import type { LockEntry } from "./lock.ts";
-import type { BpaClusterPlan, Decision, NodePlacement, RejectedHost, SiteModel } from "./model.ts";
+} from "../rules/filters.ts";
+import type { LockEntry } from "../model/lock.ts";
+import type { BpaClusterPlan, Decision, NodePlacement, RejectedHost } from "./model.ts";
+import type { SiteModel } from "../model/site.ts";
 
 /** The BPA CRs of one cluster, joined by (namespace, `cluster` label). */
 export interface BpaGroup {

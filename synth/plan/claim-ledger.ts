@@ -1,6 +1,7 @@
 import type { ClusterKey } from "../cluster-key.ts";
 import { pushTo } from "../group.ts";
 import type { Host } from "../inventory/host.ts";
+import type { ClaimView } from "../model/claims.ts";
 
 /** Why a host belongs to a cluster; used for `host-claimed` messages. */
 export interface Claim {
@@ -14,16 +15,6 @@ export interface Claim {
 
 /** A claim as a source outside the ledger knows it (the SIP labels of the inventory). */
 export type StandingClaim = Omit<Claim, "sequence">;
-
-/**
- * Who held each host when one decision was made. Answers never change afterwards: the ledger only
- * appends, and a host never moves from one cluster to another, so a decision's explanation, computed
- * on demand long after, sees exactly what the decision saw.
- */
-export interface ClaimView {
-  /** The cluster holding `host` at that moment, if any. */
-  ownerOf(host: Host): ClusterKey | undefined;
-}
 
 /** A host a cluster is giving up: it keeps it, with the role it served, until its labels are gone. */
 export interface Release {

@@ -4,7 +4,7 @@ import type { Host } from "../inventory/host.ts";
 import type { LabelSelector } from "../inventory/selector.ts";
 import type { BestFit, Inventory } from "../inventory/inventory.ts";
 import type { ClaimLedger } from "./claim-ledger.ts";
-import type { LockEntry } from "./lock.ts";
+import type { LockEntry } from "../model/lock.ts";
 
 /** What placing one cluster reads and updates; the same objects serve every cluster of a run. */
 export interface PlanningContext {

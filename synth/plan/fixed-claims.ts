@@ -13,7 +13,8 @@ import { sipOwnerKey, type Host, type PartialSipLabels } from "../inventory/host
 import type { Inventory } from "../inventory/inventory.ts";
 import { claimMacHosts, type BpaGroup, type ContestedEntries } from "./bpa-placement.ts";
 import { ClaimLedger, type Release, type StandingClaim } from "./claim-ledger.ts";
-import { hostSnapshot, type LockEntry } from "./lock.ts";
+import { hostSnapshot } from "./lock.ts";
+import type { LockEntry } from "../model/lock.ts";
 
 /** What fixes the claims: lock entries (in lock order), the BPA groups' MAC entries, who is live. */
 export interface FixedClaimsInput {

@@ -2,18 +2,10 @@ import type { DnsLabel, IpAddress } from "../checked.ts";
 import type { ClusterKey } from "../cluster-key.ts";
 import type { Host } from "../inventory/host.ts";
 import type { FieldPath } from "../field-path.ts";
-import type { ClusterGlue, NodeRequest, Provisioning, Software } from "../site/bpa.ts";
-import type { SipCluster } from "../site/sip.ts";
-import type { Rejection } from "./filters.ts";
-import type { Lock } from "./lock.ts";
-
-/** The normalised CRs of a site (or of a live cluster plus the object under review). */
-export interface SiteModel {
-  readonly provisionings: readonly Provisioning[];
-  readonly softwares: readonly Software[];
-  readonly glues: readonly ClusterGlue[];
-  readonly sips: readonly SipCluster[];
-}
+import type { ClusterGlue, NodeRequest, Provisioning, Software } from "../model/bpa.ts";
+import type { SipCluster } from "../model/sip.ts";
+import type { Rejection } from "../rules/filters.ts";
+import type { Lock } from "../model/lock.ts";
 
 /** A host that was considered for a decision and not taken, and why (rendered as `no-fit` does). */
 export interface RejectedHost {

@@ -2,7 +2,7 @@ import { clusterKey } from "../cluster-key.ts";
 import { describe, expect, it } from "vitest";
 import { makeInventory } from "../../test/builders/inventory.ts";
 import { makeProvisioning, makeSipCluster } from "../../test/builders/specs.ts";
-import { EMPTY_LOCK } from "./lock.ts";
+import { EMPTY_LOCK } from "../rules/lock.ts";
 import { planSite, tracePlan } from "./plan-site.ts";
 
 describe("planSite", () => {

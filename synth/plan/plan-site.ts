@@ -3,12 +3,14 @@ import { pushTo } from "../group.ts";
 import type { Host } from "../inventory/host.ts";
 import { compareText, type Issue } from "../issue.ts";
 import type { BestFit, Inventory } from "../inventory/inventory.ts";
-import type { SipCluster } from "../site/sip.ts";
+import type { SipCluster } from "../model/sip.ts";
 import { groupBpa, unprovisionedPlan, type BpaGroup } from "./bpa-placement.ts";
 import { fixClaims, type FixedClaims } from "./fixed-claims.ts";
-import { compareLockEntries, type Lock, type LockEntry } from "./lock.ts";
+import { compareLockEntries } from "../rules/lock.ts";
+import type { Lock, LockEntry } from "../model/lock.ts";
 import { FreeMatches, MergedCandidates, type Candidates, type RankedHosts } from "./merged-candidates.ts";
-import type { ClusterPlan, SiteModel, SitePlan } from "./model.ts";
+import type { ClusterPlan, SitePlan } from "./model.ts";
+import type { SiteModel } from "../model/site.ts";
 import { retireSipCluster } from "./sip-placement.ts";
 import {
   compareTurns,

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { ipFor, macFor, makeInventory } from "../../test/builders/inventory.ts";
 import { parseDocuments } from "../documents.ts";
 import { evaluateSite } from "../evaluate.ts";
-import { EMPTY_LOCK } from "./lock.ts";
+import { EMPTY_LOCK } from "../rules/lock.ts";
 import { renderPlan } from "./render-plan.ts";
 
 const inventory = makeInventory([{ name: "a" }, { name: "b" }]);

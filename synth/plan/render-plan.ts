@@ -1,10 +1,10 @@
 import { parseDnsLabel, type DnsLabel, type IpAddress } from "../checked.ts";
 import type { Host } from "../inventory/host.ts";
 import { hasErrors, type Issue } from "../issue.ts";
-import type { Provisioning, Software } from "../site/bpa.ts";
-import type { SipCluster } from "../site/sip.ts";
+import type { Provisioning, Software } from "../model/bpa.ts";
+import type { SipCluster } from "../model/sip.ts";
 import { allocationObjects, clusterSpecs, type ClusterAllocation, type ClusterSpecs } from "./allocation.ts";
-import type { Lock } from "./lock.ts";
+import type { Lock } from "../model/lock.ts";
 import type {
   BpaClusterPlan,
   ClusterIdentity,

@@ -6,10 +6,12 @@ import { clusterKey, type ClusterKey } from "../cluster-key.ts";
 import { compareText, type Issue } from "../issue.ts";
 import { SIP_LABELS } from "../inventory/bmh.ts";
 import type { Inventory } from "../inventory/inventory.ts";
-import type { Provisioning } from "../site/bpa.ts";
-import type { SipCluster } from "../site/sip.ts";
-import { EMPTY_LOCK, type Lock } from "./lock.ts";
-import type { SiteModel, SitePlan } from "./model.ts";
+import type { Provisioning } from "../model/bpa.ts";
+import type { SipCluster } from "../model/sip.ts";
+import { EMPTY_LOCK } from "../rules/lock.ts";
+import type { Lock } from "../model/lock.ts";
+import type { SitePlan } from "./model.ts";
+import type { SiteModel } from "../model/site.ts";
 import { planClusters, tracePlan } from "./plan-site.ts";
 import { replan, replanInventory, TraceIndex, type ClusterChange } from "./replan.ts";
 

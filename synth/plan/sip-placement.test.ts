@@ -2,10 +2,11 @@ import { describe, expect, it } from "vitest";
 import { RACK_LABEL, makeInventory, type HostOptions } from "../../test/builders/inventory.ts";
 import { makeSipCluster, type SipClusterOptions } from "../../test/builders/specs.ts";
 import { clusterKey } from "../cluster-key.ts";
-import type { RuleId } from "../issue.ts";
+import type { RuleId } from "../rule-catalogue.ts";
 import { ClaimLedger } from "./claim-ledger.ts";
-import { FILTERS, REASONS } from "./filters.ts";
-import { hostSnapshot, type LockEntry } from "./lock.ts";
+import { FILTERS, REASONS } from "../rules/filters.ts";
+import { hostSnapshot } from "./lock.ts";
+import type { LockEntry } from "../model/lock.ts";
 import { placeSipCluster, retireSipCluster } from "./sip-placement.ts";
 
 const CLUSTER = clusterKey("ns", "sip");

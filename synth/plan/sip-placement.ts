@@ -9,9 +9,10 @@ import { compareText, type Issue } from "../issue.ts";
 import type { Host } from "../inventory/host.ts";
 import { roleNoFit } from "../rules/hosts.ts";
 import { unusedTopologyKey } from "../rules/sip.ts";
-import { reporter } from "../site/resources.ts";
-import type { SipCluster, SipRole } from "../site/sip.ts";
-import type { ClaimView, Release } from "./claim-ledger.ts";
+import { reporter } from "../rules/reporter.ts";
+import type { SipCluster, SipRole } from "../model/sip.ts";
+import type { Release } from "./claim-ledger.ts";
+import type { ClaimView } from "../model/claims.ts";
 import type { Placed, PlanningContext } from "./context.ts";
 import {
   FILTERS,
@@ -25,8 +26,9 @@ import {
   unclaimed,
   type HostFilter,
   type Rejection,
-} from "./filters.ts";
-import { hostSnapshot, type LockEntry } from "./lock.ts";
+} from "../rules/filters.ts";
+import { hostSnapshot } from "./lock.ts";
+import type { LockEntry } from "../model/lock.ts";
 import type { Decision, RejectedHost, RetiredSipCluster, SipClusterPlan, SipMember } from "./model.ts";
 
 /** Places one SIPCluster's roles (docs/contract.md §3.2). */

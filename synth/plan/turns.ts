@@ -10,7 +10,7 @@ import { compareText } from "../issue.ts";
 import type { Host } from "../inventory/host.ts";
 import type { LabelSelector } from "../inventory/selector.ts";
 import type { Inventory } from "../inventory/inventory.ts";
-import type { SipCluster } from "../site/sip.ts";
+import type { SipCluster } from "../model/sip.ts";
 import { macNamedHosts, placeBpaCluster, type ProvisionedGroup } from "./bpa-placement.ts";
 import { ClaimLedger, type StandingClaim } from "./claim-ledger.ts";
 import type { Placed, PlanningContext } from "./context.ts";

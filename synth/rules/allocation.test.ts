@@ -4,7 +4,9 @@ import { clusterKey } from "../cluster-key.ts";
 import { parseLock } from "./lock.ts";
 import { allocationObjects } from "../plan/allocation.ts";
 import { lockFromAllocations } from "./allocation.ts";
-import { compareLockEntries, lockDocument, type Lock, type LockEntry } from "../plan/lock.ts";
+import { lockDocument } from "../plan/lock.ts";
+import { compareLockEntries } from "./lock.ts";
+import type { Lock, LockEntry } from "../model/lock.ts";
 
 const label = fc.constantFrom("a", "east", "edge-a", "t-1", "x".repeat(63));
 const host = fc.tuple(fc.constantFrom("metal3", "hosts-b"), fc.constantFrom("n1", "n2", "n3", "r1.n4", "n5"));

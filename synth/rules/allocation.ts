@@ -7,8 +7,8 @@ import { parseDnsLabel } from "../checked.ts";
 import { formatPath, type FieldPath } from "../field-path.ts";
 import { issue, type Issue } from "../issue.ts";
 import { isRecord } from "../inventory/raw.ts";
-import { ALLOCATION_API_VERSION, ALLOCATION_KIND } from "../plan/allocation.ts";
-import type { Lock } from "../plan/lock.ts";
+import { ALLOCATION_API_VERSION, ALLOCATION_KIND } from "../schema/allocation.ts";
+import type { Lock } from "../model/lock.ts";
 import { soundLock, type LockItem } from "./lock.ts";
 
 /** What a damaged Allocation's findings advise: it is a copy of Git's lock. */

@@ -11,8 +11,9 @@ import { macSlip } from "../mac.ts";
 import { cidrProblem } from "../network.ts";
 import { parseMemory } from "../quantity.ts";
 import { FORMATS, hasFormat } from "../schema/formats.ts";
-import type { NodeRequest, Package } from "../site/bpa.ts";
-import { reporter, type Reporter, type Resource } from "../site/resources.ts";
+import type { NodeRequest, Package } from "../model/bpa.ts";
+import { reporter } from "./reporter.ts";
+import type { Reporter, Resource } from "../model/resource.ts";
 
 const DEBIAN_PACKAGE = /^[a-z0-9][a-z0-9+.-]+(:[a-z0-9-]+)?$/;
 const DEBIAN_VERSION = /^([0-9]+:)?[0-9][A-Za-z0-9.+~-]*$/;

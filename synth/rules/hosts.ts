@@ -4,7 +4,8 @@
  * installed; and `no-fit` when no host will do. Planning decides which host; these say what is wrong.
  */
 import { formatPath, type FieldPath } from "../field-path.ts";
-import type { Issue, RuleId } from "../issue.ts";
+import type { Issue } from "../issue.ts";
+import type { RuleId } from "../rule-catalogue.ts";
 import { QAT_LABEL, SRIOV_LABEL } from "../inventory/bmh.ts";
 import { ipForMac, type Host } from "../inventory/host.ts";
 import type { Inventory } from "../inventory/inventory.ts";
@@ -16,10 +17,10 @@ import {
   rejectionText,
   rejections,
   resourceFilters,
-} from "../plan/filters.ts";
-import type { MacRequest } from "../site/bpa.ts";
-import type { Reporter } from "../site/resources.ts";
-import type { SipRole } from "../site/sip.ts";
+} from "./filters.ts";
+import type { MacRequest } from "../model/bpa.ts";
+import type { Reporter } from "../model/resource.ts";
+import type { SipRole } from "../model/sip.ts";
 
 /**
  * `mac-unknown`: the MAC names no host; the message suggests the closest MAC the inventory has. When

@@ -12,21 +12,32 @@ import {
   type ReadOptions,
 } from "../documents.ts";
 import { formatPath, type FieldPath } from "../field-path.ts";
-import { issue, type Issue, type SourcePosition } from "../issue.ts";
+import { compareText, issue, type Issue, type SourcePosition } from "../issue.ts";
 import { isRecord } from "../inventory/raw.ts";
-import {
-  compareLockEntries,
-  EMPTY_LOCK,
-  LOCK_API_VERSION,
-  LOCK_KIND,
-  type Lock,
-  type LockEntry,
-} from "../plan/lock.ts";
-import type { Role } from "../site/bpa.ts";
+import type { Lock, LockEntry } from "../model/lock.ts";
+import type { Role } from "../model/bpa.ts";
 
 /** What a damaged lock's findings advise: re-planning from nothing would reshuffle every cluster. */
 const RESTORE =
   "restore the lock from Git rather than deleting or editing it, or every cluster may be re-planned";
+
+/** An empty lock: the first run of a site. */
+export const EMPTY_LOCK: Lock = { entries: [] };
+
+/** Stable order of lock entries, so the lock file is byte-identical for identical plans. */
+export function compareLockEntries(a: LockEntry, b: LockEntry): number {
+  return (
+    compareText(a.host, b.host) ||
+    compareText(a.cluster, b.cluster) ||
+    compareText(a.kind, b.kind) ||
+    compareText(a.role, b.role) ||
+    compareText(a.node ?? "", b.node ?? "")
+  );
+}
+
+/** The lock file's apiVersion/kind, so a stray YAML file is never mistaken for a lock. */
+export const LOCK_API_VERSION = "metalsynth.io/v1alpha1";
+export const LOCK_KIND = "Lock";
 
 const BPA_ROLES: readonly Role[] = ["master", "worker"];
 const ENTRY_FIELDS = new Set(["host", "cluster", "kind", "role", "node", "standby", "released", "snapshot"]);

@@ -17,8 +17,9 @@ import {
   SERVICE_NAME_PREFIXES,
   serviceObjectName,
 } from "../names.ts";
-import type { SiteModel } from "../plan/model.ts";
-import { reporter, type AnyResource } from "../site/resources.ts";
+import type { SiteModel } from "../model/site.ts";
+import { reporter } from "./reporter.ts";
+import type { AnyResource } from "../model/resource.ts";
 
 /** The CR a rendered name comes from, and the field that names its cluster. */
 export interface NameSource {

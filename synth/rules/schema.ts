@@ -11,7 +11,7 @@ import { describe, isRecord } from "../inventory/raw.ts";
 import { editDistance } from "../mac.ts";
 import { KINDS, apiVersionOf } from "../schema/kinds.ts";
 import { structuralSchema } from "../schema/openapi.ts";
-import type { Reporter } from "../site/resources.ts";
+import type { Reporter } from "../model/resource.ts";
 
 /** `schema`: a document of specs/ that is not an object at all. */
 export function notAnObject(value: unknown, report: Reporter): Issue {

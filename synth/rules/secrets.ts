@@ -1,6 +1,6 @@
 import type { FieldPath } from "../field-path.ts";
 import type { Issue } from "../issue.ts";
-import type { Reporter } from "../site/resources.ts";
+import type { Reporter } from "../model/resource.ts";
 
 /**
  * Recognisers for secret material that must never sit in a CR or in rendered output (docs/contract.md §2

@@ -23,8 +23,9 @@ import { compareText, type Issue } from "../issue.ts";
 import type { Host } from "../inventory/host.ts";
 import { labelKeyProblem, selectorProblems, type LabelSelector } from "../inventory/selector.ts";
 import { editDistance } from "../mac.ts";
-import { reporter, type Reporter, type Resource } from "../site/resources.ts";
-import type { RequestedPort, SipCluster, SipRole } from "../site/sip.ts";
+import { reporter } from "./reporter.ts";
+import type { Reporter, Resource } from "../model/resource.ts";
+import type { RequestedPort, SipCluster, SipRole } from "../model/sip.ts";
 
 const NODE_PORT_MIN = 30000;
 const NODE_PORT_MAX = 32767;

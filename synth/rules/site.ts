@@ -5,8 +5,9 @@
  */
 import { clusterKey, type ClusterKey } from "../cluster-key.ts";
 import { compareText, type Issue } from "../issue.ts";
-import type { SiteModel } from "../plan/model.ts";
-import { reporter, type AnyResource, type InvalidResource } from "../site/resources.ts";
+import type { SiteModel } from "../model/site.ts";
+import { reporter } from "./reporter.ts";
+import type { AnyResource, InvalidResource } from "../model/resource.ts";
 
 /** `duplicate-object`: the same kind/namespace/name twice; only the first one is read. */
 export function duplicateObjects(resources: readonly AnyResource[]): {

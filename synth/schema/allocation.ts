@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { ObjectMetaSpec } from "./formats.ts";
-import type { KindDefinition } from "./kinds.ts";
+import { apiVersionOf, type KindDefinition } from "./kinds.ts";
 
 /**
  * `spec` of an Allocation: one cluster's entries of Git's lock (decision 0039). Published as the
@@ -49,3 +49,7 @@ export const ALLOCATION_DEFINITION = {
   printerColumns: [{ name: "Kind", type: "string", jsonPath: ".spec.kind" }],
   upstream: "metalsynth: one cluster's entries of rendered/metalsynth.lock.yaml",
 } as const satisfies KindDefinition;
+
+/** The Allocation's `apiVersion` and `kind`. */
+export const ALLOCATION_API_VERSION = apiVersionOf(ALLOCATION_DEFINITION);
+export const ALLOCATION_KIND = ALLOCATION_DEFINITION.kind;

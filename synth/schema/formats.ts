@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { RuleId } from "../issue.ts";
+import type { RuleId } from "../rule-catalogue.ts";
 import { MAC_PATTERN } from "../mac.ts";
 
 /**

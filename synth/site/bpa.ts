@@ -1,4 +1,3 @@
-import type { DnsLabel } from "../checked.ts";
 import { clusterKey } from "../cluster-key.ts";
 import type { FieldPath } from "../field-path.ts";
 import type { Issue } from "../issue.ts";
@@ -16,96 +15,17 @@ import {
   unsupportedClusterType,
 } from "../rules/bpa.ts";
 import type { WorkerRequestSpec } from "../schema/provisioning.ts";
-import { reporter, type Resource } from "./resources.ts";
-
-/** A node's part in a BPA cluster. */
-export type Role = "master" | "worker";
-
-/** What every `- <label>: {…}` entry of `spec.masters` / `spec.workers` has. */
-interface NodeEntry {
-  readonly role: Role;
-  /** The node label: the host's name in the cluster and in hosts.ini. */
-  readonly label: string;
-  /** Field path of the entry's value, `["spec", "masters", 0, "master-1"]`. */
-  readonly path: FieldPath;
-}
-
-/** What an entry asks of its host; cpu and memory unset mean "any". */
-export interface ResourceNeeds {
-  /** Logical CPUs, at least. */
-  readonly cpus?: number;
-  /** Memory in bytes, at least. */
-  readonly memoryBytes?: number;
-  /** The host must be labelled SR-IOV capable (workers only). */
-  readonly sriov: boolean;
-  /** The host must be labelled QAT capable (workers only). */
-  readonly qat: boolean;
-}
-
-/** An entry with a mac-address: that host, checked against the resources it asks for. */
-export interface MacRequest extends NodeEntry, ResourceNeeds {
-  readonly kind: "mac";
-  /** Normalised (`aa:bb:cc:dd:ee:ff`). */
-  readonly mac: string;
-}
-
-/** An entry without a mac-address: any free host that has the resources (best fit). */
-export interface ResourceRequest extends NodeEntry, ResourceNeeds {
-  readonly kind: "resources";
-}
-
-/** A null worker entry (`- master-1:`): the same host as the master with this label. */
-export interface SameAsMasterRequest extends NodeEntry {
-  readonly kind: "sameAsMaster";
-}
-
-/**
- * An entry whose mac-address is malformed (reported as `mac-format`): never planned by resources,
- * but `explain` shows it with this message.
- */
-export interface InvalidRequest extends NodeEntry {
-  readonly kind: "invalid";
-  /** The `mac-format` message. */
-  readonly macProblem: string;
-}
-
-/** One `- <label>: {…}` entry of `spec.masters` / `spec.workers`, normalised, by how it asks for a host. */
-export type NodeRequest = MacRequest | ResourceRequest | SameAsMasterRequest | InvalidRequest;
-
-/** A Provisioning after normalisation: the cluster it builds and each node's request. */
-export interface Provisioning {
-  readonly resource: Resource<"Provisioning">;
-  /** `metadata.labels.cluster`, undefined when missing or invalid (reported as `cluster-label`). */
-  readonly cluster?: DnsLabel;
-  readonly masters: readonly NodeRequest[];
-  readonly workers: readonly NodeRequest[];
-  readonly plugins: readonly string[];
-  readonly podSubnet?: string;
-  /** False for recognised-but-unsupported modes (virtlet VMs): reported, never planned. */
-  readonly supported: boolean;
-}
-
-/** A Debian package, optionally pinned. */
-export interface Package {
-  readonly name: string;
-  readonly version?: string;
-}
-
-/** A Software CR after normalisation. */
-export interface Software {
-  readonly resource: Resource<"Software">;
-  readonly cluster?: DnsLabel;
-  readonly masterPackages: readonly Package[];
-  readonly workerPackages: readonly Package[];
-}
-
-/** A Cluster glue CR after normalisation. */
-export interface ClusterGlue {
-  readonly resource: Resource<"Cluster">;
-  readonly cluster?: DnsLabel;
-  readonly provisioningCR?: string;
-  readonly softwareCR?: string;
-}
+import { reporter } from "../rules/reporter.ts";
+import type { Resource } from "../model/resource.ts";
+import type {
+  ClusterGlue,
+  NodeRequest,
+  Package,
+  Provisioning,
+  ResourceNeeds,
+  Role,
+  Software,
+} from "../model/bpa.ts";
 
 /** Normalises a Provisioning and runs the rules that need nothing but the CR itself (`synth/rules/bpa.ts`). */
 export function normalizeProvisioning(resource: Resource<"Provisioning">): {

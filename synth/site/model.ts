@@ -1,18 +1,13 @@
 import type { Issue } from "../issue.ts";
-import type { SiteModel } from "../plan/model.ts";
-import {
-  normalizeClusterGlue,
-  normalizeProvisioning,
-  normalizeSoftware,
-  type ClusterGlue,
-  type Provisioning,
-  type Software,
-} from "./bpa.ts";
-import type { AnyResource, InvalidResource } from "./resources.ts";
+import type { SiteModel } from "../model/site.ts";
+import { normalizeClusterGlue, normalizeProvisioning, normalizeSoftware } from "./bpa.ts";
+import type { ClusterGlue, Provisioning, Software } from "../model/bpa.ts";
+import type { AnyResource, InvalidResource } from "../model/resource.ts";
 import { clusterReferences, duplicateObjects } from "../rules/site.ts";
 import { nameClashes } from "../rules/names.ts";
 import { nodePortClashes } from "../rules/sip.ts";
-import { normalizeSipCluster, type SipCluster } from "./sip.ts";
+import { normalizeSipCluster } from "./sip.ts";
+import type { SipCluster } from "../model/sip.ts";
 
 /**
  * Normalises schema-valid resources into the site model and runs the checks that look across CRs

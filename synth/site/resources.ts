@@ -1,80 +1,16 @@
-import type { DnsLabel, DnsSubdomain } from "../checked.ts";
 import type { SourceDocument } from "../documents.ts";
-import { formatPath, type FieldPath } from "../field-path.ts";
-import { compareText, issue, type Issue, type RuleId } from "../issue.ts";
+import type { FieldPath } from "../field-path.ts";
+import { compareText, type Issue } from "../issue.ts";
 import { DEFAULT_NAMESPACE, isRecord } from "../inventory/raw.ts";
-import { kindFor, type CrKind } from "../schema/kinds.ts";
-import type { ClusterSpec } from "../schema/cluster.ts";
-import type { ProvisioningSpec } from "../schema/provisioning.ts";
-import type { SipClusterSpec } from "../schema/sipcluster.ts";
-import type { SoftwareSpec } from "../schema/software.ts";
+import type { AnyResource, InvalidResource } from "../model/resource.ts";
+import { kindFor } from "../schema/kinds.ts";
+import { reporter } from "../rules/reporter.ts";
 import { crNames, notAnObject, schemaIssues, unknownKind } from "../rules/schema.ts";
 import { secretInline } from "../rules/secrets.ts";
-
-/** The typed object of each kind, after schema validation. */
-interface SpecByKind {
-  Provisioning: ProvisioningSpec;
-  Software: SoftwareSpec;
-  Cluster: ClusterSpec;
-  SIPCluster: SipClusterSpec;
-}
-
-/** A schema-valid CR with the way back to its source lines. */
-export interface Resource<K extends CrKind = CrKind> {
-  readonly kind: K;
-  /** Checked (`name-invalid`): it becomes the namespace of every object rendered for the CR. */
-  readonly namespace: DnsLabel;
-  /** Checked (`name-invalid`): it reaches object names and rendered/'s paths. */
-  readonly name: DnsSubdomain;
-  /** `Kind/namespace/name`: identity for "the object under review replaces the known one". */
-  readonly key: string;
-  readonly object: SpecByKind[K];
-  readonly document: SourceDocument;
-  /** Where the object sits in its document (`["items", 3]` inside a `kind: List`). */
-  readonly basePath: FieldPath;
-}
-
-/**
- * A CR of a known kind that failed its schema: left out of the model, but remembered so that a CR
- * referring to it is not also told that it does not exist (one mistake, one finding).
- */
-export interface InvalidResource {
-  /** One of the {@link CrKind}s. */
-  readonly kind: string;
-  readonly namespace: string;
-  readonly name: string;
-  /** `metadata.labels.cluster`, when it is a string. */
-  readonly cluster?: string;
-}
-
-/** Any of the four kinds, discriminated by `kind`. */
-export type AnyResource = { [K in CrKind]: Resource<K> }[CrKind];
 
 /** The `Kind/namespace/name` key of an object. */
 export function resourceKey(kind: string, namespace: string, name: string): string {
   return `${kind}/${namespace}/${name}`;
-}
-
-/** Builds one issue about a resource (see {@link reporter}). */
-export type Reporter = (rule: RuleId, path: FieldPath, message: string) => Issue;
-
-/**
- * Builds issues about a resource: resolves the field path to a line and column and tags the issue
- * with the object it is about.
- */
-export function reporter(
-  resource: Pick<Resource, "document" | "basePath" | "key">,
-  cluster?: string,
-): Reporter {
-  const { basePath } = resource;
-  return (rule, path, message) =>
-    issue(rule, formatPath(path), message, {
-      // The path as given when the CR is a document of its own: the document remembers the position
-      // of each path it was asked about, and a review asks about the same paths again (decision 0042).
-      source: resource.document.position(basePath.length === 0 ? path : [...basePath, ...path]),
-      object: resource.key,
-      ...(cluster === undefined ? {} : { cluster }),
-    });
 }
 
 /**

@@ -3,7 +3,7 @@ import type { Issue } from "../issue.ts";
 import { DEFAULT_SETTINGS, SiteSettingsSchema, type SiteSettings } from "../schema/settings.ts";
 import { extraSettingsDocument, schemaIssues } from "../rules/schema.ts";
 import { secretInline } from "../rules/secrets.ts";
-import { reporter } from "./resources.ts";
+import { reporter } from "../rules/reporter.ts";
 
 /**
  * Validates `metalsynth.yaml` like a CR. Invalid settings are reported and the defaults used, so the

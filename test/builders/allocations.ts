@@ -1,5 +1,5 @@
 /** Allocations (`metalsynth.io/v1alpha1`, one per cluster) for the webhook's tests. */
-import { ALLOCATION_API_VERSION, ALLOCATION_KIND } from "../../synth/plan/allocation.ts";
+import { ALLOCATION_API_VERSION, ALLOCATION_KIND } from "../../synth/schema/allocation.ts";
 
 /** One Allocation as the API server lists it: the lock's entries of one cluster, without cluster and kind. */
 export function allocation(

@@ -5,10 +5,12 @@
  */
 import { stringify } from "yaml";
 import { parseDocuments } from "../../synth/documents.ts";
-import type { Provisioning } from "../../synth/site/bpa.ts";
+import type { Provisioning } from "../../synth/model/bpa.ts";
 import { normalizeProvisioning } from "../../synth/site/bpa.ts";
-import { readResources, type AnyResource } from "../../synth/site/resources.ts";
-import { normalizeSipCluster, type SipCluster } from "../../synth/site/sip.ts";
+import { readResources } from "../../synth/site/resources.ts";
+import type { AnyResource } from "../../synth/model/resource.ts";
+import { normalizeSipCluster } from "../../synth/site/sip.ts";
+import type { SipCluster } from "../../synth/model/sip.ts";
 
 /** A `spec.masters` / `spec.workers` entry's value; `null` is "the same host as that master". */
 export type NodeEntry = {

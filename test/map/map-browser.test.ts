@@ -17,7 +17,7 @@ import { evaluateSite } from "../../synth/evaluate.ts";
 import type { Issue } from "../../synth/issue.ts";
 import { mapHtml } from "../../synth/map/map-html.ts";
 import { siteMap } from "../../synth/map/site-map.ts";
-import { EMPTY_LOCK } from "../../synth/plan/lock.ts";
+import { EMPTY_LOCK } from "../../synth/rules/lock.ts";
 import { makeInventory } from "../builders/inventory.ts";
 import { REPO } from "../harness.ts";
 import { run } from "../run-cli.ts";

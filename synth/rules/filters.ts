@@ -11,8 +11,8 @@ import { matchesSelector, type LabelSelector } from "../inventory/selector.ts";
 import { ipForInterface } from "../inventory/host.ts";
 import { compareText } from "../issue.ts";
 import { formatBytes } from "../quantity.ts";
-import type { ResourceNeeds } from "../site/bpa.ts";
-import type { ClaimView } from "./claim-ledger.ts";
+import type { ResourceNeeds } from "../model/bpa.ts";
+import type { ClaimView } from "../model/claims.ts";
 
 /** The filters, and the planning steps that pass a host over without a filter, by name. */
 export const FILTERS = {

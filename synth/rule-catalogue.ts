@@ -1,12 +1,15 @@
 /**
  * The rule catalogue (docs/contract.md §2): every rule id with its severity, a one-line summary and the module
- * that holds its check. The rules proper live in this folder, one module per family: `bpa.ts`
+ * that holds its check. The rules proper live in `synth/rules/`, one module per family: `bpa.ts`
  * (Provisioning, Software, Cluster CRs), `sip.ts` (SIPCluster), `site.ts` (across CRs), `hosts.ts`
  * (a request against the inventory), `names.ts` (what clusters render), `schema.ts` and `secrets.ts`
  * (reading a CR). Findings about the input files themselves (`yaml-syntax`, `too-large`,
  * `file-unread`, `no-objects`, `inventory-*`) are made by the readers that meet them, named here.
+ * Every layer of synth/ reports findings, so the catalogue sits under all of them (decision 0049).
  */
-import type { Severity } from "../issue.ts";
+
+/** How bad a finding is: errors stop synth and deny admission, warnings are reported only. */
+export type Severity = "error" | "warning";
 
 /**
  * Every rule by id. Ids are a public contract (CI scripts grep for them), so they never change once
@@ -229,3 +232,6 @@ export const RULES = {
     module: "synth/inventory/load.ts",
   },
 } as const satisfies Record<string, { severity: Severity; summary: string; module: string }>;
+
+/** A stable rule id from {@link RULES}. */
+export type RuleId = keyof typeof RULES;

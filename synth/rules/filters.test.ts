@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { RACK_LABEL, makeHost, type HostOptions } from "../../test/builders/inventory.ts";
 import { clusterKey } from "../cluster-key.ts";
 import type { Host } from "../inventory/host.ts";
-import { ClaimLedger } from "./claim-ledger.ts";
+import { ClaimLedger } from "../plan/claim-ledger.ts";
 import {
   FILTERS,
   REASONS,
