@@ -27,7 +27,7 @@ const held = makeHost({ name: "held" });
 const ledger = new ClaimLedger();
 ledger.claim(held, key("other"), "test");
 const needs = { sriov: false, qat: false };
-const only = (filters: HostFilter[]): HostFilter => {
+const only = (filters: readonly HostFilter[]): HostFilter => {
   if (filters.length !== 1 || !filters[0]) throw new Error("one filter expected");
   return filters[0];
 };
