@@ -1,7 +1,7 @@
-import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, symlink, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { parse, parseAllDocuments } from "yaml";
 import { clusterKey } from "../synth/cluster-key.ts";
 import { ALLOCATION_FILE, SPECS_FILE } from "../synth/plan/allocation.ts";
@@ -110,16 +110,9 @@ describe("writeRendered: what of rendered/ is metalsynth's", () => {
         ...overrides,
       }).filter((entry): entry is [string, string] => entry[1] !== undefined),
     );
-  let parent: string;
-  let out: string;
-
-  beforeEach(async () => {
-    parent = await mkdtemp(path.join(os.tmpdir(), "write-rendered-"));
-    out = path.join(parent, "rendered");
-  });
-  afterEach(async () => {
-    await rm(parent, { recursive: true, force: true });
-  });
+  /** A fresh `rendered/` path in a directory of its own, which the run's temporary root removes. */
+  const freshOut = async () =>
+    path.join(await mkdtemp(path.join(os.tmpdir(), "write-rendered-")), "rendered");
 
   it.each([
     ["a file", { "README.md": "my notes" }],
@@ -127,6 +120,7 @@ describe("writeRendered: what of rendered/ is metalsynth's", () => {
   ])(
     "refuses a non-empty directory without a lock file (%s), leaving it as it was",
     async (_label, content) => {
+      const out = await freshOut();
       for (const [file, text] of Object.entries(content)) {
         await mkdir(path.dirname(path.join(out, file)), { recursive: true });
         await writeFile(path.join(out, file), text);
@@ -139,6 +133,7 @@ describe("writeRendered: what of rendered/ is metalsynth's", () => {
   );
 
   it("refuses a directory holding only an empty subdirectory, or a lock file below the root", async () => {
+    const out = await freshOut();
     await mkdir(path.join(out, "keep"), { recursive: true });
     await expect(writeRendered(out, tree())).rejects.toThrow(/refusing to replace it/);
     await writeFile(path.join(out, "keep", LOCK_FILE), "");
@@ -147,12 +142,14 @@ describe("writeRendered: what of rendered/ is metalsynth's", () => {
   });
 
   it("refuses a tree without a lock file, which the next run could not recognise", async () => {
+    const out = await freshOut();
     await expect(writeRendered(out, tree({ [LOCK_FILE]: undefined }))).rejects.toThrow(
       /has no metalsynth\.lock\.yaml/,
     );
   });
 
   it("refuses to delete a file it did not write, naming it, and changes nothing", async () => {
+    const out = await freshOut();
     await writeRendered(out, tree());
     await writeFile(path.join(out, "NOTES.md"), "my notes");
     await writeFile(path.join(out, "argocd", "hand-added.yaml"), "kind: ConfigMap\n");
@@ -168,6 +165,7 @@ describe("writeRendered: what of rendered/ is metalsynth's", () => {
   });
 
   it("deletes what it wrote", async () => {
+    const out = await freshOut();
     await writeRendered(out, tree());
 
     const change = await writeRendered(
@@ -179,6 +177,7 @@ describe("writeRendered: what of rendered/ is metalsynth's", () => {
   });
 
   it("deletes any file of a tree known to be rendered (a commit undone)", async () => {
+    const out = await freshOut();
     await writeRendered(out, tree({ "argocd/notes.yaml": "kind: Note\n" }));
 
     const change = await writeRendered(out, tree(), { previousIsRendered: true });
@@ -187,6 +186,7 @@ describe("writeRendered: what of rendered/ is metalsynth's", () => {
   });
 
   it("keeps the previous tree when its signal is aborted", async () => {
+    const out = await freshOut();
     await writeRendered(out, tree());
 
     const writing = writeRendered(out, tree({ "argocd/applicationset.yaml": "changed\n" }), {
@@ -198,11 +198,13 @@ describe("writeRendered: what of rendered/ is metalsynth's", () => {
   });
 
   it("checkOutput accepts a missing, empty or metalsynth directory and refuses anything else before any work", async () => {
+    const out = await freshOut();
     await checkOutput(out);
     await mkdir(out);
     await checkOutput(out);
     await writeRendered(out, tree());
     await checkOutput(out);
+    const parent = path.dirname(out);
     await expect(checkOutput(parent, "compare with")).rejects.toThrow(
       /has no metalsynth.lock.yaml, so metalsynth did not write it; refusing to compare with it/,
     );
