@@ -7,9 +7,8 @@
  * own (`npx tsx bench/hub.ts`) times whatever was built last.
  */
 export { readInventory } from "../dist/gitops/inventory-reader.js";
-export { renderSite } from "../dist/gitops/render.js";
+export { renderSite, writeRendered } from "../dist/gitops/render.js";
 export { readSite } from "../dist/gitops/site-reader.js";
-export { writeTree } from "../dist/gitops/tree-writer.js";
 export { evaluateSite } from "../dist/synth/evaluate.js";
 export { Inventory } from "../dist/synth/inventory/inventory.js";
 export { mapHtml } from "../dist/synth/map/map-html.js";

@@ -5,7 +5,7 @@
  * the lock the first wrote and must write nothing. `tsx bench/synth.ts validate <site>` times
  * `metalsynth validate`. Each prints one JSON line.
  */
-import { evaluateSite, readSite, renderPlan, renderSite, writeTree } from "./product.ts";
+import { evaluateSite, readSite, renderPlan, renderSite, writeRendered } from "./product.ts";
 
 /** The result line of a render. */
 export interface RenderBenchResult {
@@ -40,7 +40,7 @@ async function render(site: string): Promise<RenderBenchResult> {
   if (!ready) throw new Error(`the site has errors: ${JSON.stringify(problems.slice(0, 3), null, 2)}`);
   const rendered = await renderSite(ready, input.settings);
   const renderedAt = clock();
-  const change = await writeTree(input.out, rendered.files);
+  const change = await writeRendered(input.out, rendered.files);
   const written = clock();
   return {
     seconds: {

@@ -161,3 +161,29 @@ export function summary(issues: readonly { severity: string }[]): string {
     ? "metalsynth: no problems found"
     : `metalsynth: ${plural(errors, "error")}, ${plural(warnings, "warning")}`;
 }
+
+/** The signals that end a CLI run. */
+const ENDING_SIGNALS: readonly NodeJS.Signals[] = ["SIGINT", "SIGTERM", "SIGHUP"];
+
+/**
+ * Runs `write` (a replacement of `rendered/`) with SIGINT, SIGTERM and SIGHUP turned into the abort
+ * of the signal it is given: the write stops at its next file operation and keeps the previous tree.
+ * Once it has settled, the process ends the way that signal would have ended it, unless something
+ * else listens for it. Only around writes: elsewhere (reading, rendering, git) a signal ends the run
+ * at once, as nothing there needs putting back.
+ */
+export async function interruptible<T>(write: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const controller = new AbortController();
+  let received: NodeJS.Signals | undefined;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    received ??= signal;
+    controller.abort(new Error(`interrupted by ${signal}; the previous tree is kept`));
+  };
+  for (const signal of ENDING_SIGNALS) process.on(signal, onSignal);
+  try {
+    return await write(controller.signal);
+  } finally {
+    for (const signal of ENDING_SIGNALS) process.off(signal, onSignal);
+    if (received && process.listenerCount(received) === 0) process.kill(process.pid, received);
+  }
+}

@@ -6,7 +6,7 @@ import type { Issue } from "../synth/issue.ts";
 import { UsageError } from "./errors.ts";
 import { diffTrees, type RenderedDiff } from "./report/diff.ts";
 import { commitMessage, type CommitMessage } from "./report/diff-format.ts";
-import { isRenderedFile } from "./render.ts";
+import { writeRendered } from "./render.ts";
 import { renderFromSite } from "./render-site.ts";
 import { checkSite, SETTINGS_FILE } from "./site-reader.ts";
 import {
@@ -22,7 +22,7 @@ import {
   pushHead,
   type Repository,
 } from "./git.ts";
-import { readTree, writeTree } from "./tree-writer.ts";
+import { readTree } from "./replace-dir.ts";
 
 /** What `metalsynth commit` is asked to do. */
 export interface CommitOptions {
@@ -36,6 +36,13 @@ export interface CommitOptions {
   readonly push?: PushOptions;
   /** Progress and warnings, one line at a time (the CLI prints them on stderr). */
   readonly log?: (line: string) => void;
+  /**
+   * Runs each write of `rendered/` with a signal that an interruption aborts (the CLI: SIGINT,
+   * SIGTERM, SIGHUP), so the write keeps the previous tree. Only the writes: a signal elsewhere ends
+   * the run at once.
+   * @default each write runs with no signal
+   */
+  readonly interruptible?: <T>(write: (signal?: AbortSignal) => Promise<T>) => Promise<T>;
 }
 
 /** Where and how hard to push. */
@@ -106,6 +113,7 @@ export async function commitSite(options: CommitOptions): Promise<CommitOutcome>
     branch,
     out: path.join(site, "rendered"),
     outInRepo: path.posix.join(siteInRepo, "rendered"),
+    write: options.interruptible ?? ((write) => write()),
     touched: false,
   };
 
@@ -193,6 +201,8 @@ interface Place {
   readonly out: string;
   /** `rendered/` relative to the repository root, POSIX separators. */
   readonly outInRepo: string;
+  /** Runs a write of `rendered/` ({@link CommitOptions.interruptible}). */
+  readonly write: NonNullable<CommitOptions["interruptible"]>;
   /**
    * Whether this run has written `rendered/` yet. Until it has, a failure leaves everything alone:
    * `rendered/` may hold someone's uncommitted edits, which only a refusal protects.
@@ -222,7 +232,7 @@ async function renderAndCommit(
   options: CommitOptions,
   uncommitted: readonly string[],
 ): Promise<Attempt> {
-  const { repo, out, outInRepo } = place;
+  const { repo, out, outInRepo, write } = place;
   const { input, issues, rendered } = await renderFromSite({ site: place.site });
   if (!rendered) return { kind: "invalid", issues };
   if (uncommitted.length > 0 && !isDeepStrictEqual(await readTree(out), rendered.files)) {
@@ -237,9 +247,9 @@ async function renderAndCommit(
   const diff = diffTrees(before, rendered.files);
 
   // A file in rendered/ metalsynth did not write (committed notes, a hand-added manifest) would be
-  // deleted and the deletion committed: writeTree refuses instead.
-  await writeTree(out, rendered.files, { owns: isRenderedFile });
-  // Only now: writeTree itself leaves the previous tree in place when it fails (or refuses).
+  // deleted and the deletion committed: writeRendered refuses instead.
+  await write((signal) => writeRendered(out, rendered.files, { signal }));
+  // Only now: writeRendered itself leaves the previous tree in place when it fails (or refuses).
   place.touched = true;
   await repo.git.raw(["--literal-pathspecs", "add", "--all", "--", outInRepo]);
   const staged = await repo.git.raw([
@@ -335,7 +345,7 @@ async function parentOf(repo: Repository, commit: string): Promise<string | unde
  * overwrite local edits and keeps every other index entry: what the user staged stays staged.
  */
 async function restore(place: Place, start: string | undefined): Promise<void> {
-  const { repo, out, outInRepo } = place;
+  const { repo, out, outInRepo, write } = place;
   if (!place.touched) return;
   const head = await headCommit(repo);
   if (start === undefined) {
@@ -356,7 +366,8 @@ async function restore(place: Place, start: string | undefined): Promise<void> {
   if (head === undefined) return;
   await repo.git.raw(["--literal-pathspecs", "reset", "--quiet", "--", outInRepo]);
   const committed = await committedFiles(repo, head, outInRepo);
-  if (committed.size > 0) await writeTree(out, committed);
+  if (committed.size > 0)
+    await write((signal) => writeRendered(out, committed, { signal, previousIsRendered: true }));
   else await rm(out, { recursive: true, force: true });
   await moveBranch(repo, place.branch, head, start);
 }

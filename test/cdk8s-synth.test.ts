@@ -5,7 +5,7 @@ import path from "node:path";
 import { parse, parseAllDocuments } from "yaml";
 import { describe, expect, it } from "vitest";
 import { asKubeObject, type KubeObject } from "./support/charts.ts";
-import { readTree } from "../gitops/tree-writer.ts";
+import { readTree } from "../gitops/replace-dir.ts";
 import { compareText } from "../synth/issue.ts";
 import { REPO } from "./harness.ts";
 

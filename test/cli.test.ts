@@ -8,7 +8,7 @@ import { listInputFiles } from "../gitops/files.ts";
 import { once } from "node:events";
 import { createServer, type AddressInfo } from "node:net";
 import { systemErrorLine } from "../bin/cli.ts";
-import { readTree } from "../gitops/tree-writer.ts";
+import { readTree } from "../gitops/replace-dir.ts";
 import { createTestCa, issueServerCertificate } from "./webhook/tls-fixture.ts";
 import { run } from "./run-cli.ts";
 import { copyExampleSite } from "./support/example-site.ts";

@@ -11,7 +11,7 @@ import { parseAllDocuments, stringify } from "yaml";
 import { describe, expect, it } from "vitest";
 import { main } from "../bin/cli.ts";
 import { expandPaths } from "../gitops/files.ts";
-import { readTree } from "../gitops/tree-writer.ts";
+import { readTree } from "../gitops/replace-dir.ts";
 import { REPO } from "./harness.ts";
 
 const EXAMPLE = path.join(REPO, "examples", "site");

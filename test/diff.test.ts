@@ -3,7 +3,7 @@ import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { readTree } from "../gitops/tree-writer.ts";
+import { readTree } from "../gitops/replace-dir.ts";
 import { edit } from "./git/repos.ts";
 import { run } from "./run-cli.ts";
 import { addEastWorker, copyExampleSite } from "./support/example-site.ts";

@@ -12,7 +12,7 @@ import path from "node:path";
 import fc from "fast-check";
 import { parse } from "yaml";
 import { describe, expect, it } from "vitest";
-import { readTree } from "../gitops/tree-writer.ts";
+import { readTree } from "../gitops/replace-dir.ts";
 import { REPO } from "./harness.ts";
 import { run } from "./run-cli.ts";
 

@@ -15,7 +15,8 @@ import { parse } from "yaml";
 import { describe, expect, it } from "vitest";
 import { main, type Console } from "../bin/cli.ts";
 import { asKubeObject, type KubeObject, validateKubernetesObject } from "./support/charts.ts";
-import { readTree, writeTree } from "../gitops/tree-writer.ts";
+import { writeRendered } from "../gitops/render.ts";
+import { readTree } from "../gitops/replace-dir.ts";
 import { compareText } from "../synth/issue.ts";
 import { clusterDirectoryName } from "../synth/names.ts";
 import { secretMaterialIn } from "../synth/rules/secrets.ts";
@@ -115,7 +116,7 @@ async function outcome(scenario: Scenario): Promise<Map<string, string>> {
 async function updateGolden(expected: string, actual: ReadonlyMap<string, string>): Promise<void> {
   const diagnostics = actual.get("diagnostics.txt");
   if (diagnostics === undefined) {
-    await writeTree(expected, actual);
+    await writeRendered(expected, actual);
     return;
   }
   await rm(expected, { recursive: true, force: true });

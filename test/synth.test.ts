@@ -1,16 +1,18 @@
+import { spawnSync } from "node:child_process";
 import { createWriteStream } from "node:fs";
-import { mkdir, mkdtemp, rm, stat, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
+import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
-import { readTree } from "../gitops/tree-writer.ts";
+import { readTree } from "../gitops/replace-dir.ts";
 import { MAX_DOCUMENT_BYTES } from "../synth/documents.ts";
 import { secretMaterialIn } from "../synth/rules/secrets.ts";
 import { FLAVOR_LABEL, kubectlJson, makeBmh } from "./builders/inventory.ts";
 import { run } from "./run-cli.ts";
-import { copyExampleSite } from "./support/example-site.ts";
+import { addEastWorker, copyExampleSite } from "./support/example-site.ts";
 import { REPO } from "./harness.ts";
 
 /** A copy of the example site without its committed `rendered/`, so synth has to write it. */
@@ -206,5 +208,57 @@ describe("metalsynth synth", () => {
       expect(result.code).toBe(2);
       expect(result.err).toMatch(/is not empty and has no metalsynth\.lock\.yaml/);
     }
+  });
+});
+
+/**
+ * Loaded into the CLI with `node --import`: the first file written into a temporary tree sends the
+ * process SIGINT and is held until the signal has been handled, so the interruption lands in the
+ * middle of the write, every time.
+ */
+const INTERRUPT_FIRST_WRITE = `import fs from "node:fs";
+import { syncBuiltinESMExports } from "node:module";
+const writeFile = fs.promises.writeFile;
+let sent = false;
+fs.promises.writeFile = async (file, ...rest) => {
+  if (!sent && String(file).includes(".rendered.tmp-")) {
+    sent = true;
+    process.kill(process.pid, "SIGINT");
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return writeFile(file, ...rest);
+};
+syncBuiltinESMExports();
+`;
+
+describe("metalsynth synth interrupted", () => {
+  it("by SIGINT while writing, keeps the previous rendered/ and leaves no temporary tree", async () => {
+    const site = await exampleCopy();
+    expect((await run("synth", "--site", site)).code).toBe(0);
+    const before = await readTree(path.join(site, "rendered"));
+    await addEastWorker(site);
+    const preload = path.join(site, "interrupt.mjs");
+    await writeFile(preload, INTERRUPT_FIRST_WRITE);
+
+    const child = spawnSync(
+      process.execPath,
+      [
+        "--import",
+        pathToFileURL(preload).href,
+        path.join(REPO, "bin", "metalsynth.js"),
+        "synth",
+        "--site",
+        site,
+      ],
+      { encoding: "utf8" },
+    );
+
+    expect(child.signal, child.stderr).toBe("SIGINT");
+    expect(child.stdout).toBe("");
+    expect(await readTree(path.join(site, "rendered"))).toEqual(before);
+    expect((await readdir(site)).filter((name) => name.startsWith(".rendered"))).toEqual([]);
+    // The change it was writing lands on the next run.
+    const again = await run("synth", "--site", site);
+    expect(again.out).toMatch(/wrote .*: \d+ added, [1-9]\d* changed/);
   });
 });

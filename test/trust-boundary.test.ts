@@ -18,7 +18,7 @@ import fc from "fast-check";
 import { parseAllDocuments } from "yaml";
 import { describe, expect, it } from "vitest";
 import { readInventory } from "../gitops/inventory-reader.ts";
-import { readTree } from "../gitops/tree-writer.ts";
+import { readTree } from "../gitops/replace-dir.ts";
 import { parseDocuments, type SourceDocument } from "../synth/documents.ts";
 import { EMPTY_LOCK } from "../synth/rules/lock.ts";
 import { readResources } from "../synth/site/resources.ts";

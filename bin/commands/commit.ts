@@ -2,7 +2,7 @@ import { parseArgs } from "node:util";
 import { commitSite, type CommitOptions } from "../../gitops/commit.ts";
 import { UsageError } from "../../gitops/errors.ts";
 import { formatIssues } from "../../gitops/report/report.ts";
-import { EXIT, summary, type Console } from "../common.ts";
+import { EXIT, interruptible, summary, type Console } from "../common.ts";
 
 /** Upper bound of `--retries`: past a few dozen lost races, waiting longer will not help. */
 const MAX_RETRIES = 50;
@@ -68,6 +68,7 @@ export async function commit(argv: readonly string[], io: Console): Promise<numb
         }
       : {}),
     log: (line) => io.err(`metalsynth: ${line}\n`),
+    interruptible,
   };
   const outcome = await commitSite(options);
   switch (outcome.kind) {

@@ -8,7 +8,8 @@ import { MAP_TO_STDOUT, writeSiteMap } from "../../gitops/map-file.ts";
 import { renderFromSite } from "../../gitops/render-site.ts";
 import { formatIssues, jsonReport } from "../../gitops/report/report.ts";
 import { checkSite } from "../../gitops/site-reader.ts";
-import { checkOutput, readTree } from "../../gitops/tree-writer.ts";
+import { checkOutput } from "../../gitops/render.ts";
+import { readTree } from "../../gitops/replace-dir.ts";
 import { LOCK_FILE } from "../../synth/plan/lock.ts";
 import {
   EXIT,

@@ -3,11 +3,11 @@ import { UsageError } from "../../gitops/errors.ts";
 import { clustersOutsideSubset, renderFromSite } from "../../gitops/render-site.ts";
 import { formatIssues, jsonReport } from "../../gitops/report/report.ts";
 import { checkSite } from "../../gitops/site-reader.ts";
-import { checkOutput, writeTree } from "../../gitops/tree-writer.ts";
-import { isRenderedFile } from "../../gitops/render.ts";
+import { checkOutput, writeRendered } from "../../gitops/render.ts";
 import {
   EXIT,
   FINDING_FORMATS,
+  interruptible,
   outputFormat,
   parseSiteArgs,
   siteLocation,
@@ -44,7 +44,7 @@ export async function synth(argv: readonly string[], io: Console): Promise<numbe
       { showHelp: false },
     );
   }
-  const change = await writeTree(input.out, rendered.files, { owns: isRenderedFile });
+  const change = await interruptible((signal) => writeRendered(input.out, rendered.files, { signal }));
   if (format === "json") {
     io.out(jsonReport({ out: input.out, clusters: rendered.clusters, change, diagnostics: issues }));
     return EXIT.ok;

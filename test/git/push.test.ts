@@ -1,7 +1,7 @@
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { readTree } from "../../gitops/tree-writer.ts";
+import { readTree } from "../../gitops/replace-dir.ts";
 import {
   changeInventory,
   EAST_IP,

@@ -1,10 +1,21 @@
 import { spawnSync } from "node:child_process";
-import { mkdir, mkdtemp, readdir, rename, rm, stat, symlink, utimes, writeFile } from "node:fs/promises";
+import {
+  mkdir,
+  mkdtemp,
+  readdir,
+  realpath,
+  rename,
+  rm,
+  stat,
+  symlink,
+  utimes,
+  writeFile,
+} from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { UsageError } from "./errors.ts";
-import { checkOutput, readTree, writeTree } from "./tree-writer.ts";
+import { readTree, replaceDirAtomically, type ExistingTree } from "./replace-dir.ts";
 
 const LOCK = "metalsynth.lock.yaml";
 /** A date no write in these tests can produce, so "kept its mtime" cannot pass by coincidence. */
@@ -14,7 +25,7 @@ let parent: string;
 let out: string;
 
 beforeEach(async () => {
-  parent = await mkdtemp(path.join(os.tmpdir(), "tree-writer-"));
+  parent = await mkdtemp(path.join(os.tmpdir(), "replace-dir-"));
   out = path.join(parent, "rendered");
 });
 
@@ -67,11 +78,11 @@ async function siblings(): Promise<string[]> {
   return (await readdir(parent)).sort();
 }
 
-describe("writeTree", () => {
+describe("replaceDirAtomically", () => {
   it("creates the tree on the first write", async () => {
     const files = makeTree();
 
-    const change = await writeTree(out, files);
+    const change = await replaceDirAtomically(out, files);
 
     expect(await readTree(out)).toEqual(files);
     expect(change).toEqual({ added: [...files.keys()].sort(), changed: [], removed: [], unchanged: 0 });
@@ -81,18 +92,18 @@ describe("writeTree", () => {
   it("creates missing parent directories", async () => {
     const deep = path.join(parent, "a", "b", "rendered");
 
-    await writeTree(deep, makeTree());
+    await replaceDirAtomically(deep, makeTree());
 
     expect(await readTree(deep)).toEqual(makeTree());
   });
 
   it("does not touch the tree when nothing changed", async () => {
-    await writeTree(out, makeTree());
+    await replaceDirAtomically(out, makeTree());
     await age(out);
     const directory = (await stat(out)).ino;
     const before = await identities(out);
 
-    const change = await writeTree(out, makeTree());
+    const change = await replaceDirAtomically(out, makeTree());
 
     expect(change).toEqual({ added: [], changed: [], removed: [], unchanged: makeTree().size });
     expect((await stat(out)).ino).toBe(directory);
@@ -102,12 +113,12 @@ describe("writeTree", () => {
   });
 
   it("rewrites only the file that changed; the others stay the same files", async () => {
-    await writeTree(out, makeTree());
+    await replaceDirAtomically(out, makeTree());
     await age(out);
     const before = await identities(out);
     const files = makeTree({ "clusters/site-a/cluster-a/kud-installer.yaml": "kind: Job\nspec: {}\n" });
 
-    const change = await writeTree(out, files);
+    const change = await replaceDirAtomically(out, files);
 
     expect(change).toEqual({
       added: [],
@@ -126,10 +137,10 @@ describe("writeTree", () => {
   });
 
   it("adds new files and directories next to kept ones", async () => {
-    await writeTree(out, makeTree());
+    await replaceDirAtomically(out, makeTree());
     const files = makeTree({ "clusters/site-b/cluster-c/jumphost.yaml": "kind: Deployment\n" });
 
-    const change = await writeTree(out, files);
+    const change = await replaceDirAtomically(out, files);
 
     expect(change).toEqual({
       added: ["clusters/site-b/cluster-c/jumphost.yaml"],
@@ -141,10 +152,10 @@ describe("writeTree", () => {
   });
 
   it("removes files that are no longer in the tree, and directories they leave empty", async () => {
-    await writeTree(out, makeTree());
+    await replaceDirAtomically(out, makeTree());
     const files = makeTree({ "clusters/site-a/cluster-b/kustomization.yaml": undefined });
 
-    const change = await writeTree(out, files);
+    const change = await replaceDirAtomically(out, files);
 
     expect(change).toEqual({
       added: [],
@@ -157,11 +168,11 @@ describe("writeTree", () => {
   });
 
   it("removes stray empty directories and special files even when no tracked file changed", async () => {
-    await writeTree(out, makeTree());
+    await replaceDirAtomically(out, makeTree());
     await mkdir(path.join(out, "clusters/empty/dir"), { recursive: true });
     await symlink(LOCK, path.join(out, "link.yaml"));
 
-    const change = await writeTree(out, makeTree());
+    const change = await replaceDirAtomically(out, makeTree());
 
     expect(change).toEqual({ added: [], changed: [], removed: ["link.yaml"], unchanged: makeTree().size });
     expect(await readdir(path.join(out, "clusters"))).toEqual(["site-a"]);
@@ -176,23 +187,23 @@ describe("writeTree", () => {
       ["a/a/a.yaml", "a\n"],
     ]);
 
-    const change = await writeTree(out, files);
+    const change = await replaceDirAtomically(out, files);
 
     expect(change.added).toEqual(["a/a/a.yaml", "a/b.yaml", LOCK, "z/y/x/w.yaml"]);
     expect([...(await readTree(out)).keys()]).toEqual(["a/a/a.yaml", "a/b.yaml", LOCK, "z/y/x/w.yaml"]);
   });
 
   it("writes an empty map as an empty directory", async () => {
-    await writeTree(out, makeTree());
+    await replaceDirAtomically(out, makeTree());
 
-    const change = await writeTree(out, new Map());
+    const change = await replaceDirAtomically(out, new Map());
 
     expect(change.removed).toHaveLength(makeTree().size);
     expect(await readdir(out)).toEqual([]);
   });
 
   it("writes content as UTF-8 bytes", async () => {
-    await writeTree(out, makeTree({ "notes.yaml": "name: größe ✓\n" }));
+    await replaceDirAtomically(out, makeTree({ "notes.yaml": "name: größe ✓\n" }));
 
     expect((await readTree(out)).get("notes.yaml")).toBe("name: größe ✓\n");
     expect((await stat(path.join(out, "notes.yaml"))).size).toBe(Buffer.byteLength("name: größe ✓\n"));
@@ -200,10 +211,10 @@ describe("writeTree", () => {
 
   it("writes through a symbolic link to the real directory, keeping the link", async () => {
     const real = path.join(parent, "real-rendered");
-    await writeTree(real, makeTree());
+    await replaceDirAtomically(real, makeTree());
     await symlink(real, out);
 
-    await writeTree(out, makeTree({ [LOCK]: "clusters: {a: 1}\n" }));
+    await replaceDirAtomically(out, makeTree({ [LOCK]: "clusters: {a: 1}\n" }));
 
     expect((await readTree(real)).get(LOCK)).toBe("clusters: {a: 1}\n");
     expect((await stat(out)).isDirectory()).toBe(true);
@@ -211,7 +222,7 @@ describe("writeTree", () => {
   });
 });
 
-describe("writeTree when interrupted", () => {
+describe("replaceDirAtomically when interrupted", () => {
   const next = makeTree({
     "clusters/site-a/cluster-a/kud-installer.yaml": "kind: Job\nspec: {changed: true}\n",
     "clusters/site-a/cluster-b/kustomization.yaml": undefined,
@@ -226,11 +237,11 @@ describe("writeTree when interrupted", () => {
     ["after all but one file", size - 1],
     ["between the two renames", size],
   ])("leaves the previous tree byte-identical when failing %s", async (_label, failAfter) => {
-    await writeTree(out, makeTree());
+    await replaceDirAtomically(out, makeTree());
     await age(out);
     const before = await identities(out);
 
-    await expect(writeTree(out, next, { failAfter })).rejects.toThrow(/injected failure/);
+    await expect(replaceDirAtomically(out, next, { failAfter })).rejects.toThrow(/injected failure/);
 
     expect(await readTree(out)).toEqual(makeTree());
     expect(await identities(out)).toEqual(before);
@@ -240,24 +251,24 @@ describe("writeTree when interrupted", () => {
   it.each([0, 1, size])(
     "leaves nothing behind when the first write fails after %i file(s)",
     async (failAfter) => {
-      await expect(writeTree(out, next, { failAfter })).rejects.toThrow(/injected failure/);
+      await expect(replaceDirAtomically(out, next, { failAfter })).rejects.toThrow(/injected failure/);
 
       expect(await siblings()).toEqual([]);
     },
   );
 
   it("succeeds on the next run after an interrupted one", async () => {
-    await writeTree(out, makeTree());
-    await expect(writeTree(out, next, { failAfter: 2 })).rejects.toThrow();
+    await replaceDirAtomically(out, makeTree());
+    await expect(replaceDirAtomically(out, next, { failAfter: 2 })).rejects.toThrow();
 
-    const change = await writeTree(out, next);
+    const change = await replaceDirAtomically(out, next);
 
     expect(change.changed).toEqual(["clusters/site-a/cluster-a/kud-installer.yaml"]);
     expect(await readTree(out)).toEqual(next);
   });
 
   it("removes temporary and old trees left by a crashed run, and nothing else", async () => {
-    await writeTree(out, makeTree());
+    await replaceDirAtomically(out, makeTree());
     const dead = await deadPid();
     for (const debris of [`.rendered.tmp-${dead}-0/clusters`, `.rendered.old-${dead}-1/flux`]) {
       await mkdir(path.join(parent, debris), { recursive: true });
@@ -266,7 +277,7 @@ describe("writeTree when interrupted", () => {
     await mkdir(path.join(parent, ".renderedx.tmp-1"));
     await writeFile(path.join(parent, ".rendered-notes"), "mine");
 
-    await writeTree(out, makeTree());
+    await replaceDirAtomically(out, makeTree());
 
     expect(await siblings()).toEqual([".rendered-notes", ".renderedx.tmp-1", "rendered"]);
   });
@@ -276,41 +287,53 @@ describe("writeTree when interrupted", () => {
     const live = `.rendered.tmp-${process.ppid}-0`;
     await mkdir(path.join(parent, live));
 
-    await writeTree(out, makeTree());
+    await replaceDirAtomically(out, makeTree());
 
     expect(await siblings()).toEqual([live, "rendered"]);
   });
 
-  it("on SIGTERM during a write, removes its temporary tree and keeps the previous one", async () => {
-    await writeTree(out, makeTree());
-    const before = await readTree(out);
-    const script = path.join(parent, "write.mts");
-    await writeFile(
-      script,
-      `import { writeTree } from ${JSON.stringify(path.join(import.meta.dirname, "tree-writer.ts"))};
-const files = new Map(${JSON.stringify([...next])});
-await writeTree(${JSON.stringify(out)}, files, {
-  onPlaced: (placed) => { if (placed === 2) process.kill(process.pid, "SIGTERM"); },
-});
-console.log("not reached");
-`,
-    );
-    const child = spawnSync(process.execPath, ["--import", "tsx", script], { encoding: "utf8" });
-    expect(child.signal).toBe("SIGTERM");
-    expect(child.stdout).toBe("");
-    expect(await siblings()).toEqual(["rendered", "write.mts"]);
-    // The signal is handled between two file operations: normally before the swap (the previous tree
-    // stays), at worst after it (the new tree is complete). Never a mix, never debris.
-    expect([before, next]).toContainEqual(await readTree(out));
+  it.each([
+    ["before any file", 0],
+    ["half way", Math.floor(size / 2)],
+    ["between the two renames", size],
+  ])(
+    "when its signal is aborted %s, removes its temporary tree and keeps the previous one",
+    async (_label, at) => {
+      await replaceDirAtomically(out, makeTree());
+      await age(out);
+      const before = await identities(out);
+      const controller = new AbortController();
+
+      const replacing = replaceDirAtomically(out, next, {
+        signal: controller.signal,
+        onPlaced: (placed) => {
+          if (placed === at) controller.abort(new Error("interrupted"));
+        },
+      });
+
+      await expect(replacing).rejects.toThrow(/^interrupted$/);
+      expect(await readTree(out)).toEqual(makeTree());
+      expect(await identities(out)).toEqual(before);
+      expect(await siblings()).toEqual(["rendered"]);
+    },
+  );
+
+  it("starts nothing when its signal is aborted already", async () => {
+    await replaceDirAtomically(out, makeTree());
+
+    await expect(replaceDirAtomically(out, next, { signal: AbortSignal.abort() })).rejects.toThrow(/abort/);
+
+    expect(await readTree(out)).toEqual(makeTree());
+    expect(await siblings()).toEqual(["rendered"]);
   });
 
   it("restores the previous tree when a crash came between the two renames", async () => {
-    await writeTree(out, makeTree());
+    await replaceDirAtomically(out, makeTree());
     // What a process killed between "out → old" and "temp → out" leaves behind.
     await rename(out, path.join(parent, ".rendered.old-99999-3"));
     await mkdir(path.join(parent, ".rendered.tmp-99999-3"));
 
-    const change = await writeTree(out, next);
+    const change = await replaceDirAtomically(out, next);
 
     expect(change).toEqual({
       added: ["clusters/site-b/cluster-c/kustomization.yaml"],
@@ -323,48 +346,35 @@ console.log("not reached");
   });
 });
 
-describe("writeTree refuses", () => {
-  it("an out path that is a file", async () => {
+describe("replaceDirAtomically refuses", () => {
+  it("a directory path that is a file", async () => {
     await writeFile(out, "not a directory");
 
-    await expect(writeTree(out, makeTree())).rejects.toThrow(UsageError);
-    await expect(writeTree(out, makeTree())).rejects.toThrow(/exists and is not a directory/);
+    await expect(replaceDirAtomically(out, makeTree())).rejects.toThrow(UsageError);
+    await expect(replaceDirAtomically(out, makeTree())).rejects.toThrow(/exists and is not a directory/);
     expect(await siblings()).toEqual(["rendered"]);
   });
 
-  it.each([
-    ["a file", { "README.md": "my notes" }],
-    ["nested files", { "src/main.ts": "code", "package.json": "{}" }],
-  ])("a non-empty directory without a lock file (%s), leaving it as it was", async (_label, content) => {
-    for (const [file, text] of Object.entries(content)) {
-      await mkdir(path.dirname(path.join(out, file)), { recursive: true });
-      await writeFile(path.join(out, file), text);
-    }
+  it("whatever checkPrevious refuses, before anything is written", async () => {
+    await replaceDirAtomically(out, makeTree());
+    const before = await identities(out);
+    const seen: string[] = [];
+    const checkPrevious = async (previous: ExistingTree) => {
+      seen.push(previous.dir, ...previous.files, (await previous.read(LOCK)).toString());
+      throw new Error("not mine");
+    };
 
-    await expect(writeTree(out, makeTree())).rejects.toThrow(UsageError);
-    await expect(writeTree(out, makeTree())).rejects.toThrow(/not empty and has no metalsynth\.lock\.yaml/);
-    expect(Object.fromEntries(await readTree(out))).toEqual(content);
+    await expect(replaceDirAtomically(out, new Map(), { checkPrevious })).rejects.toThrow(/not mine/);
+
+    expect(seen).toEqual([await realpath(out), ...[...makeTree().keys()].sort(), "clusters: {}\n"]);
+    expect(await identities(out)).toEqual(before);
     expect(await siblings()).toEqual(["rendered"]);
-  });
-
-  it("a directory holding only an empty subdirectory", async () => {
-    await mkdir(path.join(out, "keep"), { recursive: true });
-
-    await expect(writeTree(out, makeTree())).rejects.toThrow(/refusing to replace it/);
-  });
-
-  it("a lock file that is not at the root", async () => {
-    await mkdir(path.join(out, "sub"), { recursive: true });
-    await writeFile(path.join(out, "sub", LOCK), "");
-    await writeFile(path.join(out, "data.txt"), "precious");
-
-    await expect(writeTree(out, makeTree())).rejects.toThrow(/refusing/);
   });
 
   it("nothing when the directory exists but is empty", async () => {
     await mkdir(out);
 
-    const change = await writeTree(out, makeTree());
+    const change = await replaceDirAtomically(out, makeTree());
 
     expect(change.added).toHaveLength(makeTree().size);
   });
@@ -379,17 +389,15 @@ describe("writeTree refuses", () => {
     "",
     "dir/",
   ])("the path %j", async (bad) => {
-    await expect(writeTree(out, makeTree({ [bad]: "x" }))).rejects.toThrow(/not a relative POSIX path/);
+    await expect(replaceDirAtomically(out, makeTree({ [bad]: "x" }))).rejects.toThrow(
+      /not a relative POSIX path/,
+    );
     expect(await siblings()).toEqual([]);
   });
 
   it("a path that is both a file and a directory", async () => {
-    await expect(writeTree(out, makeTree({ clusters: "x" }))).rejects.toThrow(/both a file and a directory/);
-  });
-
-  it("a tree without a lock file, which the next run could not recognise", async () => {
-    await expect(writeTree(out, makeTree({ [LOCK]: undefined }))).rejects.toThrow(
-      /has no metalsynth\.lock\.yaml/,
+    await expect(replaceDirAtomically(out, makeTree({ clusters: "x" }))).rejects.toThrow(
+      /both a file and a directory/,
     );
   });
 });
@@ -403,46 +411,5 @@ describe("readTree", () => {
     await writeFile(out, "x");
 
     await expect(readTree(out)).rejects.toThrow(/not a directory/);
-  });
-});
-
-describe("writeTree with owns", () => {
-  const owns = (file: string) => file === LOCK || file.startsWith("clusters/") || file.startsWith("argocd/");
-
-  it("refuses to delete a file it did not write, naming it, and changes nothing", async () => {
-    await writeTree(out, makeTree());
-    await writeFile(path.join(out, "NOTES.md"), "my notes");
-    await symlink("argocd", path.join(out, "link"));
-    const before = await identities(out);
-
-    const writing = writeTree(out, makeTree({ "argocd/applicationset.yaml": undefined }), { owns });
-    await expect(writing).rejects.toThrow(UsageError);
-    await expect(writing).rejects.toThrow(/holds files metalsynth did not write \(NOTES.md, link\)/);
-    expect(await identities(out)).toEqual(before);
-  });
-
-  it("deletes what it wrote", async () => {
-    await writeTree(out, makeTree());
-    const change = await writeTree(
-      out,
-      makeTree({ "clusters/site-a/cluster-b/kustomization.yaml": undefined }),
-      { owns },
-    );
-    expect(change.removed).toEqual(["clusters/site-a/cluster-b/kustomization.yaml"]);
-  });
-});
-
-describe("checkOutput", () => {
-  it("accepts a missing, empty or metalsynth directory and refuses anything else before any work", async () => {
-    await checkOutput(out);
-    await mkdir(out);
-    await checkOutput(out);
-    await writeTree(out, makeTree());
-    await checkOutput(out);
-    await expect(checkOutput(parent, "compare with")).rejects.toThrow(
-      /has no metalsynth.lock.yaml, so metalsynth did not write it; refusing to compare with it/,
-    );
-    await writeFile(path.join(parent, "file"), "x");
-    await expect(checkOutput(path.join(parent, "file"))).rejects.toThrow(/exists and is not a directory/);
   });
 });

@@ -1,3 +1,8 @@
+/**
+ * The mechanism of writing a tree of files: a directory replaced atomically, with crash recovery.
+ * What may be replaced, and which files may go, is the caller's policy ({@link ReplaceDirOptions.checkPrevious};
+ * for `rendered/`, `writeRendered` in render.ts).
+ */
 import {
   copyFile,
   link,
@@ -14,8 +19,9 @@ import {
 } from "node:fs/promises";
 import { type Dirent } from "node:fs";
 import path from "node:path";
+import { forEachConcurrently } from "./concurrency.ts";
 import { UsageError } from "./errors.ts";
-import { LOCK_FILE } from "../synth/plan/lock.ts";
+import { errorCode } from "./files.ts";
 
 /** How a written tree differs from the one it replaced. Every list is sorted. */
 export interface TreeChange {
@@ -29,8 +35,37 @@ export interface TreeChange {
   readonly unchanged: number;
 }
 
-/** Options of {@link writeTree}. */
-export interface WriteTreeOptions {
+/**
+ * What a directory about to be replaced holds: its paths, not its contents. A region's tree is
+ * hundreds of MiB; each file is read when it is compared, and let go (decision 0044).
+ */
+export interface ExistingTree {
+  /** The directory, with symbolic links resolved. */
+  readonly dir: string;
+  /** Regular files (relative POSIX paths), in sorted order. */
+  readonly files: ReadonlySet<string>;
+  /** Symbolic links, sockets, FIFOs: never part of a tree written here. */
+  readonly specials: ReadonlySet<string>;
+  /** Directories, for spotting ones the new tree no longer needs. */
+  readonly directories: ReadonlySet<string>;
+  /** The bytes of one of {@link files}. */
+  read(file: string): Promise<Buffer>;
+}
+
+/** Options of {@link replaceDirAtomically}. */
+export interface ReplaceDirOptions {
+  /**
+   * Aborting it stops the replacement at its next file operation: the temporary tree is removed, the
+   * previous tree stays (or is put back), and the call rejects with the signal's reason.
+   * @default undefined (runs to the end)
+   */
+  readonly signal?: AbortSignal;
+  /**
+   * The caller's policy of what may be replaced: called with what the directory holds, when it
+   * exists, before anything is written; it throws to refuse.
+   * @default undefined (any directory is replaced)
+   */
+  readonly checkPrevious?: (previous: ExistingTree) => Promise<void>;
   /**
    * Test-only failure injection (the filesystem edge docs/style.md allows): throw once this many files
    * have been placed in the temporary tree, as if the process died there. With `0` the run fails
@@ -42,61 +77,50 @@ export interface WriteTreeOptions {
   readonly failAfter?: number;
   /**
    * Test-only: called where {@link failAfter} is checked, with the number of files placed, so a test
-   * can stop the process there (a signal) and look at what it leaves behind.
+   * can abort the signal there and look at what the replacement leaves behind.
    * @default undefined
    */
   readonly onPlaced?: (placed: number) => void;
-  /**
-   * Which files of the previous tree metalsynth wrote. A file about to be removed that it did not
-   * write (a user's notes, a hand-added manifest, a symbolic link) makes the write refuse with a
-   * {@link UsageError} instead of deleting it. Without it every file of a tree holding the lock is
-   * taken as metalsynth's.
-   * @default undefined
-   */
-  readonly owns?: (file: string, content: Buffer) => boolean;
 }
 
 /** Suffix counter so two writes from one process never pick the same temporary name. */
 let sequence = 0;
 
 /**
- * Replaces the directory `out` so it holds exactly `files` (relative POSIX paths → UTF-8 content),
+ * Replaces the directory `dir` so it holds exactly `files` (relative POSIX paths → UTF-8 content),
  * atomically (docs/contract.md §6.2, §8 "nothing lost"): the new tree is built in a hidden sibling directory and
  * swapped in with two renames, so an interrupted run leaves the previous tree as it was.
  *
  * Unchanged files are hard-linked from the previous tree (copied with their timestamps where the file
  * system has no hard links), so Git and editors see only the files that really changed; when nothing
- * changed, `out` is not touched at all.
- *
- * The tree is owned by metalsynth: files in `out` that are not in `files` are removed. To keep that
- * from wiping an unrelated directory, `out` must be missing, empty, or hold `metalsynth.lock.yaml`,
- * and a non-empty `files` must contain `metalsynth.lock.yaml` too, so the next run recognises the tree.
+ * changed, `dir` is not touched at all. Files in `dir` that are not in `files` are removed.
  *
  * Temporary directories carry the writer's process id: those of processes that no longer run (a
- * `kill -9`) are removed at the start of the next write; SIGINT, SIGTERM and SIGHUP during a write
- * remove this run's own and put the previous tree back before the process ends.
+ * `kill -9`) are removed at the start of the next replacement, and a previous tree one of them had
+ * moved aside is put back first.
  *
- * @throws UsageError when `out` is not a directory or is a non-empty directory metalsynth did not
- *   write (a mistyped `--out`: exit 2).
- * @throws Error when a path in `files` is not a plain relative POSIX path or the lock file is missing
- *   (a bug in the caller), and for any file system error, after cleaning up.
+ * @throws UsageError when `dir` is not a directory.
+ * @throws Error when a path in `files` is not a plain relative POSIX path (a bug in the caller),
+ *   whatever {@link ReplaceDirOptions.checkPrevious} throws, the signal's reason when it is aborted,
+ *   and any file system error, after cleaning up.
  */
-export async function writeTree(
-  out: string,
+export async function replaceDirAtomically(
+  dir: string,
   files: ReadonlyMap<string, string>,
-  options: WriteTreeOptions = {},
+  options: ReplaceDirOptions = {},
 ): Promise<TreeChange> {
+  const { signal } = options;
+  signal?.throwIfAborted();
   const wanted = checkPaths(files);
-  const target = await resolveOut(out);
+  const target = await resolveDir(dir);
   const parent = path.dirname(target);
   const base = path.basename(target);
   await mkdir(parent, { recursive: true });
   await recoverInterruptedSwap(parent, base, target);
 
   const previous = await scanTree(target);
-  if (previous) refuseForeign(target, previous);
-  if (previous && options.owns) await refuseUnowned(out, target, previous, files, options.owns);
-  const same = previous ? await unchangedFiles(target, previous, files) : new Set<string>();
+  if (previous) await options.checkPrevious?.(previous);
+  const same = previous ? await unchangedFiles(previous, files, signal) : new Set<string>();
   const change = compare(previous, wanted, same);
   if (previous && isEmptyChange(change) && !hasLeftovers(previous, wanted)) return change;
 
@@ -104,13 +128,15 @@ export async function writeTree(
   const aside = path.join(parent, `.${base}.old-${process.pid}-${sequence}`);
   sequence += 1;
   const failAfter = options.failAfter;
-  const interruption = deferEndingSignals();
-  // Every file operation ends at one of these points: a signal received meanwhile, or an injected
-  // failure, stops the write there, and the ordinary failure path below cleans up.
+  // Every file operation ends at one of these points: an abort meanwhile, or an injected failure,
+  // stops the replacement there, and the ordinary failure path below cleans up after the operations
+  // in flight have settled (cleaning up at once raced them: a file created while the temporary tree
+  // was being removed left it behind).
   const checkpoint = (placed: number): void => {
     options.onPlaced?.(placed);
-    interruption.throwIfReceived();
-    if (placed === failAfter) throw new Error(`writeTree: injected failure after ${placed} file(s)`);
+    signal?.throwIfAborted();
+    if (placed === failAfter)
+      throw new Error(`replaceDirAtomically: injected failure after ${placed} file(s)`);
   };
 
   try {
@@ -119,16 +145,22 @@ export async function writeTree(
     if (wanted.length > 0) checkpoint(placed);
     // Only the deepest directories need creating: recursive mkdir makes their parents, and tolerates
     // a parent that a concurrent sibling made first.
-    await forEachConcurrently(leafDirectories(wanted), (dir) =>
-      mkdir(path.join(temporary, ...dir.split("/")), { recursive: true }),
+    await forEachConcurrently(
+      leafDirectories(wanted),
+      (leaf) => mkdir(path.join(temporary, ...leaf.split("/")), { recursive: true }),
+      signal,
     );
-    await forEachConcurrently(wanted, async (file) => {
-      const destination = path.join(temporary, ...file.split("/"));
-      if (same.has(file)) await keep(path.join(target, ...file.split("/")), destination);
-      else await writeFile(destination, files.get(file) ?? "", "utf8");
-      placed += 1;
-      if (placed < wanted.length) checkpoint(placed);
-    });
+    await forEachConcurrently(
+      wanted,
+      async (file) => {
+        const destination = inTree(temporary, file);
+        if (same.has(file)) await keep(inTree(target, file), destination);
+        else await writeFile(destination, files.get(file) ?? "", "utf8");
+        placed += 1;
+        if (placed < wanted.length) checkpoint(placed);
+      },
+      signal,
+    );
 
     if (previous) {
       await rename(target, aside);
@@ -151,76 +183,23 @@ export async function writeTree(
     }
   } catch (error) {
     await rm(temporary, { recursive: true, force: true });
-    interruption.end();
     throw error;
   }
 
   // The new tree is in place; an old tree that cannot be removed now is only clutter, and the next
   // run's stale-directory cleanup removes it, so this must not turn a successful write into a failure.
   await rm(aside, { recursive: true, force: true }).catch(() => undefined);
-  interruption.end();
   return change;
 }
 
 /**
- * Refuses a write to (or, with `action`, another use of) `out` before anything is read or rendered (a mistyped `--out /tmp` is told at
- * once, not after a whole render): `out` must be missing, an empty directory, or a directory with
- * metalsynth's lock file.
+ * Every regular file below `dir`, keyed by relative POSIX path in sorted order; an empty map when
+ * `dir` does not exist. Symbolic links and other special files are not followed or listed.
  *
- * @throws UsageError otherwise.
+ * @throws UsageError when `dir` exists and is not a directory.
  */
-export async function checkOutput(out: string, action = "replace"): Promise<void> {
-  const target = await resolveOut(out);
-  const names = await readdir(target).catch((error: unknown): string[] => {
-    if (isErrorCode(error, "ENOENT")) return [];
-    throw error;
-  });
-  if (names.length > 0 && !names.includes(LOCK_FILE)) throw foreignTree(target, action);
-}
-
-/** The signals that end a CLI run; a write in progress cleans up before the process goes. */
-const ENDING_SIGNALS: readonly NodeJS.Signals[] = ["SIGINT", "SIGTERM", "SIGHUP"];
-
-/** Thrown at the next checkpoint of a write after an ending signal arrived. */
-class Interrupted extends Error {
-  constructor(readonly signal: NodeJS.Signals) {
-    super(`writeTree: interrupted by ${signal}; the previous tree is kept`);
-  }
-}
-
-/**
- * Holds back SIGINT, SIGTERM and SIGHUP while a write runs. The signal is only recorded:
- * `throwIfReceived` turns it into an {@link Interrupted} failure at the write's next checkpoint, so
- * cleanup runs on the ordinary failure path, after the file operations in flight have settled.
- * (Deleting the temporary tree from the handler itself raced those operations: a file created
- * while it was being removed left it behind.) `end` stops listening and, if a signal came, ends
- * the process the way that signal would have, unless someone else listens for it too.
- */
-function deferEndingSignals(): { throwIfReceived(): void; end(): void } {
-  let received: NodeJS.Signals | undefined;
-  const onSignal = (signal: NodeJS.Signals): void => {
-    received ??= signal;
-  };
-  for (const signal of ENDING_SIGNALS) process.on(signal, onSignal);
-  return {
-    throwIfReceived() {
-      if (received) throw new Interrupted(received);
-    },
-    end() {
-      for (const signal of ENDING_SIGNALS) process.off(signal, onSignal);
-      if (received && process.listenerCount(received) === 0) process.kill(process.pid, received);
-    },
-  };
-}
-
-/**
- * Every regular file below `out`, keyed by relative POSIX path in sorted order; an empty map when
- * `out` does not exist. Symbolic links and other special files are not followed or listed.
- *
- * @throws UsageError when `out` exists and is not a directory.
- */
-export async function readTree(out: string): Promise<Map<string, string>> {
-  const target = await resolveOut(out);
+export async function readTree(dir: string): Promise<Map<string, string>> {
+  const target = await resolveDir(dir);
   const scanned = await scanTree(target);
   const contents = new Map<string, string>();
   await forEachConcurrently([...(scanned?.files ?? [])], async (file) => {
@@ -233,34 +212,26 @@ export async function readTree(out: string): Promise<Map<string, string>> {
 }
 
 /**
- * What is in an existing output directory: its paths, not its contents. A region's tree is hundreds
- * of MiB; each file is read when it is compared, and let go (decision 0044).
+ * `dir` with symbolic links resolved (so the swap replaces the real directory).
+ *
+ * @throws UsageError when `dir` exists and is not a directory.
  */
-interface ScannedTree {
-  /** Regular files, in sorted path order. */
-  readonly files: Set<string>;
-  /** Symbolic links, sockets, FIFOs: never part of a tree metalsynth writes. */
-  readonly specials: Set<string>;
-  /** Directories, for spotting ones the new tree no longer needs. */
-  readonly directories: Set<string>;
-}
-
-/** `out` with symbolic links resolved (so the swap replaces the real directory); refuses non-directories. */
-async function resolveOut(out: string): Promise<string> {
-  const info = await stat(out).catch((error: unknown) => {
+export async function resolveDir(dir: string): Promise<string> {
+  const info = await stat(dir).catch((error: unknown) => {
     if (isErrorCode(error, "ENOENT")) return undefined;
     throw error;
   });
-  if (!info) return path.resolve(out);
+  if (!info) return path.resolve(dir);
   if (!info.isDirectory()) {
     throw new UsageError(
-      `${out} exists and is not a directory; metalsynth writes its output tree there, pass another --out`,
+      `${dir} exists and is not a directory; metalsynth writes its output tree there, pass another --out`,
     );
   }
-  return realpath(out);
+  return realpath(dir);
 }
 
-async function scanTree(target: string): Promise<ScannedTree | undefined> {
+/** What `target` holds; undefined when it does not exist. */
+async function scanTree(target: string): Promise<ExistingTree | undefined> {
   let entries: Dirent[];
   try {
     entries = await readdir(target, { recursive: true, withFileTypes: true });
@@ -280,47 +251,13 @@ async function scanTree(target: string): Promise<ScannedTree | undefined> {
     if (entry.isDirectory()) directories.add(relative(entry));
     else if (!entry.isFile()) specials.add(relative(entry));
   }
-  return { files: new Set(regular), specials, directories };
-}
-
-/** Guards an unrelated directory (a mistyped `--out`) against being replaced wholesale. */
-function refuseForeign(target: string, previous: ScannedTree): void {
-  const empty = previous.files.size + previous.specials.size + previous.directories.size === 0;
-  if (empty || previous.files.has(LOCK_FILE)) return;
-  throw foreignTree(target);
-}
-
-function foreignTree(target: string, action = "replace"): UsageError {
-  return new UsageError(
-    `${target} is not empty and has no ${LOCK_FILE}, so metalsynth did not write it; refusing to ` +
-      `${action} it. Pass another --out, or empty the directory if it really is metalsynth's output`,
-    { showHelp: false },
-  );
-}
-
-/** How many paths a refusal names before it only counts. */
-const LISTED_PATHS = 5;
-
-/** Refuses to delete files of the previous tree that metalsynth did not write. */
-async function refuseUnowned(
-  out: string,
-  target: string,
-  previous: ScannedTree,
-  files: ReadonlyMap<string, string>,
-  owns: (file: string, content: Buffer) => boolean,
-): Promise<void> {
-  const unowned = [...previous.specials].filter((file) => !files.has(file));
-  for (const file of previous.files)
-    if (!files.has(file) && !owns(file, await readFile(inTree(target, file)))) unowned.push(file);
-  unowned.sort();
-  if (unowned.length === 0) return;
-  const listed = unowned.slice(0, LISTED_PATHS).join(", ");
-  const more = unowned.length > LISTED_PATHS ? ` and ${unowned.length - LISTED_PATHS} more` : "";
-  throw new UsageError(
-    `${out} holds files metalsynth did not write (${listed}${more}), and writing the new tree would ` +
-      `delete them; move them out of ${out} (metalsynth owns that directory) or delete them, then run again`,
-    { showHelp: false },
-  );
+  return {
+    dir: target,
+    files: new Set(regular),
+    specials,
+    directories,
+    read: (file) => readFile(inTree(target, file)),
+  };
 }
 
 /** Validates the keys of `files` and returns them sorted. */
@@ -330,7 +267,9 @@ function checkPaths(files: ReadonlyMap<string, string>): string[] {
     const segments = file.split("/");
     const bad = segments.some((segment) => segment === "" || segment === "." || segment === "..");
     if (bad || /[\\\0]/.test(file)) {
-      throw new Error(`writeTree: ${JSON.stringify(file)} is not a relative POSIX path inside the tree`);
+      throw new Error(
+        `replaceDirAtomically: ${JSON.stringify(file)} is not a relative POSIX path inside the tree`,
+      );
     }
   }
   const all = new Set(sorted);
@@ -338,13 +277,8 @@ function checkPaths(files: ReadonlyMap<string, string>): string[] {
   for (const directory of new Set(parentDirectories(sorted).flatMap(withAncestors))) {
     if (all.has(directory)) {
       const file = sorted.find((other) => other.startsWith(`${directory}/`));
-      throw new Error(`writeTree: ${directory} is both a file and a directory of ${file}`);
+      throw new Error(`replaceDirAtomically: ${directory} is both a file and a directory of ${file}`);
     }
-  }
-  if (sorted.length > 0 && !all.has(LOCK_FILE)) {
-    throw new Error(
-      `writeTree: the tree has no ${LOCK_FILE}, so the next run could not recognise it as ours`,
-    );
   }
   return sorted;
 }
@@ -354,22 +288,27 @@ function checkPaths(files: ReadonlyMap<string, string>): string[] {
  * compared on its own, so memory holds a few files at a time, not the old tree beside the new.
  */
 async function unchangedFiles(
-  target: string,
-  previous: ScannedTree,
+  previous: ExistingTree,
   files: ReadonlyMap<string, string>,
+  signal: AbortSignal | undefined,
 ): Promise<Set<string>> {
   const same = new Set<string>();
   const kept = [...files.keys()].filter((file) => previous.files.has(file));
-  await forEachConcurrently(kept, async (file) => {
-    const before = await readFile(inTree(target, file));
-    const text = files.get(file) ?? "";
-    if (before.length === Buffer.byteLength(text) && before.equals(Buffer.from(text, "utf8"))) same.add(file);
-  });
+  await forEachConcurrently(
+    kept,
+    async (file) => {
+      const before = await previous.read(file);
+      const text = files.get(file) ?? "";
+      if (before.length === Buffer.byteLength(text) && before.equals(Buffer.from(text, "utf8")))
+        same.add(file);
+    },
+    signal,
+  );
   return same;
 }
 
 function compare(
-  previous: ScannedTree | undefined,
+  previous: ExistingTree | undefined,
   wanted: readonly string[],
   same: ReadonlySet<string>,
 ): TreeChange {
@@ -397,9 +336,9 @@ function inTree(target: string, file: string): string {
  * Whether the old tree has directories the new one does not need (empty ones, or ones emptied by
  * removals): invisible to Git, but "exactly `files`" means they go, which takes a swap.
  */
-function hasLeftovers(previous: ScannedTree, wanted: readonly string[]): boolean {
+function hasLeftovers(previous: ExistingTree, wanted: readonly string[]): boolean {
   const needed = new Set(parentDirectories(wanted).flatMap(withAncestors));
-  return [...previous.directories].some((dir) => !needed.has(dir));
+  return [...previous.directories].some((directory) => !needed.has(directory));
 }
 
 function isEmptyChange(change: TreeChange): boolean {
@@ -445,7 +384,7 @@ async function keep(source: string, destination: string): Promise<void> {
 }
 
 /**
- * Cleans up after a run that died: a process killed between the two renames leaves no `out` and the
+ * Cleans up after a run that died: a process killed between the two renames leaves no `dir` and the
  * previous tree at `.<base>.old-*`, which is moved back so the comparison (and anyone looking) sees
  * it; every other `.<base>.tmp-*` or `.<base>.old-*` sibling is debris and is removed.
  */
@@ -456,8 +395,8 @@ async function recoverInterruptedSwap(parent: string, base: string, target: stri
     names.filter((name) => name.startsWith(prefix) && !isRunning(writerPid(name.slice(prefix.length))));
   const temporaries = stale(`.${base}.tmp-`);
   const asides = stale(`.${base}.old-`);
-  const outExists = names.includes(base);
-  if (!outExists && asides.length > 0) {
+  const dirExists = names.includes(base);
+  if (!dirExists && asides.length > 0) {
     // Several leftovers mean several crashes; the most recently moved one is the latest tree.
     const moved = await Promise.all(
       asides.map(async (name) => ({ name, ctime: (await lstat(path.join(parent, name))).ctimeMs })),
@@ -492,38 +431,7 @@ function isRunning(pid: number | undefined): boolean {
   }
 }
 
-/**
- * How many file operations run at once: enough to keep libuv's thread pool busy (a rendered tree has
- * thousands of small files; one at a time costs seconds), few enough to stay far below open-file limits.
- */
-const CONCURRENCY = 32;
-
-/**
- * Runs `action` over `items` with bounded concurrency. On failure it stops starting new work but
- * waits for what is already running before rejecting with the first error, so the caller's cleanup
- * never races a write into the directory it is removing.
- */
-async function forEachConcurrently<T>(
-  items: readonly T[],
-  action: (item: T) => Promise<unknown>,
-): Promise<void> {
-  let next = 0;
-  let failure: { error: unknown } | undefined;
-  const worker = async (): Promise<void> => {
-    while (failure === undefined && next < items.length) {
-      const item = items[next] as T;
-      next += 1;
-      try {
-        await action(item);
-      } catch (error) {
-        failure ??= { error };
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(CONCURRENCY, items.length) }, worker));
-  if (failure) throw failure.error;
-}
-
 function isErrorCode(error: unknown, ...codes: string[]): boolean {
-  return error instanceof Error && "code" in error && codes.includes(String(error.code));
+  const code = errorCode(error);
+  return code !== undefined && codes.includes(code);
 }
