@@ -12,7 +12,7 @@
 import { existsSync } from "node:fs";
 import { mkdir, readdir, readFile, rename, rm, rmdir, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { parseDocuments } from "../synth/documents.ts";
+import { parseDocuments } from "../synth/codec/read-documents.ts";
 import { evaluateSite } from "../synth/evaluate.ts";
 import { compareText, hasErrors, issueText, type Issue } from "../synth/issue.ts";
 import { namespaceOf } from "../synth/inventory/bmh.ts";

@@ -12,7 +12,7 @@ import type { ClusterKey } from "../synth/cluster-key.ts";
 import { LOCK_FILE, lockDocument } from "../synth/plan/lock.ts";
 import type { ClusterRender, RenderPlan } from "../synth/plan/render-plan.ts";
 import type { SiteSettings } from "../synth/schema/settings.ts";
-import { toYaml, toYamlStream } from "../synth/yaml-output.ts";
+import { toYaml, toYamlStream } from "../synth/codec/yaml-output.ts";
 
 /** What synth wrote for one cluster, for the CLI's summary. */
 export interface RenderedCluster {

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { clusterKey } from "../../synth/cluster-key.ts";
 import { issue } from "../../synth/issue.ts";
 import { lockDocument, type LockEntry } from "../../synth/plan/lock.ts";
-import { toYaml, toYamlStream } from "../../synth/yaml-output.ts";
+import { toYaml, toYamlStream } from "../../synth/codec/yaml-output.ts";
 import { diffTrees } from "./diff.ts";
 import { code, diffMarkdown } from "./diff-markdown.ts";
 

@@ -1,7 +1,7 @@
 import { clusterKey } from "../../synth/cluster-key.ts";
 import { describe, expect, it } from "vitest";
 import { lockDocument, type LockEntry } from "../../synth/plan/lock.ts";
-import { toYaml, toYamlStream } from "../../synth/yaml-output.ts";
+import { toYaml, toYamlStream } from "../../synth/codec/yaml-output.ts";
 import { diffTrees } from "./diff.ts";
 import { commitMessage } from "./diff-format.ts";
 

@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from "node:util";
 import { clusterKey, type ClusterKey } from "../../synth/cluster-key.ts";
-import { parseDocuments } from "../../synth/documents.ts";
+import { parseDocuments } from "../../synth/codec/read-documents.ts";
 import { compareText } from "../../synth/issue.ts";
 import { LOCK_FILE, type LockEntry } from "../../synth/plan/lock.ts";
 import { lockFromText } from "../../synth/rules/lock.ts";
