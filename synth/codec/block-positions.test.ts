@@ -3,7 +3,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { stringify } from "yaml";
 import { blockPositions } from "./block-positions.ts";
-import type { FieldPath } from "../field-path.ts";
+import { fieldPaths } from "../../test/support/field-paths.ts";
 import { BlockYamlReader } from "./block-yaml.ts";
 import { documentPosition, parseDocumentsFully } from "./read-documents.ts";
 
@@ -63,15 +63,4 @@ describe("blockPositions", () => {
 
 function withoutFile(position: { line: number; column: number } | undefined) {
   return position && { line: position.line, column: position.column };
-}
-
-/** Every field path of `value`, and one below each leaf that doesn't exist. */
-function fieldPaths(value: unknown, at: FieldPath = []): FieldPath[] {
-  const below =
-    typeof value === "object" && value !== null
-      ? Object.entries(value).flatMap(([key, inner]) =>
-          fieldPaths(inner, [...at, Array.isArray(value) ? Number(key) : key]),
-        )
-      : [[...at, "missing"]];
-  return [at, ...below];
 }

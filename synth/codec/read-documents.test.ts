@@ -3,7 +3,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseDocument } from "yaml";
 import { MAX_DOCUMENT_BYTES, MAX_DOCUMENT_TEXT_BYTES } from "../documents.ts";
-import type { FieldPath } from "../field-path.ts";
+import { fieldPaths } from "../../test/support/field-paths.ts";
 import {
   parseDocuments,
   parseDocumentsFully,
@@ -257,15 +257,4 @@ function summary(parsed: ParsedFile) {
     value: document.value,
     positions: fieldPaths(document.value).map((at) => [at.join("."), document.position(at)]),
   }));
-}
-
-/** Every field path of `value`, and one below each leaf that doesn't exist (its parent's position). */
-function fieldPaths(value: unknown, at: FieldPath = []): FieldPath[] {
-  const below =
-    typeof value === "object" && value !== null
-      ? Object.entries(value).flatMap(([key, inner]) =>
-          fieldPaths(inner, [...at, Array.isArray(value) ? Number(key) : key]),
-        )
-      : [[...at, "missing"]];
-  return [at, ...below];
 }
