@@ -41,7 +41,7 @@ const synthNodeImports = {
  */
 const synthTiers = [
   { name: "synth/'s vocabulary", files: ["synth/*.ts"] },
-  { name: "the readers", files: ["synth/documents.ts", "synth/inventory/**/*.ts"] },
+  { name: "the readers", files: ["synth/documents.ts", "synth/codec/**/*.ts", "synth/inventory/**/*.ts"] },
   { name: "schema/", files: ["synth/schema/**/*.ts"] },
   { name: "model/", files: ["synth/model/**/*.ts"] },
   { name: "rules/", files: ["synth/rules/**/*.ts"] },

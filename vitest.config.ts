@@ -8,7 +8,7 @@ import { defineConfig } from "vitest/config";
  * - slow: whatever runs the CLI, git, kubectl, child processes, a fuzz run, cdk8s synth or
  *   many thousands of hosts: test/ and the few unit files that build large inventories.
  */
-const SLOW_UNIT_FILES = ["gitops/inventory-reader.test.ts", "synth/inventory/block-yaml.test.ts"];
+const SLOW_UNIT_FILES = ["gitops/inventory-reader.test.ts", "synth/codec/block-yaml.test.ts"];
 /** Tests in test/ that only read files, fast enough for the unit tier: docs/ against the code. */
 const FAST_TEST_FILES = ["test/docs.test.ts"];
 

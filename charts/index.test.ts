@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { toYamlStream } from "../synth/yaml-output.ts";
+import { toYamlStream } from "../synth/codec/yaml-output.ts";
 import type { BpaRender } from "../synth/plan/render-plan.ts";
 import type { SiteSettings } from "../synth/schema/settings.ts";
 import { addBpaClusterCharts } from "./index.ts";

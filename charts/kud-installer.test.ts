@@ -7,7 +7,7 @@ import { parseImageReference } from "../synth/checked.ts";
 const image = (text: string) => checked(parseImageReference, text);
 import { parse } from "yaml";
 import type { SiteSettings } from "../synth/schema/settings.ts";
-import { toYamlStream } from "../synth/yaml-output.ts";
+import { toYamlStream } from "../synth/codec/yaml-output.ts";
 import { KudInstallerChart } from "./kud-installer.ts";
 import {
   bpaPlan,

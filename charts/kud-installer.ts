@@ -5,7 +5,7 @@ import { hostsIni } from "../synth/hosts-ini.ts";
 import { bpaObjectNames } from "../synth/names.ts";
 import type { BpaRender } from "../synth/plan/render-plan.ts";
 import type { SiteSettings } from "../synth/schema/settings.ts";
-import { toYaml } from "../synth/yaml-output.ts";
+import { toYaml } from "../synth/codec/yaml-output.ts";
 import {
   SSH_KEY_ITEM,
   sshKeyVolume,

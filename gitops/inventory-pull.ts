@@ -12,7 +12,8 @@
 import { existsSync } from "node:fs";
 import { mkdir, readdir, readFile, rename, rm, rmdir, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { parseDocuments } from "../synth/documents.ts";
+import { parseDocuments } from "../synth/codec/read-documents.ts";
+import { compact } from "../synth/compact.ts";
 import { evaluateSite } from "../synth/evaluate.ts";
 import { compareText, hasErrors, issueText, type Issue } from "../synth/issue.ts";
 import { namespaceOf } from "../synth/inventory/bmh.ts";
@@ -107,11 +108,11 @@ export async function pullInventory(options: PullOptions): Promise<PullReport> {
   const settings = input.settings.inventory;
   const namespaces = options.namespaces ?? settings.namespaces;
   const selector = options.selector ?? settings.selector;
-  const scope: ClusterScope = {
-    ...(namespaces !== undefined && { namespaces }),
-    ...(selector !== undefined && { selector }),
+  const scope: ClusterScope = compact({
+    namespaces,
+    selector,
     labelledNetworkData: settings.labelledNetworkData,
-  };
+  });
 
   const committed = await readCommitted(inventoryDir, site, relativeTo);
   const live = buildInventory(await options.read(scope));

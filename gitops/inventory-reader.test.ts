@@ -9,7 +9,7 @@ import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { factsOf, generateBmhs, kubectlJson, kubectlYaml, makeBmh } from "../test/builders/inventory.ts";
-import { parseDocuments } from "../synth/documents.ts";
+import { parseDocuments } from "../synth/codec/read-documents.ts";
 import type { Issue } from "../synth/issue.ts";
 import type { Inventory } from "../synth/inventory/inventory.ts";
 import { InventoryBuilder } from "../synth/inventory/load.ts";

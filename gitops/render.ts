@@ -13,7 +13,7 @@ import type { ClusterKey } from "../synth/cluster-key.ts";
 import { LOCK_FILE, lockDocument } from "../synth/plan/lock.ts";
 import type { ClusterRender, RenderPlan } from "../synth/plan/render-plan.ts";
 import type { SiteSettings } from "../synth/schema/settings.ts";
-import { toYaml, toYamlStream } from "../synth/yaml-output.ts";
+import { toYaml, toYamlStream } from "../synth/codec/yaml-output.ts";
 import { UsageError } from "./errors.ts";
 import { errorCode } from "./files.ts";
 import { replaceDirAtomically, resolveDir, type ExistingTree, type TreeChange } from "./replace-dir.ts";

@@ -1,6 +1,7 @@
 import { lstat, readFile, stat } from "node:fs/promises";
 import path from "node:path";
-import { parseDocuments, type ParsedFile, type SourceDocument } from "../synth/documents.ts";
+import { parseDocuments, type ParsedFile } from "../synth/codec/read-documents.ts";
+import type { SourceDocument } from "../synth/documents.ts";
 import { issue, type Issue } from "../synth/issue.ts";
 import type { Inventory } from "../synth/inventory/inventory.ts";
 import { LOCK_FILE } from "../synth/plan/lock.ts";

@@ -1,7 +1,7 @@
 // The generated files under deploy/ and what each must contain; the write-* scripts write them and
 // tests fail when a committed one is stale.
 import { customResourceDefinitions } from "../synth/schema/crds.ts";
-import { toYamlStream } from "../synth/yaml-output.ts";
+import { toYamlStream } from "../synth/codec/yaml-output.ts";
 
 /** The CRDs alone (`npm run crds`), relative to the repository root. */
 export const CRDS_FILE = "deploy/crds.yaml";

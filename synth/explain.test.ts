@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { makeInventory, macFor } from "../test/builders/inventory.ts";
-import { parseDocuments } from "./documents.ts";
+import { parseDocuments } from "./codec/read-documents.ts";
 import { evaluateSite } from "./evaluate.ts";
 import { explainCluster, explanationText } from "./explain.ts";
 import { EMPTY_LOCK } from "./rules/lock.ts";

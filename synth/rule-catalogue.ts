@@ -19,7 +19,7 @@ export const RULES = {
   "yaml-syntax": {
     severity: "error",
     summary: "file is not valid YAML/JSON, is binary, or expands too many aliases",
-    module: "synth/documents.ts",
+    module: "synth/codec/read-documents.ts",
   },
   "file-unread": {
     severity: "error",

@@ -1,7 +1,7 @@
 import { readFileSync, readdirSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { readInventory } from "../gitops/inventory-reader.ts";
-import { parseDocuments } from "../synth/documents.ts";
+import { parseDocuments } from "../synth/codec/read-documents.ts";
 import { evaluateSite } from "../synth/evaluate.ts";
 import { Inventory } from "../synth/inventory/inventory.ts";
 import { EMPTY_LOCK } from "../synth/rules/lock.ts";

@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { readInventory } from "../gitops/inventory-reader.ts";
-import { parseDocuments } from "../synth/documents.ts";
+import { parseDocuments } from "../synth/codec/read-documents.ts";
 import { evaluateSite, type Evaluation } from "../synth/evaluate.ts";
 import type { Issue } from "../synth/issue.ts";
 import type { Inventory } from "../synth/inventory/inventory.ts";

@@ -4,6 +4,7 @@
  * arrive as a {@link Reviewer}.
  */
 import { z } from "zod";
+import { compact } from "../synth/compact.ts";
 import { KINDS, type CrKind } from "../synth/schema/kinds.ts";
 import { isRecord } from "../synth/inventory/raw.ts";
 import type { Finding, Reviewer } from "./site-review.ts";
@@ -121,7 +122,9 @@ export function admit(kind: CrKind, body: unknown, reviewer: Reviewer | undefine
       `this endpoint reviews ${kind} (${group}), not ${request.kind.kind} (${request.kind.group}): check the webhook's rules`,
     );
   }
-  // New keys before the spreads: Node 20 builds `{ ...a, newKey }` ~25x slower (decision 0026).
+  // Every request builds the summary, its copies in `respond` and the outcome: their new keys come
+  // before a spread, which on Node 20 costs 0.09 µs a key against 0.7 µs after it (decisions 0026,
+  // 0050). The summary's keys are in the order of the request's log line.
   const summary = {
     uid: request.uid,
     operation: request.operation,
@@ -150,8 +153,7 @@ export function admit(kind: CrKind, body: unknown, reviewer: Reviewer | undefine
     });
   }
   if (deeperThan(object, MAX_OBJECT_DEPTH)) {
-    // New keys before the spread: Node 20 builds `{ ...a, newKey }` ~25x slower (decision 0026).
-    return respond({ errors: 1, ...summary }, "denied", {
+    return respond({ ...summary, errors: 1 }, "denied", {
       uid: request.uid,
       allowed: false,
       status: {
@@ -195,7 +197,6 @@ export function admit(kind: CrKind, body: unknown, reviewer: Reviewer | undefine
     ...(warnings.length > 0 && { warnings }),
   };
   const outcome = respond(
-    // New keys before the spread: Node 20 builds `{ ...a, newKey }` ~25x slower (decision 0026).
     {
       errors: errors.length,
       warnings: warnings.length,
@@ -205,7 +206,7 @@ export function admit(kind: CrKind, body: unknown, reviewer: Reviewer | undefine
     errors.length === 0 ? "allowed" : "denied",
     response,
   );
-  // A dry run stores nothing, so nothing is in flight. The new key first: see decision 0026.
+  // A dry run stores nothing, so nothing is in flight.
   return response.allowed && !summary.dryRun ? { admitted: reviewed, ...outcome } : outcome;
 }
 
@@ -220,7 +221,6 @@ function respond(
   return {
     status: 200,
     body: { apiVersion: ADMISSION_API_VERSION, kind: "AdmissionReview", response },
-    // New keys before the spread: Node 20 builds `{ ...a, newKey }` ~25x slower (decision 0026).
     summary: { result, errors: 0, warnings: 0, ...summary },
   };
 }
@@ -242,14 +242,7 @@ function withRequestIdentity(object: Record<string, unknown>, request: Admission
   const name = typeof metadata.name !== "string" && request.name ? request.name : undefined;
   // The usual object names itself: reviewed as it came, not copied.
   if (metadata === object.metadata && namespace === undefined && name === undefined) return object;
-  return {
-    ...object,
-    metadata: {
-      ...metadata,
-      ...(namespace === undefined ? {} : { namespace }),
-      ...(name === undefined ? {} : { name }),
-    },
-  };
+  return { ...object, metadata: { ...metadata, ...compact({ namespace, name }) } };
 }
 
 /** Whether `value` has maps or lists nested more than `limit` deep (iterative: any depth is safe). */

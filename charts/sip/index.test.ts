@@ -8,7 +8,7 @@ import { clusterKey } from "../../synth/cluster-key.ts";
 import type { SipClusterPlan } from "../../synth/plan/model.ts";
 import type { SiteSettings } from "../../synth/schema/settings.ts";
 import { secretFindings, secretMaterialIn } from "../../synth/rules/secrets.ts";
-import { toYaml, toYamlStream } from "../../synth/yaml-output.ts";
+import { toYaml, toYamlStream } from "../../synth/codec/yaml-output.ts";
 import { hasKubectl } from "../../test/harness.ts";
 import {
   asKubeObject,

@@ -3,7 +3,7 @@ import { ConfigMap, Service } from "kubernetes-models/v1";
 import { describe, expect, it } from "vitest";
 import type { SipClusterPlan } from "../../synth/plan/model.ts";
 import { DEFAULT_SETTINGS, type SiteSettings } from "../../synth/schema/settings.ts";
-import { toYamlStream } from "../../synth/yaml-output.ts";
+import { toYamlStream } from "../../synth/codec/yaml-output.ts";
 import {
   findObject,
   synthObjects,

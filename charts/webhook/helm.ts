@@ -8,7 +8,7 @@
  * deletes or upgrades (deleting a CRD deletes every CR of its kind).
  */
 import { App } from "cdk8s";
-import { toYaml } from "../../synth/yaml-output.ts";
+import { toYaml } from "../../synth/codec/yaml-output.ts";
 import { objectsOf } from "../index.ts";
 import {
   DEFAULT_API_SERVER_CIDRS,

@@ -1,6 +1,6 @@
 import { App } from "cdk8s";
 import { readFileSync } from "node:fs";
-import { toYamlStream } from "../../synth/yaml-output.ts";
+import { toYamlStream } from "../../synth/codec/yaml-output.ts";
 import { objectsOf } from "../index.ts";
 import { WEBHOOK_NAME, WebhookChart, type WebhookChartProps } from "./webhook-chart.ts";
 

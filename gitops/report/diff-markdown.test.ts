@@ -3,7 +3,7 @@ import { clusterKey } from "../../synth/cluster-key.ts";
 import { issue } from "../../synth/issue.ts";
 import { lockDocument } from "../../synth/plan/lock.ts";
 import type { LockEntry } from "../../synth/model/lock.ts";
-import { toYaml, toYamlStream } from "../../synth/yaml-output.ts";
+import { toYaml, toYamlStream } from "../../synth/codec/yaml-output.ts";
 import { diffTrees } from "./diff.ts";
 import { code, diffMarkdown } from "./diff-markdown.ts";
 

@@ -2,7 +2,7 @@ import { clusterKey } from "../../synth/cluster-key.ts";
 import { describe, expect, it } from "vitest";
 import { lockDocument } from "../../synth/plan/lock.ts";
 import type { LockEntry } from "../../synth/model/lock.ts";
-import { toYaml, toYamlStream } from "../../synth/yaml-output.ts";
+import { toYaml, toYamlStream } from "../../synth/codec/yaml-output.ts";
 import { diffTrees } from "./diff.ts";
 import { commitMessage } from "./diff-format.ts";
 

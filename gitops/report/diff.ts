@@ -1,6 +1,7 @@
 import { isDeepStrictEqual } from "node:util";
 import { clusterKey, type ClusterKey } from "../../synth/cluster-key.ts";
-import { parseDocuments } from "../../synth/documents.ts";
+import { parseDocuments } from "../../synth/codec/read-documents.ts";
+import { compact } from "../../synth/compact.ts";
 import { compareText } from "../../synth/issue.ts";
 import { LOCK_FILE } from "../../synth/plan/lock.ts";
 import type { LockEntry } from "../../synth/model/lock.ts";
@@ -188,12 +189,12 @@ function lockEntries(text: string | undefined): readonly LockEntry[] {
 }
 
 function assignment(entry: LockEntry): HostAssignment {
-  return {
+  return compact({
     host: entry.host,
     role: entry.role,
-    ...(entry.node === undefined ? {} : { node: entry.node }),
-    ...(entry.standby ? { standby: true } : {}),
-  };
+    node: entry.node,
+    standby: entry.standby || undefined,
+  });
 }
 
 /** An object's content, keyed by identity. */
@@ -260,7 +261,12 @@ function identityOf(value: unknown): Omit<ObjectRef, "file"> | undefined {
   const { name, namespace } = value.metadata;
   if (typeof apiVersion !== "string" || typeof kind !== "string" || typeof name !== "string")
     return undefined;
-  return { apiVersion, kind, ...(typeof namespace === "string" ? { namespace } : {}), name };
+  return compact({
+    apiVersion,
+    kind,
+    namespace: typeof namespace === "string" ? namespace : undefined,
+    name,
+  });
 }
 
 /** Role, then node label, then host: masters before workers, each in label order. */

@@ -4,7 +4,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { factsOf, makeBmh, networkDataSecret, type RawObject } from "../../test/builders/inventory.ts";
 import { REPO } from "../../test/harness.ts";
-import { parseDocuments } from "../documents.ts";
+import { parseDocuments } from "../codec/read-documents.ts";
 import type { Issue } from "../issue.ts";
 import { canonicalFiles, SNAPSHOT_MARKER } from "./canonical.ts";
 import { ipForInterface, ipForMac, type Host } from "./host.ts";

@@ -10,7 +10,7 @@
  */
 import type { IpAddress } from "../checked.ts";
 import { compareText } from "../issue.ts";
-import { toYaml } from "../yaml-output.ts";
+import { toYaml } from "../codec/yaml-output.ts";
 import { ipForInterface, ipForMac, type Host, type Nic } from "./host.ts";
 import { NETWORK_DATA_KEY } from "./network-data.ts";
 

@@ -3,7 +3,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { stringify } from "yaml";
 import { factsOf, makeBmh, networkDataSecret } from "../../test/builders/inventory.ts";
-import { parseDocuments } from "../documents.ts";
+import { parseDocuments } from "../codec/read-documents.ts";
 import type { SourcePosition } from "../issue.ts";
 import { ipForInterface, ipForMac } from "./host.ts";
 import { InventoryBuilder, buildInventory, type InventoryObject } from "./load.ts";

@@ -3,12 +3,10 @@
  * `nodeInterfaceId` (docs/contract.md §1.3). Only `networks[].id → ip_address` is kept; every other Secret, and
  * every other key of these Secrets, is never read, so BMC passwords can't leak into the inventory.
  */
-import { parseDocument } from "yaml";
 import { EXPECTED, parseIpAddress, type IpAddress } from "../checked.ts";
-import { firstLine } from "../documents.ts";
+import { readEmbeddedValue } from "../codec/read-documents.ts";
 import type { FieldPath } from "../field-path.ts";
 import type { Report } from "./bmh.ts";
-import { readBlockYaml } from "./block-yaml.ts";
 import { StringPool, detach, field, isRecord, stringField } from "./raw.ts";
 
 /** The key SIP stores network_data under. */
@@ -106,33 +104,12 @@ export function readNetworkData(
   return result;
 }
 
-/**
- * Parses network_data text, JSON first: SIP writes JSON, and `JSON.parse` is an order of magnitude
- * faster than the YAML parser on a region's thousands of Secrets. Block-style YAML goes through the
- * fast reader for the same reason; the full YAML parser (a superset of both) reads the rest.
- */
+/** Parses network_data text (`readEmbeddedValue`: SIP writes JSON, a person may write YAML). */
 function parseNetworkData(text: string, report: (message: string) => void): unknown {
-  // Only text that opens an object or a list is tried as JSON: a failed JSON.parse costs more than the
-  // YAML reader, and YAML reads any other JSON value the same way.
-  if (/^\s*[{[]/.test(text)) {
-    try {
-      return JSON.parse(text);
-    } catch {
-      // not JSON: try YAML below
-    }
-  }
-  const block = readBlockYaml(text);
-  if (block !== undefined) return block.value;
-  const document = parseDocument(text, { prettyErrors: false, logLevel: "silent", uniqueKeys: false });
-  const firstError = document.errors[0];
-  if (firstError !== undefined) {
-    report(`networkData is not JSON or YAML: ${firstLine(firstError.message)}`);
+  const read = readEmbeddedValue(text);
+  if ("problem" in read) {
+    report(`networkData ${read.problem}`);
     return undefined;
   }
-  try {
-    return document.toJS({ maxAliasCount: 100 });
-  } catch (error) {
-    report(`networkData can't be expanded: ${firstLine(String(error))}`);
-    return undefined;
-  }
+  return read.value;
 }

@@ -1,14 +1,16 @@
 /**
- * Incremental loading of large snapshot files: bytes or text go in as a reader gets them, each item
- * is parsed and handed to the {@link InventoryBuilder} right away, and nothing but the host facts
- * stays in memory. Pure (no fs): the reader in gitops/ does the I/O.
+ * Incremental loading of large snapshot files: the codec's object streams read each document and
+ * list item as the file streams in, and each goes to the {@link InventoryBuilder} right away, so
+ * nothing but the host facts stays in memory. Pure (no fs): the reader in gitops/ does the I/O.
  */
-import type { Issue } from "../issue.ts";
-import { parseJsonChunk, parseYamlChunk, type TextChunk } from "./chunks.ts";
-import { JsonSplitter } from "./json-split.ts";
+import {
+  jsonObjectStream,
+  yamlObjectStream,
+  type ChunkParser,
+  type ObjectEvents,
+} from "../codec/object-stream.ts";
 import type { InventoryBuilder, InventoryObject } from "./load.ts";
 import { isRecord, listItem, type ListHeader } from "./raw.ts";
-import { YamlSplitter } from "./yaml-split.ts";
 
 /** A file's objects as they stream in. */
 export interface InventoryStream<Input> {
@@ -59,80 +61,45 @@ function withHeader(header: ListHeader, object: InventoryObject): InventoryObjec
   return { ...object, value: listItem(header, object.value) };
 }
 
-/** Reports parse issues to the builder. */
-function reportAll(builder: InventoryBuilder, issues: Issue[]): void {
-  for (const found of issues) builder.report(found);
-  issues.length = 0;
+/** The events of a file's object stream, as the builder takes them. */
+function inventoryEvents(builder: InventoryBuilder, items: ListItems): ObjectEvents {
+  return {
+    document: (object, aroundItems) => (aroundItems ? items.headerFrom(object.value) : builder.add(object)),
+    item: (object) => items.add(object),
+    listField: (key, value) => items.headerField(key, value),
+    documentEnd: () => items.end(),
+    issue: (found) => builder.report(found),
+  };
 }
 
-/**
- * A JSON file (`kubectl get -o json`), fed as raw bytes. Items of a top-level list are parsed one by
- * one; any other top-level value is parsed whole (up to the 1.5 MiB object limit).
- */
+/** A JSON file (`kubectl get -o json`), fed as raw bytes, into `builder`. */
 export function jsonInventoryStream(file: string, builder: InventoryBuilder): InventoryStream<Uint8Array> {
   const items = new ListItems(builder);
-  const issues: Issue[] = [];
-  const parse = (chunk: TextChunk): InventoryObject[] => {
-    const objects = parseJsonChunk(file, chunk, issues);
-    reportAll(builder, issues);
-    return objects;
-  };
-  const splitter = new JsonSplitter(file, {
-    item: (chunk) => parse(chunk).forEach((object) => items.add(object)),
-    rootString: (key, value) => items.headerField(key, value),
-    root: (chunk, hadItems) => {
-      for (const object of parse(chunk)) {
-        if (hadItems) items.headerFrom(object.value);
-        else builder.add(object);
-      }
-      items.end();
-    },
-    issue: (found) => builder.report(found),
-  });
+  const stream = jsonObjectStream(file, inventoryEvents(builder, items));
   return {
-    write: (bytes) => splitter.write(bytes),
+    write: (bytes) => stream.write(bytes),
     end: () => {
-      splitter.end();
+      stream.end();
       items.end();
     },
   };
 }
 
-/** Parses one chunk of a file into objects, its problems going to `issues`. */
-export type ChunkParser = (file: string, chunk: TextChunk, issues: Issue[]) => InventoryObject[];
-
 /**
- * A YAML file, fed as decoded text. Documents are parsed one by one, and the `items` of a list
- * document entry by entry, by `parseChunk` (tests pass `parseYamlChunkFully` to compare the fast
- * reader with the full parser).
+ * A YAML file, fed as decoded text, into `builder`; each chunk read by `parseChunk` (tests pass
+ * `parseYamlChunkFully` to compare the fast reader with the full parser).
  */
 export function yamlInventoryStream(
   file: string,
   builder: InventoryBuilder,
-  parseChunk: ChunkParser = parseYamlChunk,
+  parseChunk?: ChunkParser,
 ): InventoryStream<string> {
   const items = new ListItems(builder);
-  const issues: Issue[] = [];
-  const parse = (chunk: TextChunk): InventoryObject[] => {
-    const objects = parseChunk(file, chunk, issues);
-    reportAll(builder, issues);
-    return objects;
-  };
-  const splitter = new YamlSplitter(file, {
-    segment: (chunk, partOfList) => {
-      for (const object of parse(chunk)) {
-        if (partOfList) items.headerFrom(object.value);
-        else builder.add(object);
-      }
-    },
-    item: (chunk) => parse(chunk).forEach((object) => items.add(object)),
-    documentEnd: () => items.end(),
-    issue: (found) => builder.report(found),
-  });
+  const stream = yamlObjectStream(file, inventoryEvents(builder, items), parseChunk);
   return {
-    write: (text) => splitter.write(text),
+    write: (text) => stream.write(text),
     end: () => {
-      splitter.end();
+      stream.end();
       items.end();
     },
   };

@@ -8,7 +8,7 @@ import {
   type HostOptions,
 } from "../../test/builders/inventory.ts";
 import type { Issue } from "../issue.ts";
-import { parseDocuments } from "../documents.ts";
+import { parseDocuments } from "../codec/read-documents.ts";
 import { evaluateSite } from "../evaluate.ts";
 import { EMPTY_LOCK } from "../rules/lock.ts";
 import type { Lock } from "../model/lock.ts";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ipFor, macFor, makeInventory } from "../../test/builders/inventory.ts";
-import { parseDocuments } from "../documents.ts";
+import { parseDocuments } from "../codec/read-documents.ts";
 import { evaluateSite } from "../evaluate.ts";
 import { EMPTY_LOCK } from "../rules/lock.ts";
 import { renderPlan } from "./render-plan.ts";

@@ -5,7 +5,7 @@ import { clusterKey } from "../cluster-key.ts";
 import { hostSnapshot, lockDocument } from "../plan/lock.ts";
 import type { LockEntry } from "../model/lock.ts";
 import { MAX_DOCUMENT_BYTES, MAX_DOCUMENT_TEXT_BYTES } from "../documents.ts";
-import { toYaml } from "../yaml-output.ts";
+import { toYaml } from "../codec/yaml-output.ts";
 import { lockFromText, parseLock } from "./lock.ts";
 
 const HEAD = "apiVersion: metalsynth.io/v1alpha1\nkind: Lock\n";

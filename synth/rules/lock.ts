@@ -5,12 +5,8 @@
  */
 import { checkedClusterKeyParts, clusterKeyParts, parseClusterKey } from "../cluster-key.ts";
 import { parseDnsLabel, parseDnsSubdomain, parseLabelValue } from "../checked.ts";
-import {
-  MAX_DOCUMENT_TEXT_BYTES,
-  parseDocumentsFully,
-  readBlockDocuments,
-  type ReadOptions,
-} from "../documents.ts";
+import { parseDocumentsFully, readBlockDocuments, type ReadOptions } from "../codec/read-documents.ts";
+import { MAX_DOCUMENT_TEXT_BYTES } from "../documents.ts";
 import { formatPath, type FieldPath } from "../field-path.ts";
 import { compareText, issue, type Issue, type SourcePosition } from "../issue.ts";
 import { isRecord } from "../inventory/raw.ts";

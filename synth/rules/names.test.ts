@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseDocuments } from "../documents.ts";
+import { parseDocuments } from "../codec/read-documents.ts";
 import { siteModel } from "../site/model.ts";
 import { readResources } from "../site/resources.ts";
 

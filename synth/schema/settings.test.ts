@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseDocuments } from "../documents.ts";
+import { parseDocuments } from "../codec/read-documents.ts";
 import { readSettings } from "../site/settings.ts";
 import { DEFAULT_SETTINGS, SiteSettingsSchema } from "./settings.ts";
 

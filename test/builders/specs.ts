@@ -4,7 +4,7 @@
  * file gives; a fixture that fails its schema throws. Every call returns fresh objects.
  */
 import { stringify } from "yaml";
-import { parseDocuments } from "../../synth/documents.ts";
+import { parseDocuments } from "../../synth/codec/read-documents.ts";
 import type { Provisioning } from "../../synth/model/bpa.ts";
 import { normalizeProvisioning } from "../../synth/site/bpa.ts";
 import { readResources } from "../../synth/site/resources.ts";

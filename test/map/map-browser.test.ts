@@ -12,7 +12,7 @@ import { pathToFileURL } from "node:url";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateHubSite, type HubSite } from "../../bench/hub-site.ts";
-import { parseDocuments } from "../../synth/documents.ts";
+import { parseDocuments } from "../../synth/codec/read-documents.ts";
 import { evaluateSite } from "../../synth/evaluate.ts";
 import type { Issue } from "../../synth/issue.ts";
 import { mapHtml } from "../../synth/map/map-html.ts";

@@ -9,7 +9,7 @@ import { fileURLToPath } from "node:url";
 import { makeHost, makeInventory, type HostOptions } from "../builders/inventory.ts";
 import { evaluateYaml } from "../harness.ts";
 import { filesUnder } from "./files.ts";
-import { parseDocuments } from "../../synth/documents.ts";
+import { parseDocuments } from "../../synth/codec/read-documents.ts";
 import { evaluateSite } from "../../synth/evaluate.ts";
 import { buildInventory } from "../../synth/inventory/load.ts";
 import { EMPTY_LOCK } from "../../synth/rules/lock.ts";
@@ -18,7 +18,7 @@ import type { ClusterPlan, SipClusterPlan } from "../../synth/plan/model.ts";
 import type { SipClusterSpec } from "../../synth/schema/sipcluster.ts";
 import type { SiteSettings } from "../../synth/schema/settings.ts";
 import { readSettings } from "../../synth/site/settings.ts";
-import { toYaml } from "../../synth/yaml-output.ts";
+import { toYaml } from "../../synth/codec/yaml-output.ts";
 
 const EXAMPLE_SITE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../examples/site");
 

@@ -4,8 +4,8 @@ import { factsOf, kindless, kubectlYaml, makeBmh } from "../../test/builders/inv
 import type { Issue } from "../issue.ts";
 import type { TextChunk } from "./chunks.ts";
 import { MAX_DOCUMENT_TEXT_BYTES } from "../documents.ts";
-import { InventoryBuilder } from "./load.ts";
-import { yamlInventoryStream } from "./stream.ts";
+import { InventoryBuilder } from "../inventory/load.ts";
+import { yamlInventoryStream } from "../inventory/stream.ts";
 import { YamlSplitter } from "./yaml-split.ts";
 
 type Event =

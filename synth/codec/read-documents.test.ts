@@ -1,15 +1,16 @@
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { parseDocument } from "yaml";
+import { MAX_DOCUMENT_BYTES, MAX_DOCUMENT_TEXT_BYTES } from "../documents.ts";
+import { fieldPaths } from "../../test/support/field-paths.ts";
 import {
-  MAX_DOCUMENT_BYTES,
-  MAX_DOCUMENT_TEXT_BYTES,
   parseDocuments,
   parseDocumentsFully,
   readBlockDocuments,
+  readEmbeddedValue,
   type ParsedFile,
-} from "./documents.ts";
-import type { FieldPath } from "./field-path.ts";
+} from "./read-documents.ts";
 
 const rulesAt = (text: string) =>
   parseDocuments("f.yaml", text).issues.map(
@@ -213,6 +214,35 @@ describe("parseDocuments", () => {
   });
 });
 
+describe("readEmbeddedValue", () => {
+  it.each([
+    ['{"networks": [{"id": "n1", "ip_address": "10.0.0.1"}]}', "JSON"],
+    ['[1, "a", null]', "a JSON list"],
+    ["networks:\n- id: n1\n  ip_address: 10.0.0.1\n", "block YAML"],
+    ["networks: [{id: n1, ip_address: 10.0.0.1}]", "flow YAML"],
+    ['{"a": 1, "a": 2}', "a duplicate key, the last kept as JSON keeps it"],
+    ["a: 1\na: 2", "a duplicate key in block YAML"],
+    ["a: &x [1]\nb: *x", "an alias"],
+    ["just text", "a scalar"],
+  ])("reads %j (%s) as the full parser does", (text) => {
+    const full: unknown = parseDocument(text, { uniqueKeys: false }).toJS({ maxAliasCount: 100 });
+    expect(readEmbeddedValue(text)).toEqual({ value: full });
+  });
+
+  it("says why text is no value", () => {
+    expect(readEmbeddedValue("a: [1\n")).toEqual({
+      problem: expect.stringMatching(/^is not JSON or YAML: /),
+    });
+    // Each level doubles the one below it: 2^13 expansions, far over the alias limit.
+    const levels = Array.from({ length: 12 }, (_, index) => {
+      const below = index === 0 ? "a" : `b${index - 1}`;
+      return `b${index}: &b${index} [*${below}, *${below}]`;
+    });
+    const bomb = ["a: &a [x, x]", ...levels].join("\n");
+    expect(readEmbeddedValue(bomb)).toEqual({ problem: expect.stringMatching(/^can't be expanded: /) });
+  });
+});
+
 /** `parseDocuments` gives what the full parser gives: values, findings, and every field's position. */
 function expectSameAsFullParser(file: string, text: string): void {
   const fast = parseDocuments(file, text);
@@ -227,15 +257,4 @@ function summary(parsed: ParsedFile) {
     value: document.value,
     positions: fieldPaths(document.value).map((at) => [at.join("."), document.position(at)]),
   }));
-}
-
-/** Every field path of `value`, and one below each leaf that doesn't exist (its parent's position). */
-function fieldPaths(value: unknown, at: FieldPath = []): FieldPath[] {
-  const below =
-    typeof value === "object" && value !== null
-      ? Object.entries(value).flatMap(([key, inner]) =>
-          fieldPaths(inner, [...at, Array.isArray(value) ? Number(key) : key]),
-        )
-      : [[...at, "missing"]];
-  return [at, ...below];
 }

@@ -2,18 +2,11 @@
  * Parsing one piece ("chunk") of a large snapshot file: a list item or a single document that a
  * splitter cut out, with the line and column it starts at, so positions still point into the file.
  */
-import {
-  MAX_DOCUMENT_BYTES,
-  documentPosition,
-  keyCount,
-  parseDocumentsFully,
-  sizeIssues,
-  type SourceDocument,
-} from "../documents.ts";
+import { MAX_DOCUMENT_BYTES, sizeIssues, type SourceDocument } from "../documents.ts";
 import type { FieldPath } from "../field-path.ts";
 import type { Issue, SourcePosition } from "../issue.ts";
-import { readBlockYaml } from "./block-yaml.ts";
-import type { InventoryObject } from "./load.ts";
+import type { BlockYamlReader } from "./block-yaml.ts";
+import { documentPosition, keyCount, parseDocumentsFully } from "./read-documents.ts";
 
 /** Text of one object (or document) of a file and where it starts (1-based). */
 export interface TextChunk {
@@ -26,6 +19,13 @@ export interface TextChunk {
    * refuse them; fewer keys parsed than counted means a duplicate.
    */
   readonly keys?: number;
+}
+
+/** One object read from a chunk: its value, where it starts and where each of its fields is. */
+export interface ChunkObject {
+  readonly value: unknown;
+  readonly source: SourcePosition;
+  readonly position: (path: FieldPath) => SourcePosition;
 }
 
 /** Maps a position inside the chunk's text to the file: lines shift; columns only on the first line. */
@@ -41,7 +41,7 @@ function shiftIssue(chunk: TextChunk, found: Issue): Issue {
   return found.source ? { ...found, source: shift(chunk, found.source) } : found;
 }
 
-function fromDocument(chunk: TextChunk, document: SourceDocument): InventoryObject {
+function fromDocument(chunk: TextChunk, document: SourceDocument): ChunkObject {
   return {
     value: document.value,
     source: shift(chunk, document.position([])),
@@ -53,15 +53,21 @@ function fromDocument(chunk: TextChunk, document: SourceDocument): InventoryObje
  * Parses a YAML (or JSON) chunk with the same checks as whole files (binary content, alias bombs,
  * the 1.5 MiB object limit); issues go to `issues` with file positions.
  *
- * Block-style text as `kubectl get -o yaml` writes it goes through the fast reader of block-yaml.ts
- * (an order of magnitude faster, which a region's snapshot needs), and field positions come from the
- * full parser only when the loader reports a problem; anything else is parsed fully right away.
+ * Block-style text as `kubectl get -o yaml` writes it goes through `reader`, the fast reader of
+ * block-yaml.ts (an order of magnitude faster, which a region's snapshot needs), and field positions
+ * come from the full parser only when the loader reports a problem; anything else is parsed fully
+ * right away.
  */
-export function parseYamlChunk(file: string, chunk: TextChunk, issues: Issue[]): InventoryObject[] {
+export function parseYamlChunk(
+  file: string,
+  chunk: TextChunk,
+  issues: Issue[],
+  reader: BlockYamlReader,
+): ChunkObject[] {
   const { text } = chunk;
   const fast =
     text.length <= MAX_DOCUMENT_BYTES && !text.includes("\u0000") && !text.includes("\uFFFD")
-      ? readBlockYaml(text)
+      ? reader.read(text)
       : undefined;
   if (fast === undefined) return parseYamlChunkFully(file, chunk, issues);
   const start = shift(chunk, { file, line: fast.line, column: fast.column });
@@ -69,7 +75,7 @@ export function parseYamlChunk(file: string, chunk: TextChunk, issues: Issue[]):
 }
 
 /** {@link parseYamlChunk} with the full parser only, for text the fast reader leaves to it. */
-export function parseYamlChunkFully(file: string, chunk: TextChunk, issues: Issue[]): InventoryObject[] {
+export function parseYamlChunkFully(file: string, chunk: TextChunk, issues: Issue[]): ChunkObject[] {
   const parsed = parseDocumentsFully(file, chunk.text);
   for (const found of parsed.issues) issues.push(shiftIssue(chunk, found));
   return parsed.documents.map((document) => fromDocument(chunk, document));
@@ -81,7 +87,7 @@ export function parseYamlChunkFully(file: string, chunk: TextChunk, issues: Issu
  * not strict JSON goes through the YAML parser, which either reads it (YAML is a superset) or
  * reports the error with its line and column.
  */
-export function parseJsonChunk(file: string, chunk: TextChunk, issues: Issue[]): InventoryObject[] {
+export function parseJsonChunk(file: string, chunk: TextChunk, issues: Issue[]): ChunkObject[] {
   let value: unknown;
   try {
     value = JSON.parse(chunk.text);
@@ -108,7 +114,7 @@ function withLazyPositions(
   source: SourcePosition,
   textBytes: number,
   issues: Issue[],
-): InventoryObject[] {
+): ChunkObject[] {
   let positionInChunk: ((path: FieldPath) => SourcePosition) | null | undefined;
   const position = (path: FieldPath): SourcePosition => {
     positionInChunk ??= documentPosition(file, chunk.text) ?? null;

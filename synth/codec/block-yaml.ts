@@ -14,7 +14,7 @@
  * random documents.
  */
 import { Schema, isScalar, type ScalarTag } from "yaml";
-import { detach } from "./raw.ts";
+import { detach } from "../inventory/raw.ts";
 
 /** The YAML 1.2 core-schema tags a plain scalar can resolve to other than a string, in the parser's order. */
 const CORE_TAGS = new Schema({}).tags.filter(
@@ -44,8 +44,7 @@ const JSON_ESCAPES = /^(?:[^\\]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*$/;
 /**
  * The keys read last, by length and first and last character. The same few dozen keys repeat in
  * every object of a snapshot; handing the engine the string it has already used as a property name
- * spares a copy and a hash for each of them. Module state, but only a cache: the values read never
- * depend on it.
+ * spares a copy and a hash for each of them. Only a cache: the values read never depend on it.
  */
 class KeyCache {
   readonly #slots: (string | undefined)[] = new Array<string | undefined>(1024).fill(undefined);
@@ -70,13 +69,11 @@ function slotOf(text: string, start: number, end: number): number {
   return ((end - start) * 31 + text.charCodeAt(start) * 7 + text.charCodeAt(end - 1)) & 1023;
 }
 
-const KEYS = new KeyCache();
-
-/** Thrown inside the reader when the text leaves the subset; never escapes {@link readBlockYaml}. */
+/** Thrown inside the reader when the text leaves the subset; never escapes {@link BlockYamlReader.read}. */
 class OutsideSubset extends Error {}
 const OUTSIDE = new OutsideSubset("outside the block-YAML subset");
 
-/** What {@link readBlockYaml} read. */
+/** What {@link BlockYamlReader.read} read. */
 export interface BlockYaml {
   /** The document's value, as `parseDocument(text, { uniqueKeys: true }).toJS()` gives it. */
   readonly value: Record<string, unknown> | unknown[];
@@ -86,16 +83,24 @@ export interface BlockYaml {
 }
 
 /**
- * The document in `text` when it is one block mapping or sequence in the subset described above,
- * else `undefined`: read it with the full parser.
+ * Reads documents of the subset described above. One reader serves one read (a file, a snapshot's
+ * stream of items), so the keys it has seen are shared by that read's documents and by nothing else.
  */
-export function readBlockYaml(text: string): BlockYaml | undefined {
-  if (text.includes("\t") || text.includes("\r")) return undefined;
-  try {
-    return new BlockReader(text).document();
-  } catch (error) {
-    if (error === OUTSIDE) return undefined;
-    throw error;
+export class BlockYamlReader {
+  readonly #keys = new KeyCache();
+
+  /**
+   * The document in `text` when it is one block mapping or sequence in the subset, else `undefined`:
+   * read it with the full parser.
+   */
+  read(text: string): BlockYaml | undefined {
+    if (text.includes("\t") || text.includes("\r")) return undefined;
+    try {
+      return new BlockReader(text, this.#keys).document();
+    } catch (error) {
+      if (error === OUTSIDE) return undefined;
+      throw error;
+    }
   }
 }
 
@@ -116,6 +121,7 @@ type Collection = Record<string, unknown> | unknown[];
  */
 class BlockReader {
   readonly #text: string;
+  readonly #keys: KeyCache;
   /** Where the last line ends: a final line break ends that line, it doesn't start another. */
   readonly #last: number;
   /** Start of the current line. */
@@ -144,8 +150,9 @@ class BlockReader {
   /** Where the text after the `:` of the key {@link #key} last read starts. */
   #afterKey = 0;
 
-  constructor(text: string) {
+  constructor(text: string, keys: KeyCache) {
     this.#text = text;
+    this.#keys = keys;
     this.#last = text.endsWith("\n") ? text.length - 1 : text.length;
     this.#end = this.#lineEnd();
   }
@@ -260,13 +267,13 @@ class BlockReader {
       if (KEY_START[text.charCodeAt(at)] !== 1) return undefined;
       colon = at + 1;
       while (colon < end && KEY_PART[text.charCodeAt(colon)] === 1) colon++;
-      const known = KEYS.find(text, at, colon);
+      const known = this.#keys.find(text, at, colon);
       if (known !== undefined) {
         key = known;
       } else {
         key = text.slice(at, colon);
         if (TYPED_KEYS.includes(key)) return undefined;
-        KEYS.add(detach(key));
+        this.#keys.add(detach(key));
       }
     }
     if (text.charCodeAt(colon) !== COLON || (colon + 1 < end && text.charCodeAt(colon + 1) !== SPACE))

@@ -3,9 +3,12 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { stringify } from "yaml";
 import { blockPositions } from "./block-positions.ts";
-import { documentPosition, parseDocumentsFully } from "./documents.ts";
-import type { FieldPath } from "./field-path.ts";
-import { readBlockYaml } from "./inventory/block-yaml.ts";
+import { fieldPaths } from "../../test/support/field-paths.ts";
+import { BlockYamlReader } from "./block-yaml.ts";
+import { documentPosition, parseDocumentsFully } from "./read-documents.ts";
+
+/** One reader for every text, as one snapshot's read shares it: keys cached from one text serve the next. */
+const reader = new BlockYamlReader();
 
 /** Each document of the example site's specs, the fixtures and the scenarios, as written and as `yaml` writes it. */
 const documents = ["examples/site/specs", "test/fixtures/anchors", "test/scenarios"].flatMap((dir) =>
@@ -16,7 +19,7 @@ const documents = ["examples/site/specs", "test/fixtures/anchors", "test/scenari
       const pieces = text.split(/^(?=---(?:[ ]|$))/m);
       const values = parseDocumentsFully(file, text).documents.map((document) => document.value);
       return [...pieces, ...values.map((value) => `---\n${stringify(value)}`)].filter(
-        (piece) => readBlockYaml(piece) !== undefined,
+        (piece) => reader.read(piece) !== undefined,
       );
     }),
 );
@@ -30,7 +33,7 @@ describe("blockPositions", () => {
       if (fast === undefined) continue;
       known++;
       const full = documentPosition("f.yaml", text);
-      const value = readBlockYaml(text)?.value;
+      const value = reader.read(text)?.value;
       for (const at of fieldPaths(value)) {
         expect({ at, ...fast(at) }, text).toEqual({ at, ...withoutFile(full?.(at)) });
       }
@@ -52,7 +55,7 @@ describe("blockPositions", () => {
     expect(blockPositions(text) !== undefined).toBe(known);
     if (!known) return;
     const full = documentPosition("f.yaml", text);
-    for (const at of fieldPaths(readBlockYaml(text)?.value)) {
+    for (const at of fieldPaths(reader.read(text)?.value)) {
       expect({ at, ...blockPositions(text)?.(at) }).toEqual({ at, ...withoutFile(full?.(at)) });
     }
   });
@@ -60,15 +63,4 @@ describe("blockPositions", () => {
 
 function withoutFile(position: { line: number; column: number } | undefined) {
   return position && { line: position.line, column: position.column };
-}
-
-/** Every field path of `value`, and one below each leaf that doesn't exist. */
-function fieldPaths(value: unknown, at: FieldPath = []): FieldPath[] {
-  const below =
-    typeof value === "object" && value !== null
-      ? Object.entries(value).flatMap(([key, inner]) =>
-          fieldPaths(inner, [...at, Array.isArray(value) ? Number(key) : key]),
-        )
-      : [[...at, "missing"]];
-  return [at, ...below];
 }

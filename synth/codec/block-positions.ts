@@ -1,12 +1,12 @@
 /**
- * Field positions in a document of the block-YAML subset (`inventory/block-yaml.ts`), found by one
- * pass over its lines instead of the full parser: a site whose specs draw thousands of findings
- * (a region's `host-not-ready` warnings) parsed each of those documents fully just to say where
- * (issue #23). Positions are the full parser's (`documents.ts`): a map entry's key, else the node's
- * start. Anything this pass does not know for sure (quoted keys, nested sequences, a value whose
- * form it does not recognise) gives `undefined`, and the caller asks the full parser.
+ * Field positions in a document of the block-YAML subset (`block-yaml.ts`), found by one pass over
+ * its lines instead of the full parser: a site whose specs draw thousands of findings (a region's
+ * `host-not-ready` warnings) parsed each of those documents fully just to say where (issue #23).
+ * Positions are the full parser's (`read-documents.ts`): a map entry's key, else the node's start.
+ * Anything this pass does not know for sure (quoted keys, nested sequences, a value whose form it
+ * does not recognise) gives `undefined`, and the caller asks the full parser.
  */
-import type { FieldPath } from "./field-path.ts";
+import type { FieldPath } from "../field-path.ts";
 
 /** A line and a 1-based column within the document's text. */
 export interface LineColumn {

@@ -5,8 +5,8 @@ import type { Issue } from "../issue.ts";
 import type { TextChunk } from "./chunks.ts";
 import { JsonSplitter } from "./json-split.ts";
 import { MAX_DOCUMENT_TEXT_BYTES } from "../documents.ts";
-import { InventoryBuilder } from "./load.ts";
-import { jsonInventoryStream } from "./stream.ts";
+import { InventoryBuilder } from "../inventory/load.ts";
+import { jsonInventoryStream } from "../inventory/stream.ts";
 
 type Event =
   | { item: TextChunk }
