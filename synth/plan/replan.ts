@@ -595,7 +595,7 @@ function replanWith(
     if (before || outcome) replaced.add(turnId(current));
     for (const id of changedClaims(before, outcome)) {
       const claim = outcome?.claims.get(id);
-      // New keys before the spread: Node 20 builds `{ ...a, newKey }` ~25x slower (decision 0026).
+      // The turn claim as plan-site.ts builds it (decision 0026).
       if (claim) turnClaims.set(id, { turn: current, ...claim });
       // A host this turn gave up may have gone to an earlier turn placed again; that claim stays.
       else if (sameTurn(claimNow(id)?.turn, current)) turnClaims.set(id, undefined);
@@ -838,7 +838,6 @@ function workOf(clusters: PlanClusters, turn: Turn): TurnWork | undefined {
   const provisioning = group?.provisioning;
   return (
     group &&
-    // New keys before the spread: Node 20 builds `{ ...a, newKey }` ~25x slower (decision 0026).
     provisioning && { pass: "bpa", key: turn.key, group: { provisioning, ...group } as ProvisionedGroup }
   );
 }

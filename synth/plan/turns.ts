@@ -134,13 +134,12 @@ export function placeTurn(work: TurnWork, setting: TurnSetting): TurnOutcome {
       ),
   };
   let placed: Placed<ClusterPlan>;
+  // The context with the pass's own key first: built per turn (decision 0026's idiom).
   if (work.pass === "sip") {
-    // New keys before the spread: Node 20 builds `{ ...a, newKey }` ~25x slower (decision 0026).
     placed = placeSipCluster(work.sip, { releasing: setting.fixed.releasing(work.key), ...context });
   } else {
     // Whether a MAC entry's host is contested depends on that host's fixed claim.
     for (const host of macNamedHosts(work.group, setting.inventory)) hosts.add(host.id);
-    // New keys before the spread: Node 20 builds `{ ...a, newKey }` ~25x slower (decision 0026).
     placed = placeBpaCluster(work.key, work.group, { contested: setting.fixed.contested, ...context });
   }
   recording = false;
