@@ -7,7 +7,6 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { parseAllDocuments } from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { KINDS } from "../synth/schema/kinds.ts";
 import { REPO } from "../test/harness.ts";
 import { FakeApiServer, type KubeObject } from "../test/support/fake-apiserver.ts";
 import { ClusterFeed, NETWORK_DATA_LABEL } from "./cluster-feed.ts";
@@ -41,14 +40,8 @@ describe("ClusterFeed with secretNamespaces", () => {
     .serve(BMHS, "metal3.io/v1alpha1", "BareMetalHost")
     .serve(HARDWARE, "metal3.io/v1alpha1", "HardwareData")
     .serve(secretsIn("metal3"), "v1", "Secret")
-    .serve(secretsIn("site-b"), "v1", "Secret");
-  for (const definition of Object.values(KINDS)) {
-    apiServer.serve(
-      `/apis/${definition.group}/${definition.version}/${definition.plural}`,
-      `${definition.group}/${definition.version}`,
-      definition.kind,
-    );
-  }
+    .serve(secretsIn("site-b"), "v1", "Secret")
+    .serveCustomResources();
   const state = new WebhookState();
   let feed: ClusterFeed;
   const host = (id: string) => state.reviewer()?.snapshot.inventory.byId(id);

@@ -6,7 +6,6 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { parseAllDocuments } from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { KINDS } from "../synth/schema/kinds.ts";
 import { REPO } from "../test/harness.ts";
 import { FakeApiServer, type KubeObject } from "../test/support/fake-apiserver.ts";
 import { ClusterFeed } from "./cluster-feed.ts";
@@ -28,14 +27,8 @@ describe("ClusterFeed with hostSelector", () => {
   const apiServer = new FakeApiServer()
     .serve(BMHS, "metal3.io/v1alpha1", "BareMetalHost")
     .serve("/apis/metal3.io/v1alpha1/hardwaredata", "metal3.io/v1alpha1", "HardwareData")
-    .serve("/api/v1/secrets", "v1", "Secret");
-  for (const definition of Object.values(KINDS)) {
-    apiServer.serve(
-      `/apis/${definition.group}/${definition.version}/${definition.plural}`,
-      `${definition.group}/${definition.version}`,
-      definition.kind,
-    );
-  }
+    .serve("/api/v1/secrets", "v1", "Secret")
+    .serveCustomResources();
   const state = new WebhookState();
   let feed: ClusterFeed;
 

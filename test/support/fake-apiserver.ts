@@ -18,6 +18,7 @@ import { once } from "node:events";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { KubeConfig } from "@kubernetes/client-node";
+import { KINDS } from "../../synth/schema/kinds.ts";
 
 /** A stored object. */
 export type KubeObject = Record<string, unknown>;
@@ -89,6 +90,13 @@ export class FakeApiServer {
   /** Serves a collection at `path` (`/apis/metal3.io/v1alpha1/baremetalhosts`). */
   serve(path: string, apiVersion: string, kind: string): this {
     this.#collections.set(path, { kind, apiVersion, core: !apiVersion.includes("/"), objects: new Map() });
+    return this;
+  }
+
+  /** Serves a collection for every CR kind metalsynth reviews, where the cluster feed lists them. */
+  serveCustomResources(): this {
+    for (const { group, version, plural, kind } of Object.values(KINDS))
+      this.serve(`/apis/${group}/${version}/${plural}`, `${group}/${version}`, kind);
     return this;
   }
 

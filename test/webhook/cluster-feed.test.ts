@@ -46,10 +46,8 @@ describe("the webhook fed by informers (--from-cluster)", () => {
   const apiServer = new FakeApiServer()
     .serve(BMHS, "metal3.io/v1alpha1", "BareMetalHost")
     .serve(HARDWARE, "metal3.io/v1alpha1", "HardwareData")
-    .serve(SECRETS, "v1", "Secret");
-  for (const definition of Object.values(KINDS)) {
-    apiServer.serve(crPath(definition.kind), `${definition.group}/${definition.version}`, definition.kind);
-  }
+    .serve(SECRETS, "v1", "Secret")
+    .serveCustomResources();
   const lines: string[] = [];
   const state = new WebhookState(Date.now, true);
   let webhook: RunningWebhook;
@@ -307,10 +305,8 @@ describe("the webhook fed by informers with Git's Allocations (decision 0041)", 
     .serve(BMHS, "metal3.io/v1alpha1", "BareMetalHost")
     .serve(HARDWARE, "metal3.io/v1alpha1", "HardwareData")
     .serve(SECRETS, "v1", "Secret")
-    .serve(ALLOCATIONS, "metalsynth.io/v1alpha1", "Allocation");
-  for (const definition of Object.values(KINDS)) {
-    apiServer.serve(crPath(definition.kind), `${definition.group}/${definition.version}`, definition.kind);
-  }
+    .serve(ALLOCATIONS, "metalsynth.io/v1alpha1", "Allocation")
+    .serveCustomResources();
   const state = new WebhookState(Date.now, true);
   let feed: ClusterFeed;
   /** A cluster whose master is chosen by resources; Git's lock gave it r01-node-07. */
