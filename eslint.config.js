@@ -46,7 +46,18 @@ const synthTiers = [
   { name: "model/", files: ["synth/model/**/*.ts"] },
   { name: "rules/", files: ["synth/rules/**/*.ts"] },
   { name: "site/", files: ["synth/site/**/*.ts"] },
-  { name: "plan/", files: ["synth/plan/**/*.ts"] },
+  {
+    name: "plan/",
+    files: ["synth/plan/**/*.ts"],
+    also: [
+      {
+        group: ["**/rules/filters.ts"],
+        importNames: ["rejection", "rejections"],
+        message:
+          "plan/ judges hosts with PlanningContext.rejection, so each turn records the facts its filters read (decision 0051).",
+      },
+    ],
+  },
   {
     name: "the outputs of a plan",
     files: ["synth/evaluate.ts", "synth/explain.ts", "synth/snapshot.ts", "synth/map/**/*.ts"],
@@ -99,7 +110,7 @@ const layerRules = [
     },
   },
   // Tests may read fixtures; synth's code may not, nor reach a later tier of its own (synthTiers).
-  ...synthTiers.map(({ name, files }, index) => ({
+  ...synthTiers.map(({ name, files, also }, index) => ({
     files,
     ignores: ["synth/**/*.test.ts"],
     rules: {
@@ -109,6 +120,7 @@ const layerRules = [
           patterns: [
             ...layerPatterns("synth", forbiddenLayers.synth),
             synthNodeImports,
+            ...(also ?? []),
             ...synthTiers.slice(index + 1).map((later) => ({
               group: later.files.map(importPattern),
               message: `${name} must not import ${later.name}, a later tier of synth/ (decision 0049).`,

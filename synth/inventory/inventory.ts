@@ -276,19 +276,26 @@ export class BestFit {
     this.#rank = rank;
   }
 
-  /** Removes `host` from every later {@link fitting}; hosts of unknown size are not listed anyway. */
+  /** Removes `host` from every later {@link firstFitting}; hosts of unknown size are not listed anyway. */
   take(host: Host): void {
     const rank = this.#rank.get(host.id);
     if (rank !== undefined) this.#next.set(rank, rank + 1);
   }
 
   /**
-   * Hosts not taken with at least `minCpus` CPUs and `minMemoryBytes` memory, in best-fit order.
-   * Lazy: planning stops at the first free host that fits. `scanned` learns the positions the walk
-   * covered (see {@link Inventory.bestFitRank}), taken ones included, when it ends: what the caller
-   * chose depended on every host there, and on none after.
+   * The first host not taken with at least `minCpus` CPUs and `minMemoryBytes` memory, in best-fit
+   * order, that `accepts` (which may {@link take} the hosts it turns down). `scanned` learns the
+   * positions the walk covered (see {@link Inventory.bestFitRank}), taken ones included: what the
+   * caller chose depended on every host there, and on none after. A walk with a callback rather
+   * than a generator: a webhook review walks twice for each of hundreds of turns it places again,
+   * and the generators were about a sixth of what it allocated (decision 0051).
    */
-  *fitting(minCpus = 0, minMemoryBytes = 0, scanned?: (from: number, to: number) => void): Generator<Host> {
+  firstFitting(
+    minCpus: number,
+    minMemoryBytes: number,
+    accepts: (host: Host) => boolean,
+    scanned?: (from: number, to: number) => void,
+  ): Host | undefined {
     const sized = this.#sized;
     let low = 0;
     let high = sized.length;
@@ -301,15 +308,15 @@ export class BestFit {
       if (cpus < minCpus || (cpus === minCpus && memory < minMemoryBytes)) low = middle + 1;
       else high = middle;
     }
-    let index = this.#free(low);
-    try {
-      for (; index < sized.length; index = this.#free(index + 1)) {
-        const host = sized[index];
-        if (host !== undefined && (host.memoryBytes ?? 0) >= minMemoryBytes) yield host;
+    for (let index = this.#free(low); index < sized.length; index = this.#free(index + 1)) {
+      const host = sized[index]!;
+      if ((host.memoryBytes ?? 0) >= minMemoryBytes && accepts(host)) {
+        scanned?.(low, index);
+        return host;
       }
-    } finally {
-      scanned?.(low, Math.min(index, sized.length - 1));
     }
+    scanned?.(low, sized.length - 1);
+    return undefined;
   }
 
   /** The first position at or after `index` that is not taken. */

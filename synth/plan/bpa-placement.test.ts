@@ -4,7 +4,7 @@ import { makeProvisioning, type ProvisioningOptions } from "../../test/builders/
 import { clusterKey } from "../cluster-key.ts";
 import type { RuleId } from "../rule-catalogue.ts";
 import { claimMacHosts, placeBpaCluster } from "./bpa-placement.ts";
-import { FILTERS, REASONS } from "../rules/filters.ts";
+import { FILTERS, REASONS, rejection } from "../rules/filters.ts";
 import { ClaimLedger } from "./claim-ledger.ts";
 import type { LockEntry } from "../model/lock.ts";
 import { dnsLabel } from "../../test/builders/inventory.ts";
@@ -44,6 +44,7 @@ function place(hosts: readonly HostOptions[], nodes: ProvisioningOptions, setup:
     explains: true,
     stillPlanning: () => true,
     mayBeFree: (hosts) => hosts,
+    rejection,
     contested: macs.contested,
   });
   const issues = [...macs.issues, ...placed.issues];

@@ -37,7 +37,6 @@ import {
   REASONS,
   fitHistogram,
   notTaken,
-  rejection,
   resourceFilters,
   unclaimed,
   type HostFilter,
@@ -46,6 +45,7 @@ import {
 } from "../rules/filters.ts";
 import type { LockEntry } from "../model/lock.ts";
 import type { BpaClusterPlan, Decision, NodePlacement, RejectedHost } from "./model.ts";
+import type { PlanningInventory } from "./reads.ts";
 import type { SiteModel } from "../model/site.ts";
 
 /** The BPA CRs of one cluster, joined by (namespace, `cluster` label). */
@@ -59,6 +59,10 @@ export interface BpaGroup {
 
 /** A BPA cluster that has a Provisioning: one with hosts to place. */
 export type ProvisionedGroup = BpaGroup & { readonly provisioning: Provisioning };
+
+export function isProvisioned(group: BpaGroup): group is ProvisionedGroup {
+  return group.provisioning !== undefined;
+}
 
 /**
  * MAC entries whose host another cluster has: never placed, explained with this `host-claimed`
@@ -336,7 +340,7 @@ function reservedHosts(
     if (
       host &&
       !reserved.has(host.id) &&
-      rejection(resourceFilters(request), host) === undefined &&
+      context.rejection(resourceFilters(request), host) === undefined &&
       context.ledger.claimOf(host)?.cluster === cluster
     )
       reserved.set(host.id, request);
@@ -353,13 +357,13 @@ function lockedHost(request: NodeRequest, context: PlanningContext): Host | unde
 }
 
 /** For a decision the CR made itself (a MAC, a null entry): every other host, with one reason. */
-function otherHosts(inventory: Inventory, chosen: Host, rejection: Rejection): () => RejectedHost[] {
+function otherHosts(inventory: PlanningInventory, chosen: Host, rejection: Rejection): () => RejectedHost[] {
   return () =>
     inventory.hosts.flatMap((host) => (host.id === chosen.id ? [] : [{ host: host.id, rejection }]));
 }
 
 /** For an entry that names no usable host: every host, with one reason. */
-function everyHost(inventory: Inventory, rejection: Rejection): () => RejectedHost[] {
+function everyHost(inventory: PlanningInventory, rejection: Rejection): () => RejectedHost[] {
   return () => inventory.hosts.map((host) => ({ host: host.id, rejection }));
 }
 
@@ -368,7 +372,7 @@ function everyHost(inventory: Inventory, rejection: Rejection): () => RejectedHo
  * there and held by another cluster (the entry's `host-claimed` problem says which). Telling the user
  * that host lacks the NIC would send them hunting for a typo that is not there.
  */
-function namedHostHeld(inventory: Inventory, mac: string, otherMac: Rejection): () => RejectedHost[] {
+function namedHostHeld(inventory: PlanningInventory, mac: string, otherMac: Rejection): () => RejectedHost[] {
   return () => {
     const named = inventory.byMac(mac);
     const held: Rejection = { filter: FILTERS.unclaimed, reason: REASONS.claimed };
@@ -477,7 +481,7 @@ function placeByResources(
     return (): RejectedHost[] =>
       inventory.hosts.flatMap((host) => {
         if (host.id === chosen?.id) return [];
-        return [{ host: host.id, rejection: rejection(judged, host) ?? lost }];
+        return [{ host: host.id, rejection: context.rejection(judged, host) ?? lost }];
       });
   };
   const take = (host: Host, reason: string, lost: Rejection) => {
@@ -504,31 +508,32 @@ function placeByResources(
   const locked = lockedHost(request, context);
   if (
     locked &&
-    rejection(fitFilters(siblings.used), locked) === undefined &&
+    context.rejection(fitFilters(siblings.used), locked) === undefined &&
     context.ledger.claimOf(locked)?.cluster === cluster
   ) {
     return take(locked, "kept from rendered/metalsynth.lock.yaml", notPicked(REASONS.lockedKept));
   }
 
   const needsKnownResources = request.cpus !== undefined || request.memoryBytes !== undefined;
-  const candidates = needsKnownResources
-    ? context.bestFit.fitting(request.cpus ?? 0, request.memoryBytes ?? 0)
-    : chain(context.bestFit.fitting(), inventory.withUnknownResources());
-  for (const host of candidates) {
-    if (rejection(filters, host) !== undefined) {
-      // Held by a cluster that is done planning: no later request can have it, so later scans skip it.
-      const owner = context.ledger.claimOf(host)?.cluster;
-      if (owner !== undefined && owner !== cluster && !context.stillPlanning(owner))
-        context.bestFit.take(host);
-    } else {
-      const size =
-        host.cpus === undefined
-          ? "no hardware details"
-          : `${host.cpus} CPUs, ${formatBytes(host.memoryBytes ?? 0)}`;
-      // Without cpu/memory the candidates are still in best-fit order: the smallest free host wins.
-      const why = needsKnownResources ? "best fit" : "smallest free host (no cpu or memory requested)";
-      return take(host, `${why}: ${size}`, notPicked(REASONS.smallerChosen));
-    }
+  const fits = (host: Host) => {
+    if (context.rejection(filters, host) === undefined) return true;
+    // Held by a cluster that is done planning: no later request can have it, so later scans skip it.
+    const owner = context.ledger.claimOf(host)?.cluster;
+    if (owner !== undefined && owner !== cluster && !context.stillPlanning(owner)) context.bestFit.take(host);
+    return false;
+  };
+  // Without cpu/memory the candidates are still in best-fit order, the hosts of unknown size last.
+  const chosen =
+    context.bestFit.firstFitting(request.cpus ?? 0, request.memoryBytes ?? 0, fits) ??
+    (needsKnownResources ? undefined : inventory.withUnknownResources().find(fits));
+  if (chosen !== undefined) {
+    const size =
+      chosen.cpus === undefined
+        ? "no hardware details"
+        : `${chosen.cpus} CPUs, ${formatBytes(chosen.memoryBytes ?? 0)}`;
+    // The smallest free host wins when nothing is asked.
+    const why = needsKnownResources ? "best fit" : "smallest free host (no cpu or memory requested)";
+    return take(chosen, `${why}: ${size}`, notPicked(REASONS.smallerChosen));
   }
   const rejected = rejectedBesides(undefined, notPicked(REASONS.fits));
   const histogram = fitHistogram(
@@ -540,10 +545,4 @@ function placeByResources(
     ...(context.explains && { decision: { subject, path: request.path, chosen: [], rejected } }),
     issues: [nodeNoFit(subject, histogram, request.path, report)],
   };
-}
-
-/** `first`, then `second`, lazily. */
-function* chain<T>(first: Iterable<T>, second: Iterable<T>): Generator<T> {
-  yield* first;
-  yield* second;
 }

@@ -108,3 +108,8 @@ export class ClaimLedger {
     };
   }
 }
+
+/** Whether two claims give a host to the same cluster for the same reason. */
+export function sameClaim(a: StandingClaim | undefined, b: StandingClaim | undefined): boolean {
+  return a?.cluster === b?.cluster && a?.why === b?.why;
+}

@@ -2,15 +2,20 @@ import type { ClusterKey } from "../cluster-key.ts";
 import type { Issue } from "../issue.ts";
 import type { Host } from "../inventory/host.ts";
 import type { LabelSelector } from "../inventory/selector.ts";
-import type { BestFit, Inventory } from "../inventory/inventory.ts";
+import type { BestFit } from "../inventory/inventory.ts";
+import type { HostFilter, Rejection } from "../rules/filters.ts";
 import type { ClaimLedger } from "./claim-ledger.ts";
 import type { LockEntry } from "../model/lock.ts";
+import type { PlanningInventory } from "./reads.ts";
 
-/** What placing one cluster reads and updates; the same objects serve every cluster of a run. */
+/**
+ * What placing one cluster reads and updates. Its reads go through the turn's recording view
+ * (`reads.ts`), so a change planned later knows whether it can reach this turn.
+ */
 export interface PlanningContext {
-  readonly inventory: Inventory;
+  readonly inventory: PlanningInventory;
   /** Best-fit candidates; every placed host is taken out, since no later request may have it. */
-  readonly bestFit: Pick<BestFit, "take" | "fitting">;
+  readonly bestFit: Pick<BestFit, "take" | "firstFitting">;
   /** Who holds which host, as far as planning has got. */
   readonly ledger: ClaimLedger;
   /** The previous lock's entries for the cluster being placed. */
@@ -28,6 +33,8 @@ export interface PlanningContext {
    * in the same order: all of them, or fewer where planning knows which are held for sure.
    */
   mayBeFree(hosts: readonly Host[], selector: LabelSelector): Iterable<Host>;
+  /** The first of `filters` to reject `host`, if any (`rules/filters.ts`), their facts recorded as read. */
+  rejection(filters: readonly HostFilter[], host: Host): Rejection | undefined;
 }
 
 /** A cluster's placement: its plan, the lock entries it records and the problems found. */

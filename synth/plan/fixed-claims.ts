@@ -3,7 +3,7 @@
  * the SIP labels of the inventory, and the hosts MAC entries name. They depend on the host alone
  * (the lock entries and MAC entries that name it) and on which clusters are live, so the same
  * function serves a whole site and, with only the entries of a few hosts, the webhook's review of
- * one CR (`site-snapshot.ts`).
+ * one CR (`replan.ts`).
  */
 import { clusterKey, type ClusterKey } from "../cluster-key.ts";
 import { pushTo } from "../group.ts";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { makeHost, makeInventory } from "../../test/builders/inventory.ts";
+import { everyFitting, makeHost, makeInventory } from "../../test/builders/inventory.ts";
 import type { Host } from "../inventory/host.ts";
 import { MergedCandidates, type RankedHosts } from "./merged-candidates.ts";
 
@@ -19,7 +19,7 @@ const ranked = (list: readonly Host[], keptFrom?: (index: number) => number): Ra
   return { hosts: sorted, ranks: sorted.map(rank), ...(keptFrom && { keptFrom }) };
 };
 
-describe("MergedCandidates.fitting", () => {
+describe("MergedCandidates.firstFitting", () => {
   // Extra lists kept out of the base walk: every third host, of which a walk keeps the even indexes
   // only (as a turn placed again keeps only the hosts of later turns), and every fifth host.
   const thirds = hosts.filter((_, at) => at % 3 === 0);
@@ -56,7 +56,7 @@ describe("MergedCandidates.fitting", () => {
         (host.cpus ?? 0) >= cpus &&
         (host.memoryBytes ?? 0) >= memory * GI,
     );
-    expect([...candidates.fitting(cpus, memory * GI)].map((host) => host.id)).toEqual(
+    expect(everyFitting(candidates, cpus, memory * GI).map((host) => host.id)).toEqual(
       expected.map((host) => host.id),
     );
   });

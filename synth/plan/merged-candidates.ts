@@ -6,7 +6,7 @@ import { matchesSelector, type LabelSelector } from "../inventory/selector.ts";
 import { compareText } from "../issue.ts";
 
 /** What a turn's placement asks of its best-fit candidates. */
-export type Candidates = Pick<BestFit, "take" | "fitting">;
+export type Candidates = Pick<BestFit, "take" | "firstFitting">;
 
 /**
  * Hosts kept out of a base walk, in best-fit order, each with its best-fit rank (`ranks[i]` is that
@@ -48,22 +48,39 @@ export class MergedCandidates implements Candidates {
     return !this.#taken.has(host.id) && !this.claimedEarlier(host);
   }
 
-  *fitting(minCpus = 0, minMemoryBytes = 0, scanned?: (from: number, to: number) => void): Generator<Host> {
+  firstFitting(
+    minCpus: number,
+    minMemoryBytes: number,
+    accepts: (host: Host) => boolean,
+    scanned?: (from: number, to: number) => void,
+  ): Host | undefined {
     // Each list starts at its first host of at least the size asked for: the walk never visits the
     // smaller ones, however many there are (a turn placed again shares lists of the whole site).
     const cursor: ExtraCursor = {
       at: this.extra.map(({ hosts }) => firstOfSize(hosts, minCpus, minMemoryBytes)),
       minMemoryBytes,
     };
-    for (const host of this.base.fitting(minCpus, minMemoryBytes, scanned)) {
-      const rank = this.rank(host);
-      for (let extra = this.#extraBelow(cursor, rank); extra; extra = this.#extraBelow(cursor, rank))
-        if (this.#offered(extra)) yield extra;
-      if (this.#offered(host)) yield host;
-    }
+    let extraChosen: Host | undefined;
+    const fromBase = this.base.firstFitting(
+      minCpus,
+      minMemoryBytes,
+      (host) => {
+        const rank = this.rank(host);
+        for (let extra = this.#extraBelow(cursor, rank); extra; extra = this.#extraBelow(cursor, rank)) {
+          if (this.#offered(extra) && accepts(extra)) {
+            extraChosen = extra;
+            return true;
+          }
+        }
+        return this.#offered(host) && accepts(host);
+      },
+      scanned,
+    );
+    if (extraChosen !== undefined || fromBase !== undefined) return extraChosen ?? fromBase;
     const end = Number.POSITIVE_INFINITY;
     for (let extra = this.#extraBelow(cursor, end); extra; extra = this.#extraBelow(cursor, end))
-      if (this.#offered(extra)) yield extra;
+      if (this.#offered(extra) && accepts(extra)) return extra;
+    return undefined;
   }
 
   /**
@@ -108,7 +125,7 @@ export class MergedCandidates implements Candidates {
   }
 }
 
-/** Where one walk of {@link MergedCandidates.fitting} is in each list of its extra hosts. */
+/** Where one walk of {@link MergedCandidates.firstFitting} is in each list of its extra hosts. */
 interface ExtraCursor {
   /** Each list's index of its next host. */
   readonly at: number[];
@@ -128,7 +145,7 @@ interface ExtraCursor {
  *
  * Leaving out a held host is exact: it fails the claim filter of every later SIP turn (SIPCluster keys
  * are unique, so no later turn in the pass is its holder's), and the turn's `Reads.walks` say it was
- * passed, as for a turn placed again (`TraceIndex.mayBeFreeFor`).
+ * passed, as for a turn placed again (`ReplacementCandidates.mayBeFreeFor`).
  */
 export class FreeMatches {
   /** A selector's matches (as `Inventory.matching` remembers them) → link to the next present one. */

@@ -4,7 +4,7 @@ import type { Host } from "../inventory/host.ts";
 import { compareText, type Issue } from "../issue.ts";
 import type { BestFit, Inventory } from "../inventory/inventory.ts";
 import type { SipCluster } from "../model/sip.ts";
-import { groupBpa, unprovisionedPlan, type BpaGroup } from "./bpa-placement.ts";
+import { groupBpa, isProvisioned, unprovisionedPlan, type BpaGroup } from "./bpa-placement.ts";
 import { fixClaims, type FixedClaims } from "./fixed-claims.ts";
 import { compareLockEntries } from "../rules/lock.ts";
 import type { Lock, LockEntry } from "../model/lock.ts";
@@ -35,7 +35,7 @@ export interface PlanClusters {
 }
 
 /**
- * A whole planning run, with how each turn came to its outcome: what `site-snapshot.ts` needs to
+ * A whole planning run, with how each turn came to its outcome: what `replan.ts` needs to
  * plan a change again without re-placing the turns it cannot affect.
  */
 export interface PlanTrace {
@@ -161,10 +161,8 @@ export function planClusters(model: SiteModel): PlanClusters {
 export function turnsOf(clusters: PlanClusters): TurnWork[] {
   const work: TurnWork[] = [];
   for (const [key, sip] of clusters.sipByKey) work.push({ pass: "sip", key, sip });
-  for (const [key, group] of clusters.bpaByKey) {
-    if (group.provisioning)
-      work.push({ pass: "bpa", key, group: { ...group, provisioning: group.provisioning } });
-  }
+  for (const [key, group] of clusters.bpaByKey)
+    if (isProvisioned(group)) work.push({ pass: "bpa", key, group });
   return work.sort(compareTurns);
 }
 

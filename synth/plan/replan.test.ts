@@ -5,7 +5,8 @@ import { makeProvisioning, makeSipCluster, type NodeEntry } from "../../test/bui
 import { clusterKey, type ClusterKey } from "../cluster-key.ts";
 import { compareText, type Issue } from "../issue.ts";
 import { SIP_LABELS } from "../inventory/bmh.ts";
-import type { Inventory } from "../inventory/inventory.ts";
+import type { Host } from "../inventory/host.ts";
+import { Inventory } from "../inventory/inventory.ts";
 import type { Provisioning } from "../model/bpa.ts";
 import type { SipCluster } from "../model/sip.ts";
 import { EMPTY_LOCK } from "../rules/lock.ts";
@@ -382,6 +383,47 @@ describe("replanInventory", () => {
   const bpaSite = (...provisionings: Provisioning[]): Site => ({
     bpa: new Map(provisionings.map((provisioning) => [provisioning.cluster ?? "", provisioning])),
     sip: new Map(),
+  });
+
+  it("places again only the turns that read the fact that changed", () => {
+    // c0 names h0 by MAC. c1's best-fit walks pass h0, held, on their way to h1 and h2; s0's walk
+    // over the hosts labelled pool=a passes h0 the same way on its way to h3.
+    const before = makeInventory([
+      { name: "h0", cpus: 8, labels: { pool: "a" } },
+      { name: "h1", cpus: 16 },
+      { name: "h2", cpus: 32 },
+      { name: "h3", cpus: 64, labels: { pool: "a" } },
+      ...held,
+    ]);
+    const h0 = before.byId("metal3/h0")!;
+    const site: Site = {
+      ...bpaSite(
+        makeProvisioning({ cluster: "c0", masters: { "master-1": { "mac-address": h0.macs[0]! } } }),
+        makeProvisioning({
+          cluster: "c1",
+          masters: { "master-1": { cpu: 8 } },
+          workers: { "worker-1": { cpu: 8 } },
+        }),
+      ),
+      sip: new Map([
+        ["s0", makeSipCluster({ name: "s0", nodes: { Worker: { matchLabels: { pool: "a" }, active: 1 } } })],
+      ]),
+    };
+    const trace = tracePlan({ model: model(site), inventory: before, lock: EMPTY_LOCK });
+    const placedAfter = (change: (host: Host) => Host) => {
+      const after = new Inventory(before.hosts.map(change));
+      const replanned = replanInventory(new TraceIndex(trace, before, EMPTY_LOCK), after);
+      const full = tracePlan({ model: model(site), inventory: after, lock: EMPTY_LOCK });
+      expect(outcome(replanned.complete())).toEqual(outcome(full));
+      return replanned.placed.map((turn) => `${turn.turn.pass} ${turn.turn.key}`);
+    };
+    const h0Now = (facts: Partial<Host>) => (host: Host) =>
+      host.id === h0.id ? { ...host, ...facts } : host;
+    // h0's provisioning state: c0 looked it up (its MAC names it); c1 only walked past it as held,
+    // and its filters read no state; s0's selector reads labels.
+    expect(placedAfter(h0Now({ provisioningState: "ready", osInstalled: false }))).toEqual(["bpa ns/c0"]);
+    // An unrelated label of h0: s0 listed its matches, so it reads h0's labels; c1 reads none.
+    expect(placedAfter(h0Now({ labels: { ...h0.labels, note: "x" } }))).toEqual(["sip ns/s0", "bpa ns/c0"]);
   });
 
   it("offers a host joining without hardware details to a turn that walked past every sized host", () => {

@@ -4,7 +4,7 @@ import { makeSipCluster, type SipClusterOptions } from "../../test/builders/spec
 import { clusterKey } from "../cluster-key.ts";
 import type { RuleId } from "../rule-catalogue.ts";
 import { ClaimLedger } from "./claim-ledger.ts";
-import { FILTERS, REASONS } from "../rules/filters.ts";
+import { FILTERS, REASONS, rejection } from "../rules/filters.ts";
 import { hostSnapshot } from "./lock.ts";
 import type { LockEntry } from "../model/lock.ts";
 import { placeSipCluster, retireSipCluster } from "./sip-placement.ts";
@@ -40,6 +40,7 @@ function place(hosts: readonly HostOptions[], options: SipClusterOptions, setup:
     explains: true,
     stillPlanning: () => true,
     mayBeFree: (hosts) => hosts,
+    rejection,
     releasing: [],
   });
   return {

@@ -20,7 +20,6 @@ import {
   addressed,
   fitHistogram,
   notTaken,
-  rejection,
   selected,
   topologySpread,
   unclaimed,
@@ -66,7 +65,7 @@ export function placeSipCluster(
       .filter((entry) => entry.role === role.role)
       .sort((a, b) => Number(a.standby) - Number(b.standby) || compareText(a.host.id, b.host.id));
     for (const entry of kept) {
-      if (rejection([...filters, spread], entry.host) === undefined)
+      if (context.rejection([...filters, spread], entry.host) === undefined)
         add(entry.host, entry.why, entry.standby);
     }
     // Shrink: release standby hosts first, then the highest names.
@@ -80,13 +79,14 @@ export function placeSipCluster(
     const fill = [...filters, notTaken(FILTERS.otherRole, (host) => chosenIds.has(host.id)), spread];
     for (const host of context.mayBeFree(candidates, role.selector)) {
       if (roleMembers.length >= wanted) break;
-      if (rejection(fill, host) === undefined)
+      if (context.rejection(fill, host) === undefined)
         add(host, `matches ${formatPath(role.path)}.labelSelector`, false);
     }
     const roleIds = new Set(roleMembers.map((member) => member.host.id));
     const otherRoles = new Set([...chosenIds].filter((id) => !roleIds.has(id)));
     const rejected = (): RejectedHost[] =>
       sipRejections(
+        context.rejection,
         inventory.hosts,
         role,
         filters,
@@ -207,6 +207,7 @@ function sipFilters(
 
 /** Why each host not in the role was passed over, as the role stood when it was complete. */
 function sipRejections(
+  judge: PlanningContext["rejection"],
   hosts: readonly Host[],
   role: SipRole,
   filters: readonly HostFilter[],
@@ -221,7 +222,7 @@ function sipRejections(
   ];
   const full: Rejection = { filter: FILTERS.pick, reason: REASONS.roleFull };
   return hosts.flatMap((host): RejectedHost[] =>
-    memberIds.has(host.id) ? [] : [{ host: host.id, rejection: rejection(complete, host) ?? full }],
+    memberIds.has(host.id) ? [] : [{ host: host.id, rejection: judge(complete, host) ?? full }],
   );
 }
 

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { RACK_LABEL, makeHost, type HostOptions } from "../../test/builders/inventory.ts";
 import { clusterKey } from "../cluster-key.ts";
 import type { Host } from "../inventory/host.ts";
+import { changedFacts } from "../inventory/host-facts.ts";
 import { ClaimLedger } from "../plan/claim-ledger.ts";
 import {
   FILTERS,
@@ -124,6 +125,37 @@ describe("host filters", () => {
       FILTERS.memory,
       FILTERS.sriov,
     ]);
+  });
+});
+
+describe("the facts a filter declares", () => {
+  // One host read several times, differing in one fact at a time: hardware, labels, network, state
+  // (its claim lives in the ledger, and a filter like Unused reads only its cluster's own state).
+  const variants: HostOptions[] = [
+    { name: "free" },
+    { name: "free", cpus: 64, memoryBytes: 256 * GI, sriov: true, qat: true },
+    { name: "free", cpus: undefined },
+    { name: "free", rack: "r1", labels: { pool: "a" } },
+    { name: "free", networks: { oam: "10.1.1.1" } },
+    { name: "free", nics: [] },
+    { name: "free", provisioningState: "ready", osInstalled: false },
+  ];
+  const hosts = variants.map((options) => makeHost(options));
+  it.each<[string, HostFilter]>([
+    ["Unclaimed", unclaimed(ledger.view(), key("c1"))],
+    ["Unused", notTaken(FILTERS.unused, (host) => host.id.endsWith("/free"))],
+    ...resourceFilters({ cpus: 32, memoryBytes: 128 * GI, sriov: true, qat: true }).map(
+      (filter): [string, HostFilter] => [filter.name, filter],
+    ),
+    ["Selector", selected({ matchLabels: { pool: "a" } })],
+    ["Interface", addressed("oam")],
+    ["Topology", topologySpread(RACK_LABEL, new Set(["r1"]))],
+  ])("%s gives two hosts the same verdict when they differ in no fact it declares", (_, filter) => {
+    for (const a of hosts) {
+      for (const b of hosts) {
+        if ((changedFacts(a, b) & filter.reads) === 0) expect(filter.check(a)).toEqual(filter.check(b));
+      }
+    }
   });
 });
 

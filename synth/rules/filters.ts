@@ -7,6 +7,7 @@
  */
 import type { ClusterKey } from "../cluster-key.ts";
 import type { Host } from "../inventory/host.ts";
+import { HOST_FACTS, type HostFacts } from "../inventory/host-facts.ts";
 import { matchesSelector, type LabelSelector } from "../inventory/selector.ts";
 import { ipForInterface } from "../inventory/host.ts";
 import { compareText } from "../issue.ts";
@@ -137,15 +138,20 @@ export function quantityText(filter: FilterName, amount: number | string | undef
   return filter === FILTERS.memory && typeof amount === "number" ? formatBytes(amount) : String(amount);
 }
 
-/** A named check on a host: `undefined` when the host passes, else why not. */
+/**
+ * A named check on a host: `undefined` when the host passes, else why not. It declares the host
+ * facts its verdict depends on, so a change of any other fact never places its turn again.
+ */
 export interface HostFilter {
   readonly name: FilterName;
+  /** The {@link HOST_FACTS} `check` reads; none when it reads only the placing cluster's own state. */
+  readonly reads: HostFacts;
   check(host: Host): Rejection | undefined;
 }
 
 /** Rejects hosts that another cluster owns (or this run already gave away) as `claims` sees them. */
 export function unclaimed(claims: ClaimView, cluster: ClusterKey): HostFilter {
-  return filter(FILTERS.unclaimed, (host) => {
+  return filter(FILTERS.unclaimed, HOST_FACTS.claim, (host) => {
     const owner = claims.ownerOf(host);
     return owner !== undefined && owner !== cluster ? { reason: REASONS.claimed } : undefined;
   });
@@ -156,7 +162,7 @@ export function notTaken(
   name: typeof FILTERS.unused | typeof FILTERS.otherRole,
   taken: (host: Host) => boolean,
 ): HostFilter {
-  return filter(name, (host) => (taken(host) ? { reason: REASONS.taken } : undefined));
+  return filter(name, 0, (host) => (taken(host) ? { reason: REASONS.taken } : undefined));
 }
 
 /**
@@ -184,14 +190,14 @@ function newResourceFilters(needs: ResourceNeeds): HostFilter[] {
 
 /** Rejects hosts whose labels don't match a SIP role's selector. */
 export function selected(selector: LabelSelector): HostFilter {
-  return filter(FILTERS.selector, (host) =>
+  return filter(FILTERS.selector, HOST_FACTS.labels, (host) =>
     matchesSelector(host.labels, selector) ? undefined : { reason: REASONS.mismatch },
   );
 }
 
 /** Rejects hosts without an IP on interface `id` (docs/contract.md §1.3). */
 export function addressed(id: string): HostFilter {
-  return filter(FILTERS.interface, (host) =>
+  return filter(FILTERS.interface, HOST_FACTS.network, (host) =>
     ipForInterface(host, id) === undefined ? { reason: REASONS.noAddress, requested: id } : undefined,
   );
 }
@@ -201,7 +207,7 @@ export function addressed(id: string): HostFilter {
  * chosen). Hosts without the label are unconstrained; without a key, nothing is.
  */
 export function topologySpread(key: string | undefined, taken: ReadonlySet<string>): HostFilter {
-  return filter(FILTERS.topology, (host) => {
+  return filter(FILTERS.topology, HOST_FACTS.labels, (host) => {
     const value = key === undefined ? undefined : host.labels[key];
     return value !== undefined && taken.has(value)
       ? { reason: REASONS.sameDomain, requested: key, available: value }
@@ -239,9 +245,14 @@ export function fitHistogram(total: number, fitting: number, rejected: Iterable<
   return `${fitting}/${total} hosts fit${parts.length > 0 ? `: ${parts.join(", ")}` : ""}`;
 }
 
-function filter(name: FilterName, check: (host: Host) => Omit<Rejection, "filter"> | undefined): HostFilter {
+function filter(
+  name: FilterName,
+  reads: HostFacts,
+  check: (host: Host) => Omit<Rejection, "filter"> | undefined,
+): HostFilter {
   return {
     name,
+    reads,
     check: (host) => {
       const found = check(host);
       return found && { filter: name, ...found };
@@ -254,7 +265,7 @@ function atLeast(
   requested: number,
   available: (host: Host) => number | undefined,
 ): HostFilter {
-  return filter(name, (host) => {
+  return filter(name, HOST_FACTS.hardware, (host) => {
     const has = available(host);
     if (has === undefined) return { reason: REASONS.unknown, requested };
     return has < requested ? { reason: REASONS.insufficient, requested, available: has } : undefined;
@@ -262,5 +273,7 @@ function atLeast(
 }
 
 function capable(name: typeof FILTERS.sriov | typeof FILTERS.qat, has: (host: Host) => boolean): HostFilter {
-  return filter(name, (host) => (has(host) ? undefined : { reason: REASONS.notCapable }));
+  return filter(name, HOST_FACTS.hardware, (host) =>
+    has(host) ? undefined : { reason: REASONS.notCapable },
+  );
 }

@@ -28,7 +28,12 @@ import type { SipRole } from "../model/sip.ts";
  * (`name-invalid`, `address-invalid`, `inventory-invalid`) as an error: the CR needs a host that
  * can't serve, and says which and why.
  */
-export function macUnknown(inventory: Inventory, mac: string, path: FieldPath, report: Reporter): Issue {
+export function macUnknown(
+  inventory: Pick<Inventory, "setAsideByMac" | "closestMac" | "hosts">,
+  mac: string,
+  path: FieldPath,
+  report: Reporter,
+): Issue {
   const aside = inventory.setAsideByMac(mac);
   if (aside !== undefined) {
     const where = aside.source ? ` (${aside.source.file}:${aside.source.line})` : "";
@@ -214,18 +219,19 @@ function inspected(host: Host): boolean {
   return host.nics.length > 0 || host.cpus !== undefined || host.memoryBytes !== undefined;
 }
 
-/** The hosts of each inventory not inspected yet, listed on the first unknown MAC. */
-const uninspectedByInventory = new WeakMap<Inventory, readonly Host[]>();
+/** The hosts of each inventory (by its host list) not inspected yet, listed on the first unknown MAC. */
+const uninspectedByInventory = new WeakMap<readonly Host[], readonly Host[]>();
 
 /**
  * For `mac-unknown`: hosts not inspected yet list no NICs beyond their boot MAC, so the MAC may well
  * be one of theirs; the message says so instead of letting the closest MAC look like the answer.
  */
-function uninspectedHint(inventory: Inventory): string {
-  let hosts = uninspectedByInventory.get(inventory);
+function uninspectedHint(inventory: Pick<Inventory, "hosts">): string {
+  const all = inventory.hosts;
+  let hosts = uninspectedByInventory.get(all);
   if (hosts === undefined) {
-    hosts = inventory.hosts.filter((host) => !inspected(host));
-    uninspectedByInventory.set(inventory, hosts);
+    hosts = all.filter((host) => !inspected(host));
+    uninspectedByInventory.set(all, hosts);
   }
   if (hosts.length === 0) return "";
   const named = hosts.slice(0, 3).map((host) => host.id);

@@ -14,7 +14,7 @@ import {
   sipPartialOf,
 } from "../../synth/inventory/bmh.ts";
 import type { Host, Nic } from "../../synth/inventory/host.ts";
-import { Inventory } from "../../synth/inventory/inventory.ts";
+import { Inventory, type BestFit } from "../../synth/inventory/inventory.ts";
 
 /** The rack label convention of the SIP samples (topologyKey in SIPClusters). */
 export const RACK_LABEL = "vino.airshipit.org/rack";
@@ -241,6 +241,20 @@ export function makeHost(options: HostOptions = {}): Host {
     ...(sipPartial && { sipPartial }),
     ...(options.source && { source: { ...options.source } }),
   };
+}
+
+/** Every host a best-fit walk offers, in its order: a walk that accepts none. */
+export function everyFitting(
+  candidates: Pick<BestFit, "firstFitting">,
+  minCpus = 0,
+  minMemoryBytes = 0,
+): Host[] {
+  const offered: Host[] = [];
+  candidates.firstFitting(minCpus, minMemoryBytes, (host) => {
+    offered.push(host);
+    return false;
+  });
+  return offered;
 }
 
 /** An {@link Inventory} of `hosts` (Hosts, or overrides for {@link makeHost}). */

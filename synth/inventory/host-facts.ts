@@ -1,0 +1,65 @@
+/**
+ * What planning may read of a host, as bits of one number: each filter declares the facts it reads
+ * (`rules/filters.ts`), a turn records them with the hosts it read them of (`plan/reads.ts`), and a
+ * changed BareMetalHost says which it touched, so a change reaches only the turns that read what
+ * changed (the scheduler framework's `EventsToRegister`, by host fact rather than by cluster event).
+ */
+import type { Host } from "./host.ts";
+import { sameData } from "../same-data.ts";
+
+export const HOST_FACTS = {
+  /** Who holds the host: the lock, a MAC entry, SIP labels or an earlier turn. */
+  claim: 1,
+  /** CPUs, memory, SR-IOV and QAT: what the resource filters and best-fit order read. */
+  hardware: 2,
+  /** Labels, read by SIP roles' selectors and topology keys. */
+  labels: 4,
+  /** MACs, NICs and networkData addresses. */
+  network: 8,
+  /** Provisioning state, BMC and source position: what findings about a chosen host read. */
+  state: 16,
+} as const;
+
+/** A set of {@link HOST_FACTS}, as their bits or'ed together. */
+export type HostFacts = number;
+
+/** Every fact: what a turn reads of a host it looked up by itself. */
+export const EVERY_HOST_FACT: HostFacts = Object.values(HOST_FACTS).reduce((all, fact) => all | fact, 0);
+
+/**
+ * The fact each field of {@link Host} is. A mapped type over every field, so a field added to
+ * `Host` does not compile until it says which fact it is: no change can slip past the index.
+ */
+const FACT_OF_FIELD: { readonly [Field in keyof Required<Host>]: HostFacts } = {
+  // Identity: a host of another id is another host, so these never differ within one change.
+  id: EVERY_HOST_FACT,
+  namespace: EVERY_HOST_FACT,
+  name: EVERY_HOST_FACT,
+  labels: HOST_FACTS.labels,
+  // SIP labels claim a host as well (the fixed claims are fixed again for it: `refix.ts`).
+  sipOwner: HOST_FACTS.labels | HOST_FACTS.claim,
+  sipPartial: HOST_FACTS.labels | HOST_FACTS.claim,
+  cpus: HOST_FACTS.hardware,
+  memoryBytes: HOST_FACTS.hardware,
+  sriov: HOST_FACTS.hardware,
+  qat: HOST_FACTS.hardware,
+  bootMac: HOST_FACTS.network,
+  macs: HOST_FACTS.network,
+  nics: HOST_FACTS.network,
+  networks: HOST_FACTS.network,
+  networkData: HOST_FACTS.network,
+  provisioningState: HOST_FACTS.state,
+  osInstalled: HOST_FACTS.state,
+  bmc: HOST_FACTS.state,
+  source: HOST_FACTS.state,
+};
+
+const FIELDS = Object.keys(FACT_OF_FIELD) as (keyof Host)[];
+
+/** The facts that differ between two reads of a host; every fact when it joined or left. */
+export function changedFacts(before: Host | undefined, after: Host | undefined): HostFacts {
+  if (before === undefined || after === undefined) return EVERY_HOST_FACT;
+  let changed = 0;
+  for (const field of FIELDS) if (!sameData(before[field], after[field])) changed |= FACT_OF_FIELD[field];
+  return changed;
+}

@@ -1,0 +1,212 @@
+/**
+ * The one view a turn plans through (docs/contract.md §3, §8): every read of the inventory, of the
+ * claims made before the turn and of its best-fit candidates passes here and is recorded, together
+ * with the host facts the turn's filters declare. A change planned later asks the trace's
+ * {@link ReadIndex} (`read-index.ts`) which turns read what it changed; nothing else in planning
+ * keeps a list of what a turn depends on, so a new filter or a new read cannot be forgotten there.
+ */
+import type { ClusterKey } from "../cluster-key.ts";
+import type { Host } from "../inventory/host.ts";
+import { EVERY_HOST_FACT, HOST_FACTS, type HostFacts } from "../inventory/host-facts.ts";
+import type { Inventory } from "../inventory/inventory.ts";
+import type { LabelSelector } from "../inventory/selector.ts";
+// eslint-disable-next-line no-restricted-imports -- the recording view is where plan/ judges hosts.
+import { rejection, type HostFilter, type Rejection } from "../rules/filters.ts";
+import type { StandingClaim } from "./claim-ledger.ts";
+import type { Candidates } from "./merged-candidates.ts";
+
+/**
+ * What a turn read: hosts it looked up by themselves (every fact of them), the best-fit positions
+ * it walked (`[from, to]`, ends included), how far it walked a selector's matches in id order, whose
+ * matches it asked for, whether it walked the hosts of unknown size, and `all` when it read nearly
+ * every host (a `no-fit` counts every host's reason). Of the hosts its walks passed it read
+ * `facts`: their claims, and what its filters declare.
+ */
+export interface Reads {
+  readonly hosts: ReadonlySet<string>;
+  readonly ranges: readonly (readonly [number, number])[];
+  readonly walks: readonly SelectorWalk[];
+  /** Selectors whose matches the turn listed: it read the labels of every host they match. */
+  readonly matches: readonly LabelSelector[];
+  readonly unsized: boolean;
+  readonly all: boolean;
+  readonly facts: HostFacts;
+}
+
+/**
+ * A walk over the hosts a selector matches, in id order, up to `last` (included), or over all of
+ * them. A turn placed again skips hosts it knows to be held (`TurnSetting.mayBeFree`) without
+ * looking them up, so only the walk says it passed them.
+ */
+export interface SelectorWalk {
+  readonly selector: LabelSelector;
+  readonly last?: string;
+}
+
+/** The reads of the inventory placement makes, each recorded by the turn's {@link TurnReads}. */
+export type PlanningInventory = Pick<
+  Inventory,
+  | "byId"
+  | "byMac"
+  | "closestMac"
+  | "setAsideByMac"
+  | "hosts"
+  | "size"
+  | "matching"
+  | "ownedBySip"
+  | "withUnknownResources"
+>;
+
+/**
+ * More hosts read than this share of the inventory counts as reading all of them: a `no-fit`
+ * explains itself with every host's reason, and a set of every host per such turn would cost more
+ * than re-placing the turn whenever anything changes.
+ */
+const ALL_READ_SHARE = 0.25;
+
+/**
+ * One turn's recording view of the inventory, the claims before it and its best-fit candidates.
+ * Recording stops with {@link finish}: an explanation computed later (`metalsynth explain`) reads
+ * the same answers, unrecorded.
+ */
+export class TurnReads implements PlanningInventory, Candidates {
+  readonly #hosts = new Set<string>();
+  readonly #ranges: [number, number][] = [];
+  readonly #walks: SelectorWalk[] = [];
+  readonly #matches: LabelSelector[] = [];
+  #unsized = false;
+  #all = false;
+  #facts: HostFacts = HOST_FACTS.claim;
+  #recording = true;
+
+  constructor(
+    private readonly inventory: Inventory,
+    private readonly candidates: Candidates,
+    private readonly claimBefore: (host: Host) => StandingClaim | undefined,
+    private readonly freeOf?: (hosts: readonly Host[], selector: LabelSelector) => Iterable<Host>,
+  ) {}
+
+  /** The claim on `host` made before the turn: looking it up reads the host. */
+  claimOf(host: Host): StandingClaim | undefined {
+    this.#lookedUp(host);
+    return this.claimBefore(host);
+  }
+
+  byId(id: string): Host | undefined {
+    return this.#lookedUp(this.inventory.byId(id));
+  }
+
+  byMac(mac: string): Host | undefined {
+    return this.#lookedUp(this.inventory.byMac(mac));
+  }
+
+  /** The MAC nearest to `mac`: a search of every host's MACs. */
+  closestMac(mac: string): ReturnType<Inventory["closestMac"]> {
+    this.#readAll();
+    return this.inventory.closestMac(mac);
+  }
+
+  /** A set-aside host with `mac`: set-aside hosts change only with a reread of every host. */
+  setAsideByMac(mac: string): ReturnType<Inventory["setAsideByMac"]> {
+    this.#readAll();
+    return this.inventory.setAsideByMac(mac);
+  }
+
+  get hosts(): readonly Host[] {
+    this.#readAll();
+    return this.inventory.hosts;
+  }
+
+  get size(): number {
+    this.#readAll();
+    return this.inventory.size;
+  }
+
+  matching(selector: LabelSelector): readonly Host[] {
+    if (this.#recording) this.#matches.push(selector);
+    return this.inventory.matching(selector);
+  }
+
+  ownedBySip(cluster: ClusterKey): readonly Host[] {
+    const hosts = this.inventory.ownedBySip(cluster);
+    for (const host of hosts) this.#lookedUp(host);
+    return hosts;
+  }
+
+  /** Asked for by a best-fit walk only past every sized host. */
+  withUnknownResources(): readonly Host[] {
+    if (this.#recording) this.#unsized = true;
+    return this.inventory.withUnknownResources();
+  }
+
+  /** Takes `host` out of the turn's best-fit candidates. */
+  take(host: Host): void {
+    this.candidates.take(host);
+  }
+
+  /** The turn's best-fit walk (`BestFit.firstFitting`), recorded as the range of positions it passed. */
+  firstFitting(minCpus: number, minMemoryBytes: number, accepts: (host: Host) => boolean): Host | undefined {
+    return this.candidates.firstFitting(minCpus, minMemoryBytes, accepts, this.#scanned);
+  }
+
+  readonly #scanned = (from: number, to: number): void => {
+    if (this.#recording) this.#ranges.push([from, to]);
+  };
+
+  /** See `PlanningContext.mayBeFree`; the walk records where it stopped. */
+  mayBeFree(hosts: readonly Host[], selector: LabelSelector): Iterable<Host> {
+    return walked(this.freeOf?.(hosts, selector) ?? hosts, (last) => {
+      if (this.#recording) this.#walks.push({ selector, ...(last !== undefined && { last }) });
+    });
+  }
+
+  /** The first of `filters` to reject `host`; the turn has read the facts every one declares. */
+  rejection(filters: readonly HostFilter[], host: Host): Rejection | undefined {
+    if (this.#recording) for (const filter of filters) this.#facts |= filter.reads;
+    return rejection(filters, host);
+  }
+
+  /** Stops recording and gives what was read. */
+  finish(): Reads {
+    this.#recording = false;
+    const all = this.#all || this.#hosts.size > this.inventory.size * ALL_READ_SHARE;
+    return {
+      hosts: all ? NO_IDS : this.#hosts,
+      ranges: this.#ranges,
+      walks: this.#walks,
+      matches: this.#matches,
+      unsized: this.#unsized,
+      all,
+      facts: all ? EVERY_HOST_FACT : this.#facts,
+    };
+  }
+
+  #lookedUp(host: Host | undefined): Host | undefined {
+    if (host !== undefined && this.#recording) this.#hosts.add(host.id);
+    return host;
+  }
+
+  #readAll(): void {
+    if (this.#recording) this.#all = true;
+  }
+}
+
+const NO_IDS: ReadonlySet<string> = new Set();
+
+/**
+ * `hosts`, telling `ended` where the walk stopped: the id of the last host given out, or nothing
+ * when every host was.
+ */
+function* walked(hosts: Iterable<Host>, ended: (last: string | undefined) => void): Generator<Host> {
+  let last: string | undefined;
+  let exhausted = false;
+  try {
+    for (const host of hosts) {
+      last = host.id;
+      yield host;
+    }
+    exhausted = true;
+  } finally {
+    ended(exhausted ? undefined : last);
+  }
+}
