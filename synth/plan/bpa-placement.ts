@@ -108,7 +108,7 @@ export function claimMacHosts(
   const users = new Map<string, User[]>();
   for (const [key, group] of groups) {
     if (!group.provisioning) continue;
-    for (const request of [...group.provisioning.masters, ...group.provisioning.workers]) {
+    for (const request of entriesOf(group.provisioning)) {
       const host = request.kind === "mac" ? inventory.byMac(request.mac) : undefined;
       if (host && request.kind === "mac")
         pushTo(users, host.id, { host, cluster: key, request, provisioning: group.provisioning });
@@ -156,17 +156,30 @@ export function claimMacHosts(
   return { contested, issues, issuesByHost };
 }
 
+/** A Provisioning's masters, then its workers: placing order, listed once per Provisioning. */
+function entriesOf(provisioning: Provisioning): readonly NodeRequest[] {
+  let entries = entriesByProvisioning.get(provisioning);
+  if (entries === undefined)
+    entriesByProvisioning.set(provisioning, (entries = [...provisioning.masters, ...provisioning.workers]));
+  return entries;
+}
+
+const entriesByProvisioning = new WeakMap<Provisioning, readonly NodeRequest[]>();
+
 /** The hosts a BPA cluster's MAC entries name, of those the inventory has, in CR order. */
 export function macNamedHosts(group: BpaGroup, inventory: Inventory): Host[] {
   // A loop, not flatMap over a spread: a review asks this of each cluster it touches several times.
   const hosts: Host[] = [];
-  for (const requests of [group.provisioning?.masters ?? [], group.provisioning?.workers ?? []]) {
-    for (const request of requests) {
-      const host = request.kind === "mac" ? inventory.byMac(request.mac) : undefined;
-      if (host) hosts.push(host);
-    }
-  }
+  const provisioning = group.provisioning;
+  if (provisioning === undefined) return hosts;
+  for (const request of provisioning.masters) addMacHost(request, inventory, hosts);
+  for (const request of provisioning.workers) addMacHost(request, inventory, hosts);
   return hosts;
+}
+
+function addMacHost(request: NodeRequest, inventory: Inventory, hosts: Host[]): void {
+  const host = request.kind === "mac" ? inventory.byMac(request.mac) : undefined;
+  if (host) hosts.push(host);
 }
 
 /** The plan of a cluster with Software or Cluster CRs but no Provisioning: no hosts, nothing to place. */
@@ -209,7 +222,7 @@ export function placeBpaCluster(
     });
   };
 
-  for (const request of [...provisioning.masters, ...provisioning.workers]) {
+  for (const request of entriesOf(provisioning)) {
     const subject = `${request.role} ${request.label}`;
     // An entry that names no usable host is still explained, with the error that says why.
     const unresolved = (problem: string, reason: Rejection) => {
@@ -310,12 +323,17 @@ export function placeBpaCluster(
   return { plan, lock, issues };
 }
 
+/** The reporter of a Provisioning's findings, made once: a review places the same clusters again and again. */
 function reportRequest(provisioning: Provisioning): Reporter {
-  return reporter(
-    provisioning.resource,
-    clusterKey(provisioning.resource.namespace, provisioning.cluster ?? ""),
-  );
+  let report = reporters.get(provisioning);
+  if (report === undefined) {
+    const key = clusterKey(provisioning.resource.namespace, provisioning.cluster ?? "");
+    reporters.set(provisioning, (report = reporter(provisioning.resource, key)));
+  }
+  return report;
 }
+
+const reporters = new WeakMap<Provisioning, Reporter>();
 
 /**
  * Hosts that belong to one entry of this cluster whatever the planning order: the host a MAC entry
@@ -329,7 +347,7 @@ function reservedHosts(
   context: PlanningContext,
 ): Map<string, NodeRequest> {
   const reserved = new Map<string, NodeRequest>();
-  const requests = [...provisioning.masters, ...provisioning.workers];
+  const requests = entriesOf(provisioning);
   for (const request of requests) {
     const host = request.kind === "mac" ? context.inventory.byMac(request.mac) : undefined;
     if (host && !reserved.has(host.id)) reserved.set(host.id, request);
@@ -388,10 +406,13 @@ function named(reason: ReasonCode, requested?: string): Rejection {
   return { filter: FILTERS.named, reason, ...(requested === undefined ? {} : { requested }) };
 }
 
-/** Why a host that passed every filter was not the one picked. */
-function notPicked(reason: ReasonCode): Rejection {
-  return { filter: FILTERS.pick, reason };
-}
+/** Why a host that passed every filter was not the one picked: the lock's host was kept, a
+ * smaller host chosen, or nothing chosen at all. */
+const NOT_PICKED = {
+  lockedKept: { filter: FILTERS.pick, reason: REASONS.lockedKept },
+  smallerChosen: { filter: FILTERS.pick, reason: REASONS.smallerChosen },
+  fits: { filter: FILTERS.pick, reason: REASONS.fits },
+} as const satisfies Record<string, Rejection>;
 
 /** A MAC entry: that host, checked against the resources the entry asks for. */
 function placeByMac(
@@ -462,16 +483,16 @@ function placeByResources(
   const { inventory } = context;
   const subject = `${request.role} ${request.label}`;
   const claims = context.ledger.view();
-  // What the host itself must be, next to the hosts `used` for earlier entries; a locked host is
-  // checked against these, its claim separately.
-  const fitFilters = (used: ReadonlySet<string>): HostFilter[] => [
+  // The host must be free, not used for another entry of this cluster (`used`, as the earlier
+  // entries left it), and fit the entry's resources.
+  const filtersBeside = (used: ReadonlySet<string>): HostFilter[] => [
+    unclaimed(claims, cluster),
     notTaken(
       FILTERS.unused,
       (host) => used.has(host.id) || (siblings.reserved.get(host.id) ?? request) !== request,
     ),
     ...resourceFilters(request),
   ];
-  const filtersBeside = (used: ReadonlySet<string>) => [unclaimed(claims, cluster), ...fitFilters(used)];
   // Nothing is used while this entry is placed: the siblings' hosts are read as they are.
   const filters = filtersBeside(siblings.used);
   // Every host not chosen gets a reason, including those that fit but lost the best-fit comparison.
@@ -488,30 +509,30 @@ function placeByResources(
     context.ledger.claim(host, cluster, `chosen for ${subject} of ${cluster}`);
     context.bestFit.take(host);
     const ip = hostAddress(host);
-    return {
-      placement: { request, host, ...(ip === undefined ? {} : { ip }), reason },
-      ...(context.explains && {
-        decision: {
-          subject,
-          path: request.path,
-          chosen: [{ host: host.id, reason }],
-          rejected: rejectedBesides(host, lost),
-        },
-      }),
-      issues: [
-        ...chosenHostWithoutIp(host, ip, subject, request.path, report),
-        ...hostNotReady(host, request.path, report),
-      ],
-    };
+    // Built without spreads: a review places hundreds of entries again (decision 0042).
+    const placement: NodePlacement =
+      ip === undefined ? { request, host, reason } : { request, host, ip, reason };
+    const issues = chosenHostWithoutIp(host, ip, subject, request.path, report).concat(
+      hostNotReady(host, request.path, report),
+    );
+    if (!context.explains) return { placement, issues };
+    const chosen = [{ host: host.id, reason }];
+    const rejected = rejectedBesides(host, lost);
+    return { placement, decision: { subject, path: request.path, chosen, rejected }, issues };
   };
 
   const locked = lockedHost(request, context);
+  // The locked host is checked against every filter but the claim's, which it passes as the
+  // cluster's own only when the lock still gives it to this cluster.
   if (
     locked &&
-    context.rejection(fitFilters(siblings.used), locked) === undefined &&
+    context.rejection(
+      filters.filter((filter) => filter.name !== FILTERS.unclaimed),
+      locked,
+    ) === undefined &&
     context.ledger.claimOf(locked)?.cluster === cluster
   ) {
-    return take(locked, "kept from rendered/metalsynth.lock.yaml", notPicked(REASONS.lockedKept));
+    return take(locked, "kept from rendered/metalsynth.lock.yaml", NOT_PICKED.lockedKept);
   }
 
   const needsKnownResources = request.cpus !== undefined || request.memoryBytes !== undefined;
@@ -533,9 +554,9 @@ function placeByResources(
         : `${chosen.cpus} CPUs, ${formatBytes(chosen.memoryBytes ?? 0)}`;
     // The smallest free host wins when nothing is asked.
     const why = needsKnownResources ? "best fit" : "smallest free host (no cpu or memory requested)";
-    return take(chosen, `${why}: ${size}`, notPicked(REASONS.smallerChosen));
+    return take(chosen, `${why}: ${size}`, NOT_PICKED.smallerChosen);
   }
-  const rejected = rejectedBesides(undefined, notPicked(REASONS.fits));
+  const rejected = rejectedBesides(undefined, NOT_PICKED.fits);
   const histogram = fitHistogram(
     inventory.size,
     0,

@@ -32,7 +32,8 @@ export interface Release {
  */
 export class ClaimLedger {
   readonly #claims = new Map<string, Claim>();
-  readonly #releasing = new Map<ClusterKey, Release[]>();
+  /** Made on the first release: a turn's ledger, one per turn placed, releases nothing. */
+  #releasing: Map<ClusterKey, Release[]> | undefined;
   readonly #standing: (host: Host) => StandingClaim | undefined;
   #sequence = 0;
 
@@ -82,17 +83,17 @@ export class ClaimLedger {
    */
   release(host: Host, cluster: ClusterKey, role: string, why: string): void {
     if (!this.isRecorded(host)) this.claim(host, cluster, why);
-    pushTo(this.#releasing, cluster, { host, role });
+    pushTo((this.#releasing ??= new Map()), cluster, { host, role });
   }
 
   /** The hosts `cluster` is releasing, in the order they were recorded. */
   releasing(cluster: ClusterKey): readonly Release[] {
-    return this.#releasing.get(cluster) ?? [];
+    return this.#releasing?.get(cluster) ?? NO_RELEASES;
   }
 
   /** Every cluster releasing hosts, in the order they were first recorded. */
   releasingClusters(): ClusterKey[] {
-    return [...this.#releasing.keys()];
+    return [...(this.#releasing?.keys() ?? [])];
   }
 
   /** The owners as they stand now, for one decision; later claims are invisible to it. */
@@ -108,6 +109,8 @@ export class ClaimLedger {
     };
   }
 }
+
+const NO_RELEASES: readonly Release[] = [];
 
 /** Whether two claims give a host to the same cluster for the same reason. */
 export function sameClaim(a: StandingClaim | undefined, b: StandingClaim | undefined): boolean {

@@ -96,10 +96,12 @@ export function fixClaims(input: FixedClaimsInput): FixedClaims {
   }
   const { contested, issuesByHost } = claimMacHosts(input.groups, inventory, ledger);
   // Fixed now: every turn asks again about the hosts it looks at, so each answer is kept.
-  const answers = new Map<string, StandingClaim | undefined>();
+  const answers = new Map<string, StandingClaim | null>();
   const claimOf = (host: Host) => {
-    if (!answers.has(host.id)) answers.set(host.id, ledger.claimOf(host));
-    return answers.get(host.id);
+    let answer = answers.get(host.id);
+    // `null`: asked, and no claim. One lookup for a host asked about before.
+    if (answer === undefined) answers.set(host.id, (answer = ledger.claimOf(host) ?? null));
+    return answer ?? undefined;
   };
   return {
     claimOf,
@@ -115,7 +117,7 @@ export function fixClaims(input: FixedClaimsInput): FixedClaims {
     },
     releasing: (cluster) => ledger.releasing(cluster),
     releasingClusters: () => ledger.releasingClusters(),
-    heldByLock: (cluster) => heldByLock.get(cluster) ?? [],
+    heldByLock: (cluster) => heldByLock.get(cluster) ?? NO_ENTRIES,
     contested,
     issuesByHost,
   };
@@ -154,6 +156,9 @@ function partialSipClaim(host: Host, partial: PartialSipLabels): StandingClaim {
 }
 
 const SIP_LABEL_PARTS = ["namespace", "name", "nodeType"] as const;
+
+/** What a cluster the lock holds nothing for holds: one list, as every turn placed again asks. */
+const NO_ENTRIES: readonly LockEntry[] = [];
 
 /**
  * Whether a release recorded by an earlier run goes on (decision 0034): while the inventory shows the

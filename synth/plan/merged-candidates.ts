@@ -28,7 +28,8 @@ export interface RankedHosts {
  * `takesFromBase` takes them out of it too.
  */
 export class MergedCandidates implements Candidates {
-  readonly #taken = new Set<string>();
+  /** Made on the first take: a turn placed again takes one or two hosts, some none. */
+  #taken: Set<string> | undefined;
 
   constructor(
     private readonly base: BestFit,
@@ -40,12 +41,12 @@ export class MergedCandidates implements Candidates {
   ) {}
 
   take(host: Host): void {
-    this.#taken.add(host.id);
+    (this.#taken ??= new Set()).add(host.id);
     if (this.options.takesFromBase) this.base.take(host);
   }
 
   #offered(host: Host): boolean {
-    return !this.#taken.has(host.id) && !this.claimedEarlier(host);
+    return !this.#taken?.has(host.id) && !this.claimedEarlier(host);
   }
 
   firstFitting(
@@ -97,13 +98,14 @@ export class MergedCandidates implements Candidates {
       let chosen = -1;
       let chosenRank = Number.POSITIVE_INFINITY;
       for (let source = 0; source < this.extra.length; source++) {
-        const { hosts, ranks, keptFrom } = this.extra[source]!;
-        let index = keptFrom?.(at[source]!) ?? at[source]!;
+        const list = this.extra[source]!;
+        const { hosts, ranks } = list;
+        let index = list.keptFrom?.(at[source]!) ?? at[source]!;
         // A host with more CPUs than asked may lack the memory: so may the hosts after it with as
         // many CPUs (best-fit order), passed in one search rather than one by one.
         for (let host = hosts[index]; host !== undefined && (host.memoryBytes ?? 0) < minMemoryBytes;) {
           const next = firstOfSize(hosts, host.cpus ?? 0, minMemoryBytes, index + 1);
-          index = keptFrom?.(next) ?? next;
+          index = list.keptFrom?.(next) ?? next;
           host = hosts[index];
         }
         at[source] = index;

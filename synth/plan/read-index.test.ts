@@ -42,7 +42,7 @@ const index = new ReadIndex(
   inventory,
 );
 
-const readers = (name: string, facts: HostFacts, after = -1, drained = new Set<number | string>()) => {
+const readers = (name: string, facts: HostFacts, after = -1, drained = index.drained()) => {
   const found: number[] = [];
   index.readersOf(host(name), facts, after, drained, (position) => found.push(position));
   return found.sort((a, b) => a - b);
@@ -70,7 +70,7 @@ describe("ReadIndex", () => {
 
   it("names only turns after the position, and each list once per change", () => {
     expect(readers("h2", HOST_FACTS.claim, 0)).toEqual([1, 5]);
-    const drained = new Set<number | string>();
+    const drained = index.drained();
     expect(readers("h2", HOST_FACTS.claim, 0, drained)).toEqual([1, 5]);
     // The range and every-host lists were given out: a later moved claim in them finds nothing new.
     expect(readers("h3", HOST_FACTS.claim, 0, drained)).toEqual([]);

@@ -32,9 +32,15 @@ export class ReadIndex {
    * the node's ranks, ascending. The turns whose range holds a rank are those of the nodes on its
    * leaf's path to the root, so a host costs the turns it reaches, not every range.
    */
-  readonly #rangeTree = new Map<number, number[]>();
+  readonly #rangeTree: (number[] | undefined)[];
   /** Leaves of {@link #rangeTree}: one per best-fit rank. */
   readonly #leaves: number;
+  /**
+   * Node → the {@link Drained} generation that last gave its list out. A stamp rather than a set per
+   * change: a cascade drains a dozen nodes for each of hundreds of moved claims.
+   */
+  readonly #drainedAt: Uint32Array;
+  #generation = 0;
   /** The turns' walks by selector (as JSON), latest walker first, so a late position stops early. */
   readonly #walks: SelectorWalks[];
   /** Selector (as JSON) → it, and the positions of the turns that listed its matches. */
@@ -50,6 +56,8 @@ export class ReadIndex {
     private readonly inventory: Inventory,
   ) {
     this.#leaves = Math.max(1, inventory.lastBestFitRank() + 1);
+    this.#rangeTree = new Array<number[] | undefined>(2 * this.#leaves);
+    this.#drainedAt = new Uint32Array(2 * this.#leaves);
     this.#facts = turns.map(({ reads }) => reads.facts);
     const walks = new Map<string, SelectorWalks>();
     turns.forEach(({ reads }, position) => {
@@ -79,6 +87,11 @@ export class ReadIndex {
     this.#walks = [...walks.values()].sort((a, b) => (b.latest[0] ?? -1) - (a.latest[0] ?? -1));
   }
 
+  /** A new record of the lists given out, for one change planned from this index. */
+  drained(): Drained {
+    return { generation: ++this.#generation, all: false };
+  }
+
   /**
    * The turns after `position` that read `facts` of `host` (as this index's inventory has it),
    * leaving out the lists already in `drained`. A change is planned turn by turn in planning order
@@ -88,16 +101,13 @@ export class ReadIndex {
    * `drained`. Turns are handed to `found` rather than yielded: nested generators cost more than
    * the lookups, a moved claim at a time.
    */
-  readersOf(
-    host: Host,
-    facts: HostFacts,
-    position: number,
-    drained: Set<number | string>,
-    found: FoundTurn,
-  ): void {
+  readersOf(host: Host, facts: HostFacts, position: number, drained: Drained, found: FoundTurn): void {
     // A host looked up by itself was read whole.
     this.#after(this.#hosts.get(host.id), position, found);
-    this.#drain(ALL_READERS, this.#all, position, drained, found);
+    if (!drained.all) {
+      drained.all = true;
+      this.#after(this.#all, position, found);
+    }
     for (const { selector, walks, latest } of this.#walks) {
       // Sorted by their latest walker: once one is at or before `position`, so are the rest.
       if ((latest[0] ?? position) <= position) break;
@@ -127,22 +137,11 @@ export class ReadIndex {
     }
     if (rank >= this.#leaves) return;
     for (let node = rank + this.#leaves; node >= 1; node >>>= 1) {
-      this.#drain(node, this.#rangeTree.get(node), position, drained, found, facts);
+      const positions = this.#rangeTree[node];
+      if (positions === undefined || this.#drainedAt[node] === drained.generation) continue;
+      this.#drainedAt[node] = drained.generation;
+      this.#after(positions, position, found, facts);
     }
-  }
-
-  /** The positions of `positions` (ascending) after `position`, unless `key` was drained already. */
-  #drain(
-    key: number | string,
-    positions: readonly number[] | undefined,
-    position: number,
-    drained: Set<number | string>,
-    found: FoundTurn,
-    facts?: HostFacts,
-  ): void {
-    if (positions === undefined || drained.has(key)) return;
-    drained.add(key);
-    this.#after(positions, position, found, facts);
   }
 
   /**
@@ -167,8 +166,8 @@ export class ReadIndex {
     let low = Math.max(0, from) + this.#leaves;
     let high = Math.min(to, this.#leaves - 1) + 1 + this.#leaves;
     for (; low < high; low >>>= 1, high >>>= 1) {
-      if (low & 1) pushTo(this.#rangeTree, low++, position);
-      if (high & 1) pushTo(this.#rangeTree, --high, position);
+      if (low & 1) (this.#rangeTree[low++] ??= []).push(position);
+      if (high & 1) (this.#rangeTree[--high] ??= []).push(position);
     }
   }
 }
@@ -191,5 +190,11 @@ function compareWalkEnds(a: string | undefined, b: string | undefined): number {
   return compareText(a, b);
 }
 
-/** {@link ReadIndex.readersOf}'s key for the turns that read every host. */
-const ALL_READERS = "all";
+/**
+ * The lists of one {@link ReadIndex} given out for one change. Another change's record drained since
+ * can only make a list come out twice, which costs a lookup: every caller queues each turn once.
+ */
+export interface Drained {
+  readonly generation: number;
+  all: boolean;
+}

@@ -70,21 +70,27 @@ const ALL_READ_SHARE = 0.25;
  * the same answers, unrecorded.
  */
 export class TurnReads implements PlanningInventory, Candidates {
-  readonly #hosts = new Set<string>();
-  readonly #ranges: [number, number][] = [];
-  readonly #walks: SelectorWalk[] = [];
-  readonly #matches: LabelSelector[] = [];
+  // Made on the first read of each kind: most turns read few kinds, and a review records nothing.
+  #hosts: Set<string> | undefined;
+  #ranges: [number, number][] | undefined;
+  #walks: SelectorWalk[] | undefined;
+  #matches: LabelSelector[] | undefined;
   #unsized = false;
   #all = false;
   #facts: HostFacts = HOST_FACTS.claim;
-  #recording = true;
+  #recording: boolean;
 
+  /** `records`: false for a turn whose reads no one keeps, which then records nothing. */
   constructor(
     private readonly inventory: Inventory,
     private readonly candidates: Candidates,
     private readonly claimBefore: (host: Host) => StandingClaim | undefined,
-    private readonly freeOf?: (hosts: readonly Host[], selector: LabelSelector) => Iterable<Host>,
-  ) {}
+    private readonly freeOf:
+      ((hosts: readonly Host[], selector: LabelSelector) => Iterable<Host>) | undefined,
+    records: boolean,
+  ) {
+    this.#recording = records;
+  }
 
   /** The claim on `host` made before the turn: looking it up reads the host. */
   claimOf(host: Host): StandingClaim | undefined {
@@ -106,7 +112,7 @@ export class TurnReads implements PlanningInventory, Candidates {
     return this.inventory.closestMac(mac);
   }
 
-  /** A set-aside host with `mac`: set-aside hosts change only with a reread of every host. */
+  /** The set-aside host with `mac`, for a `mac-unknown` finding: rare, so counted as reading every host. */
   setAsideByMac(mac: string): ReturnType<Inventory["setAsideByMac"]> {
     this.#readAll();
     return this.inventory.setAsideByMac(mac);
@@ -123,7 +129,7 @@ export class TurnReads implements PlanningInventory, Candidates {
   }
 
   matching(selector: LabelSelector): readonly Host[] {
-    if (this.#recording) this.#matches.push(selector);
+    if (this.#recording) (this.#matches ??= []).push(selector);
     return this.inventory.matching(selector);
   }
 
@@ -150,13 +156,13 @@ export class TurnReads implements PlanningInventory, Candidates {
   }
 
   readonly #scanned = (from: number, to: number): void => {
-    if (this.#recording) this.#ranges.push([from, to]);
+    if (this.#recording) (this.#ranges ??= []).push([from, to]);
   };
 
   /** See `PlanningContext.mayBeFree`; the walk records where it stopped. */
   mayBeFree(hosts: readonly Host[], selector: LabelSelector): Iterable<Host> {
     return walked(this.freeOf?.(hosts, selector) ?? hosts, (last) => {
-      if (this.#recording) this.#walks.push({ selector, ...(last !== undefined && { last }) });
+      if (this.#recording) (this.#walks ??= []).push({ selector, ...(last !== undefined && { last }) });
     });
   }
 
@@ -169,12 +175,12 @@ export class TurnReads implements PlanningInventory, Candidates {
   /** Stops recording and gives what was read. */
   finish(): Reads {
     this.#recording = false;
-    const all = this.#all || this.#hosts.size > this.inventory.size * ALL_READ_SHARE;
+    const all = this.#all || (this.#hosts?.size ?? 0) > this.inventory.size * ALL_READ_SHARE;
     return {
-      hosts: all ? NO_IDS : this.#hosts,
-      ranges: this.#ranges,
-      walks: this.#walks,
-      matches: this.#matches,
+      hosts: all ? NO_IDS : (this.#hosts ?? NO_IDS),
+      ranges: this.#ranges ?? [],
+      walks: this.#walks ?? [],
+      matches: this.#matches ?? [],
       unsized: this.#unsized,
       all,
       facts: all ? EVERY_HOST_FACT : this.#facts,
@@ -182,7 +188,7 @@ export class TurnReads implements PlanningInventory, Candidates {
   }
 
   #lookedUp(host: Host | undefined): Host | undefined {
-    if (host !== undefined && this.#recording) this.#hosts.add(host.id);
+    if (host !== undefined && this.#recording) (this.#hosts ??= new Set()).add(host.id);
     return host;
   }
 

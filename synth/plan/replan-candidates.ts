@@ -65,19 +65,14 @@ export class ReplacementCandidates {
     claimedEarlier: (host: Host) => boolean,
   ): Candidates {
     const later = this.#sizedClaimedByTurnOnly;
-    const extra: RankedHosts[] = [
-      { ...later, keptFrom: (index: number) => later.positions.find(index, position) },
-      freed,
-    ];
+    const extra: RankedHosts[] = [new ClaimedLater(later, position), freed];
     // Most turns hold no host of their own before they are placed.
     if (own.length > 0) {
       const ownRanked = new FreedHosts(this.inventory);
       for (const host of own) ownRanked.add(host);
       extra.push(ownRanked);
     }
-    return new MergedCandidates(this.#unclaimed, extra, (host) => this.#rank(host), claimedEarlier, {
-      takesFromBase: false,
-    });
+    return new MergedCandidates(this.#unclaimed, extra, this.#rankOf, claimedEarlier, ON_ITS_OWN);
   }
 
   /**
@@ -109,6 +104,29 @@ export class ReplacementCandidates {
 
   #rank(host: Host): number {
     return this.inventory.bestFitRank(host) ?? Number.MAX_SAFE_INTEGER;
+  }
+
+  readonly #rankOf = (host: Host): number => this.#rank(host);
+}
+
+/** A turn placed again walks the trace's candidates, shared by every review: it takes from its own. */
+const ON_ITS_OWN = { takesFromBase: false } as const;
+
+/** Hosts only a turn claimed, kept for the walk of the turn at `position` when a later turn claimed them. */
+class ClaimedLater implements RankedHosts {
+  readonly hosts: readonly Host[];
+  readonly ranks: readonly number[];
+
+  constructor(
+    private readonly claimed: RankedHosts & { readonly positions: FirstAtLeast },
+    private readonly position: number,
+  ) {
+    this.hosts = claimed.hosts;
+    this.ranks = claimed.ranks;
+  }
+
+  keptFrom(index: number): number {
+    return this.claimed.positions.find(index, this.position);
   }
 }
 

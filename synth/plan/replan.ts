@@ -24,7 +24,14 @@ import { assemble, type PlanClusters, type PlanTrace } from "./plan-site.ts";
 import { ReadIndex } from "./read-index.ts";
 import { fixAgain, RefixIndex, type ClusterChange } from "./refix.ts";
 import { FreedHosts, ReplacementCandidates } from "./replan-candidates.ts";
-import { compareTurns, placeTurn, type Turn, type TurnOutcome, type TurnWork } from "./turns.ts";
+import {
+  compareTurns,
+  placeTurn,
+  type Turn,
+  type TurnClaim,
+  type TurnOutcome,
+  type TurnWork,
+} from "./turns.ts";
 
 export type { ClusterChange } from "./refix.ts";
 
@@ -130,7 +137,9 @@ export function replan(index: TraceIndex, changes: ReadonlyMap<ClusterKey, Clust
  */
 export function replanFindings(index: TraceIndex, changes: ReadonlyMap<ClusterKey, ClusterChange>): Issue[] {
   const issues: Issue[] = [];
-  const run = replanWith(index, changes, NO_HOST_CHANGES, (outcome) => issues.push(...outcome.placed.issues));
+  const run = replanWith(index, changes, NO_HOST_CHANGES, false, (outcome) =>
+    issues.push(...outcome.placed.issues),
+  );
   return [...run.fixedIssues, ...issues];
 }
 
@@ -141,7 +150,7 @@ function replanned(
   hostChanges: HostChanges,
 ): Replanned {
   const placed: TurnOutcome[] = [];
-  const run = replanWith(index, changes, hostChanges, (outcome) => placed.push(outcome));
+  const run = replanWith(index, changes, hostChanges, true, (outcome) => placed.push(outcome));
   return { fixedIssues: run.fixedIssues, placed, complete: () => run.complete(placed) };
 }
 
@@ -164,8 +173,8 @@ export function replanInventory(index: TraceIndex, inventory: Inventory): Replan
     const facts = changedFacts(before, after);
     // What read the host as it was, and what reads it where it is now (its best-fit rank, the
     // selectors it matches may have moved). Positions are the same in both: the turns are.
-    if (before) index.reads.readersOf(before, facts, -1, new Set(), reader);
-    if (after) now.reads.readersOf(after, facts, -1, new Set(), reader);
+    if (before) index.reads.readersOf(before, facts, -1, index.reads.drained(), reader);
+    if (after) now.reads.readersOf(after, facts, -1, now.reads.drained(), reader);
     const [macsBefore, macsAfter] = [before?.macs ?? [], after?.macs ?? []];
     if (macsBefore.join() !== macsAfter.join())
       for (const mac of [...macsBefore, ...macsAfter]) macs.add(mac);
@@ -205,6 +214,8 @@ function replanWith(
   index: TraceIndex,
   changes: ReadonlyMap<ClusterKey, ClusterChange>,
   hostChanges: HostChanges,
+  /** Whether the outcomes keep their reads, for `complete` (see `TurnSetting.records`). */
+  records: boolean,
   placedTurn: (outcome: TurnOutcome) => void,
 ): { fixedIssues: readonly Issue[]; complete(placed: readonly TurnOutcome[]): PlanTrace } {
   const { trace, inventory } = index;
@@ -212,8 +223,12 @@ function replanWith(
   const fixed = fixAgain(index.refix, clusters, changes, hostChanges.refix);
 
   // Turn claims as planning them again leaves them: host id → the claim, or none (`undefined`).
-  const turnClaims = new Map<string, (StandingClaim & { readonly turn: Turn }) | undefined>();
-  const claimNow = (id: string) => (turnClaims.has(id) ? turnClaims.get(id) : trace.turnClaims.get(id));
+  const turnClaims = new Map<string, TurnClaim | typeof UNCLAIMED>();
+  // One lookup where the change decided, else the trace's: every host a moved turn looks at asks.
+  const claimNow = (id: string): TurnClaim | undefined => {
+    const now = turnClaims.get(id);
+    return now === undefined ? trace.turnClaims.get(id) : now === UNCLAIMED ? undefined : now;
+  };
   const claimBefore = (host: Host, turn: Turn) => {
     const claim = claimNow(host.id);
     return claim && compareTurns(claim.turn, turn) < 0 ? claim : undefined;
@@ -225,14 +240,15 @@ function replanWith(
     queue.add({ pass: "bpa", key });
   }
   const enqueue = (position: number) => queue.add(index.turnAt(position), position);
-  for (const host of fixed.moved) index.reads.readersOf(host, HOST_FACTS.claim, -1, new Set(), enqueue);
+  const movedDrained = index.reads.drained();
+  for (const host of fixed.moved) index.reads.readersOf(host, HOST_FACTS.claim, -1, movedDrained, enqueue);
   for (const position of hostChanges.readers) enqueue(position);
   // Claimed hosts every turn may have all the same: those the change moved, and those whose turn
   // claims planning again changed (added as they change).
   const freed = new FreedHosts(inventory);
   for (const host of [...fixed.moved, ...hostChanges.refix]) freed.add(host);
   // Reader lists given out already (see `ReadIndex.readersOf`).
-  const drained = new Set<number | string>();
+  const drained = index.reads.drained();
 
   // Turns of the trace placed again (or gone): their outcomes in the trace no longer stand.
   const replaced = new Set<string>();
@@ -253,13 +269,18 @@ function replanWith(
           freed,
           (host) => claimBefore(host, current) !== undefined,
         ),
-        mayBeFree: index.candidates.mayBeFreeFor(position, {
-          *[Symbol.iterator]() {
-            yield* own;
-            yield* freed.all;
-          },
-        }),
+        // Only SIP roles walk a selector's matches.
+        mayBeFree:
+          current.pass === "sip"
+            ? index.candidates.mayBeFreeFor(position, {
+                *[Symbol.iterator]() {
+                  yield* own;
+                  yield* freed.all;
+                },
+              })
+            : undefined,
         explains: false,
+        records,
         // Alone in its run, the turn may drop from its candidates every host another cluster holds.
         stillPlanning: (cluster) => cluster === current.key,
       });
@@ -271,7 +292,7 @@ function replanWith(
       // The turn claim as plan-site.ts builds it (decision 0026).
       if (claim) turnClaims.set(id, { turn: current, ...claim });
       // A host this turn gave up may have gone to an earlier turn placed again; that claim stays.
-      else if (sameTurn(claimNow(id)?.turn, current)) turnClaims.set(id, undefined);
+      else if (sameTurn(claimNow(id)?.turn, current)) turnClaims.set(id, UNCLAIMED);
       const host = inventory.byId(id);
       if (!host) continue;
       if (claimNow(id) === undefined) freed.add(host);
@@ -290,8 +311,8 @@ function replanWith(
         .sort((a, b) => compareTurns(a.turn, b.turn));
       const claims = new Map(trace.turnClaims);
       for (const [id, claim] of turnClaims) {
-        if (claim) claims.set(id, claim);
-        else claims.delete(id);
+        if (claim === UNCLAIMED) claims.delete(id);
+        else claims.set(id, claim);
       }
       const merged: PlanClusters = {
         bpaByKey: new Map(clusters.bpaByKey),
@@ -366,6 +387,9 @@ function workOf(clusters: PlanClusters, turn: Turn): TurnWork | undefined {
   return group && isProvisioned(group) ? { pass: "bpa", key: turn.key, group } : undefined;
 }
 
+/** In the claims planning a change again made: the host's turn claim was given up. */
+const UNCLAIMED = Symbol("unclaimed");
+
 /** Ids of the hosts one outcome claims and the other doesn't, or claims for another reason. */
 function changedClaims(before: TurnOutcome | undefined, after: TurnOutcome | undefined): string[] {
   const old = before?.claims ?? NO_CLAIMS;
@@ -411,7 +435,7 @@ class TurnQueue {
     for (let at = heap.length - 1; at > 0;) {
       const parent = (at - 1) >>> 1;
       if (!earlier(heap[at]!, heap[parent]!)) break;
-      [heap[at], heap[parent]] = [heap[parent]!, heap[at]!];
+      swap(heap, at, parent);
       at = parent;
     }
   }
@@ -424,15 +448,23 @@ class TurnQueue {
     if (first === undefined || last === undefined || heap.length === 0) return first;
     heap[0] = last;
     for (let at = 0; ;) {
-      const [left, right] = [2 * at + 1, 2 * at + 2];
+      const left = 2 * at + 1;
+      const right = left + 1;
       let least = at;
       if (left < heap.length && earlier(heap[left]!, heap[least]!)) least = left;
       if (right < heap.length && earlier(heap[right]!, heap[least]!)) least = right;
       if (least === at) return first;
-      [heap[at], heap[least]] = [heap[least]!, heap[at]!];
+      swap(heap, at, least);
       at = least;
     }
   }
+}
+
+/** Swaps two items in place (a destructuring swap allocates an array each time). */
+function swap<T>(items: T[], a: number, b: number): void {
+  const item = items[a]!;
+  items[a] = items[b]!;
+  items[b] = item;
 }
 
 /** Planning order; two turns the trace lacks may share a position between the same two of its turns. */

@@ -71,6 +71,11 @@ export interface TurnSetting {
   stillPlanning(cluster: ClusterKey): boolean;
   /** See {@link PlanningContext.explains}. @default true */
   readonly explains?: boolean;
+  /**
+   * Whether the outcome keeps what the turn read: a review that drops each outcome once it has its
+   * findings has no use for it. @default true
+   */
+  readonly records?: boolean;
   /** See {@link PlanningContext.mayBeFree}; every host when absent. */
   mayBeFree?(hosts: readonly Host[], selector: LabelSelector): Iterable<Host>;
 }
@@ -83,6 +88,7 @@ export function placeTurn(work: TurnWork, setting: TurnSetting): TurnOutcome {
     setting.bestFit,
     (host) => setting.claimedEarlier(host, turn) ?? setting.fixed.claimOf(host),
     setting.mayBeFree,
+    setting.records ?? true,
   );
   // Claims made outside this turn, read through the turn's view so the turn learns what it
   // depended on.

@@ -250,14 +250,21 @@ function filter(
   reads: HostFacts,
   check: (host: Host) => Omit<Rejection, "filter"> | undefined,
 ): HostFilter {
-  return {
-    name,
-    reads,
-    check: (host) => {
-      const found = check(host);
-      return found && { filter: name, ...found };
-    },
-  };
+  return new NamedFilter(name, reads, check);
+}
+
+/** A filter whose rejections carry its name. A class, not a closure: placing makes one per entry. */
+class NamedFilter implements HostFilter {
+  constructor(
+    readonly name: FilterName,
+    readonly reads: HostFacts,
+    private readonly rejects: (host: Host) => Omit<Rejection, "filter"> | undefined,
+  ) {}
+
+  check(host: Host): Rejection | undefined {
+    const found = this.rejects(host);
+    return found && { filter: this.name, ...found };
+  }
 }
 
 function atLeast(
