@@ -20,7 +20,8 @@ import type { Candidates } from "./merged-candidates.ts";
  * it walked (`[from, to]`, ends included), how far it walked a selector's matches in id order, whose
  * matches it asked for, whether it walked the hosts of unknown size, and `all` when it read nearly
  * every host (a `no-fit` counts every host's reason). Of the hosts its walks passed it read
- * `facts`: their claims, and what its filters declare.
+ * `facts`: their claims, what decided which hosts a walk met (their hardware for best-fit order,
+ * their labels for a selector), and what its filters declare.
  */
 export interface Reads {
   readonly hosts: ReadonlySet<string>;
@@ -141,7 +142,11 @@ export class TurnReads implements PlanningInventory, Candidates {
 
   /** Asked for by a best-fit walk only past every sized host. */
   withUnknownResources(): readonly Host[] {
-    if (this.#recording) this.#unsized = true;
+    if (this.#recording) {
+      this.#unsized = true;
+      // Which hosts these are is their hardware (no CPUs or memory known).
+      this.#facts |= HOST_FACTS.hardware;
+    }
     return this.inventory.withUnknownResources();
   }
 
@@ -156,13 +161,20 @@ export class TurnReads implements PlanningInventory, Candidates {
   }
 
   readonly #scanned = (from: number, to: number): void => {
-    if (this.#recording) (this.#ranges ??= []).push([from, to]);
+    if (!this.#recording) return;
+    (this.#ranges ??= []).push([from, to]);
+    // Best-fit order is the hosts' hardware: a host that grew or shrank moves in or out of the
+    // range walked, whatever the entry asked for (even nothing).
+    this.#facts |= HOST_FACTS.hardware;
   };
 
   /** See `PlanningContext.mayBeFree`; the walk records where it stopped. */
   mayBeFree(hosts: readonly Host[], selector: LabelSelector): Iterable<Host> {
     return walked(this.freeOf?.(hosts, selector) ?? hosts, (last) => {
-      if (this.#recording) (this.#walks ??= []).push({ selector, ...(last !== undefined && { last }) });
+      if (!this.#recording) return;
+      (this.#walks ??= []).push({ selector, ...(last !== undefined && { last }) });
+      // Which hosts a selector walks is their labels.
+      this.#facts |= HOST_FACTS.labels;
     });
   }
 

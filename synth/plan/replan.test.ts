@@ -426,6 +426,19 @@ describe("replanInventory", () => {
     expect(placedAfter(h0Now({ labels: { ...h0.labels, note: "x" } }))).toEqual(["sip ns/s0", "bpa ns/c0"]);
   });
 
+  it("places a best-fit turn again when a host it walked past shrinks, though its entry asks for nothing", () => {
+    // c0's worker asks for no CPUs or memory: it takes the smallest free host, h1. Its walk read
+    // no resource filter, yet which host comes first is the hosts' hardware.
+    const before = makeInventory([{ name: "h1", cpus: 16 }, { name: "h2", cpus: 32 }, ...held]);
+    const after = new Inventory(
+      before.hosts.map((host) => (host.id === "metal3/h2" ? { ...host, cpus: 8 } : host)),
+    );
+    const site = bpaSite(makeProvisioning({ cluster: "c0", masters: { "master-1": {} } }));
+    const { incremental, full } = bothWays(site, before, after);
+    expect(full.clusters).toEqual(["ns/c0 bpa master-1=metal3/h2"]);
+    expect(incremental).toEqual(full);
+  });
+
   it("offers a host joining without hardware details to a turn that walked past every sized host", () => {
     const before = makeInventory([{ name: "h1", cpus: 16 }, { name: "h5", cpus: undefined }, ...held]);
     const after = makeInventory([...before.hosts, { name: "h3", cpus: undefined }]);
