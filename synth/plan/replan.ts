@@ -222,7 +222,8 @@ function replanWith(
   const clusters = changedClusters(trace.clusters, changes);
   const fixed = fixAgain(index.refix, clusters, changes, hostChanges.refix);
 
-  // Turn claims as planning them again leaves them: host id → the claim, or none (`undefined`).
+  // Turn claims as planning them again leaves them: host id → the claim, or `UNCLAIMED` where the
+  // turn that held it gave it up.
   const turnClaims = new Map<string, TurnClaim | typeof UNCLAIMED>();
   // One lookup where the change decided, else the trace's: every host a moved turn looks at asks.
   const claimNow = (id: string): TurnClaim | undefined => {
