@@ -60,6 +60,7 @@ export interface BpaGroup {
 /** A BPA cluster that has a Provisioning: one with hosts to place. */
 export type ProvisionedGroup = BpaGroup & { readonly provisioning: Provisioning };
 
+/** Whether `group` has a Provisioning, so it has a turn (the group itself, not a copy, is the turn's). */
 export function isProvisioned(group: BpaGroup): group is ProvisionedGroup {
   return group.provisioning !== undefined;
 }
@@ -170,16 +171,12 @@ const entriesByProvisioning = new WeakMap<Provisioning, readonly NodeRequest[]>(
 export function macNamedHosts(group: BpaGroup, inventory: Inventory): Host[] {
   // A loop, not flatMap over a spread: a review asks this of each cluster it touches several times.
   const hosts: Host[] = [];
-  const provisioning = group.provisioning;
-  if (provisioning === undefined) return hosts;
-  for (const request of provisioning.masters) addMacHost(request, inventory, hosts);
-  for (const request of provisioning.workers) addMacHost(request, inventory, hosts);
+  if (group.provisioning === undefined) return hosts;
+  for (const request of entriesOf(group.provisioning)) {
+    const host = request.kind === "mac" ? inventory.byMac(request.mac) : undefined;
+    if (host) hosts.push(host);
+  }
   return hosts;
-}
-
-function addMacHost(request: NodeRequest, inventory: Inventory, hosts: Host[]): void {
-  const host = request.kind === "mac" ? inventory.byMac(request.mac) : undefined;
-  if (host) hosts.push(host);
 }
 
 /** The plan of a cluster with Software or Cluster CRs but no Provisioning: no hosts, nothing to place. */
@@ -406,8 +403,10 @@ function named(reason: ReasonCode, requested?: string): Rejection {
   return { filter: FILTERS.named, reason, ...(requested === undefined ? {} : { requested }) };
 }
 
-/** Why a host that passed every filter was not the one picked: the lock's host was kept, a
- * smaller host chosen, or nothing chosen at all. */
+/**
+ * Why a host that passed every filter was not the one picked: the lock's host was kept, a smaller
+ * host chosen, or nothing chosen at all.
+ */
 const NOT_PICKED = {
   lockedKept: { filter: FILTERS.pick, reason: REASONS.lockedKept },
   smallerChosen: { filter: FILTERS.pick, reason: REASONS.smallerChosen },

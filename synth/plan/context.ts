@@ -2,10 +2,10 @@ import type { ClusterKey } from "../cluster-key.ts";
 import type { Issue } from "../issue.ts";
 import type { Host } from "../inventory/host.ts";
 import type { LabelSelector } from "../inventory/selector.ts";
-import type { BestFit } from "../inventory/inventory.ts";
 import type { HostFilter, Rejection } from "../rules/filters.ts";
 import type { ClaimLedger } from "./claim-ledger.ts";
 import type { LockEntry } from "../model/lock.ts";
+import type { Candidates } from "./merged-candidates.ts";
 import type { PlanningInventory } from "./reads.ts";
 
 /**
@@ -15,7 +15,7 @@ import type { PlanningInventory } from "./reads.ts";
 export interface PlanningContext {
   readonly inventory: PlanningInventory;
   /** Best-fit candidates; every placed host is taken out, since no later request may have it. */
-  readonly bestFit: Pick<BestFit, "take" | "firstFitting">;
+  readonly bestFit: Candidates;
   /** Who holds which host, as far as planning has got. */
   readonly ledger: ClaimLedger;
   /** The previous lock's entries for the cluster being placed. */
