@@ -136,7 +136,8 @@ export class SiteSnapshot {
   /**
    * The findings of the site with `resource` in place of every CR of its key that can differ from
    * {@link issues}: all of those about `resource`, and those about any CR or cluster the change
-   * reaches. A finding not among them is the same as before the change.
+   * reaches, except the warnings of clusters placed again only because the change moved hosts they
+   * held (see `replanFindings`). An error not among them is the same as before the change.
    */
   change(resource: AnyResource): Issue[] {
     const sameKey = (known: InvalidResource) =>

@@ -42,6 +42,7 @@ function place(hosts: readonly HostOptions[], nodes: ProvisioningOptions, setup:
     ledger,
     lockEntries,
     explains: true,
+    warns: true,
     stillPlanning: () => true,
     mayBeFree: (hosts) => hosts,
     rejection,

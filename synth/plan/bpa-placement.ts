@@ -31,6 +31,7 @@ import type {
 import { reporter } from "../rules/reporter.ts";
 import type { Reporter } from "../model/resource.ts";
 import type { ClaimLedger } from "./claim-ledger.ts";
+import type { ClaimView } from "../model/claims.ts";
 import type { Placed, PlanningContext } from "./context.ts";
 import {
   FILTERS,
@@ -197,17 +198,19 @@ export function placeBpaCluster(
   const workers: NodePlacement[] = [];
   const decisions: Decision[] = [];
   const lock: LockEntry[] = [];
-  const placedMasters = new Map<string, NodePlacement>();
+  // Made on first use, as are `namedBy` and `reserved`: most clusters a review places again have
+  // no MAC entry, no lock entry and no null entry.
+  let placedMasters: Map<string, NodePlacement> | undefined;
   // Hosts this cluster already uses: a resource-only entry must not land on another entry's host.
   const used = new Set<string>();
   const reserved = reservedHosts(key, provisioning, context);
   // The first MAC entry naming each host: a later one under another label by another NIC is a duplicate.
-  const namedBy = new Map<string, MacRequest>();
+  let namedBy: Map<string, MacRequest> | undefined;
   const place = (placement: NodePlacement, decision: Decision | undefined) => {
     const { request } = placement;
     // A host in both lists is master and worker (upstream semantics).
     (request.role === "master" ? masters : workers).push(placement);
-    if (request.role === "master") placedMasters.set(request.label, placement);
+    if (request.role === "master") (placedMasters ??= new Map()).set(request.label, placement);
     used.add(placement.host.id);
     if (decision) decisions.push(decision);
     lock.push({
@@ -219,26 +222,28 @@ export function placeBpaCluster(
     });
   };
 
+  // An entry that names no usable host is still explained, with the error that says why.
+  const unresolved = (request: NodeRequest, problem: string, reason: Rejection) => {
+    if (context.explains)
+      decisions.push({
+        subject: entryWords(request, key).subject,
+        path: request.path,
+        chosen: [],
+        rejected: everyHost(context.inventory, reason),
+        problem,
+      });
+  };
+
   for (const request of entriesOf(provisioning)) {
-    const subject = `${request.role} ${request.label}`;
-    // An entry that names no usable host is still explained, with the error that says why.
-    const unresolved = (problem: string, reason: Rejection) => {
-      if (context.explains)
-        decisions.push({
-          subject,
-          path: request.path,
-          chosen: [],
-          rejected: everyHost(context.inventory, reason),
-          problem,
-        });
-    };
+    const { subject } = entryWords(request, key);
     switch (request.kind) {
       case "sameAsMaster": {
-        const master = placedMasters.get(request.label);
+        const master = placedMasters?.get(request.label);
         const notMasters = named(REASONS.otherMaster, request.label);
         if (!master) {
           const listed = provisioning.masters.some((entry) => entry.label === request.label);
           unresolved(
+            request,
             listed
               ? `master ${request.label} has no host, so neither has this entry`
               : `node-ref: there is no master ${request.label} to share a host with`,
@@ -286,8 +291,8 @@ export function placeBpaCluster(
           break;
         }
         const { host } = placed.placement;
-        const earlier = namedBy.get(host.id);
-        if (earlier === undefined) namedBy.set(host.id, request);
+        const earlier = namedBy?.get(host.id);
+        if (earlier === undefined) (namedBy ??= new Map()).set(host.id, request);
         else if (earlier.label !== request.label && earlier.mac !== request.mac)
           issues.push(hostNamedTwice(host, request, earlier, report));
         context.bestFit.take(placed.placement.host);
@@ -305,7 +310,7 @@ export function placeBpaCluster(
         break;
       }
       case "invalid":
-        unresolved(`mac-format: ${request.macProblem}`, named(REASONS.malformedMac));
+        unresolved(request, `mac-format: ${request.macProblem}`, named(REASONS.malformedMac));
         break;
       case "resources": {
         const placed = placeByResources(request, key, { used, reserved }, context, report);
@@ -342,33 +347,39 @@ function reservedHosts(
   cluster: ClusterKey,
   provisioning: Provisioning,
   context: PlanningContext,
-): Map<string, NodeRequest> {
-  const reserved = new Map<string, NodeRequest>();
+): ReadonlyMap<string, NodeRequest> {
+  // Made on the first host reserved: most clusters a review places again reserve none.
+  let reserved: Map<string, NodeRequest> | undefined;
   const requests = entriesOf(provisioning);
   for (const request of requests) {
     const host = request.kind === "mac" ? context.inventory.byMac(request.mac) : undefined;
-    if (host && !reserved.has(host.id)) reserved.set(host.id, request);
+    if (host && !reserved?.has(host.id)) (reserved ??= new Map()).set(host.id, request);
   }
+  if (context.lockEntries.length === 0) return reserved ?? NOTHING_RESERVED;
   for (const request of requests) {
     if (request.kind !== "resources") continue;
     const host = lockedHost(request, context);
     if (
       host &&
-      !reserved.has(host.id) &&
+      !reserved?.has(host.id) &&
       context.rejection(resourceFilters(request), host) === undefined &&
       context.ledger.claimOf(host)?.cluster === cluster
     )
-      reserved.set(host.id, request);
+      (reserved ??= new Map()).set(host.id, request);
   }
-  return reserved;
+  return reserved ?? NOTHING_RESERVED;
 }
+
+const NOTHING_RESERVED: ReadonlyMap<string, NodeRequest> = new Map();
 
 /** The host the lock records for a BPA entry, if it is still in the inventory. */
 function lockedHost(request: NodeRequest, context: PlanningContext): Host | undefined {
-  const locked = context.lockEntries.find(
-    (entry) => entry.kind === "bpa" && entry.role === request.role && entry.node === request.label,
-  );
-  return locked && context.inventory.byId(locked.host);
+  // A loop, not `find`: most entries have no lock entry, and a review asks for each entry it places.
+  for (const entry of context.lockEntries) {
+    if (entry.kind === "bpa" && entry.role === request.role && entry.node === request.label)
+      return context.inventory.byId(entry.host);
+  }
+  return undefined;
 }
 
 /** For a decision the CR made itself (a MAC, a null entry): every other host, with one reason. */
@@ -396,6 +407,55 @@ function namedHostHeld(inventory: PlanningInventory, mac: string, otherMac: Reje
       rejection: host.id === named?.id ? held : otherMac,
     }));
   };
+}
+
+/** What the entries of one cluster placed before a resource-only entry leave it. */
+interface Siblings {
+  /** Hosts placed for earlier entries of this cluster. */
+  readonly used: ReadonlySet<string>;
+  /** Hosts that belong to one entry of this cluster (see {@link reservedHosts}). */
+  readonly reserved: ReadonlyMap<string, NodeRequest>;
+}
+
+/**
+ * The filters of a resource-only entry: the host must be free, not used for another entry of this
+ * cluster (`used`, as the earlier entries left it), and fit the entry's resources.
+ */
+function entryFilters(
+  request: ResourceRequest,
+  cluster: ClusterKey,
+  claims: ClaimView,
+  used: ReadonlySet<string>,
+  reserved: ReadonlyMap<string, NodeRequest>,
+): HostFilter[] {
+  const filters = [
+    unclaimed(claims, cluster),
+    notTaken(FILTERS.unused, (host) => used.has(host.id) || (reserved.get(host.id) ?? request) !== request),
+  ];
+  for (const filter of resourceFilters(request)) filters.push(filter);
+  return filters;
+}
+
+/** How placing names an entry, and why its cluster holds the host it chose by resources. */
+interface EntryWords {
+  readonly subject: string;
+  readonly chosenFor: string;
+}
+
+/**
+ * {@link EntryWords} of each entry, made once: a review places the same entries again, and a claim
+ * whose reason is the very string of the trace's compares at once (`changedClaims` in replan.ts).
+ */
+const wordsByEntry = new WeakMap<NodeRequest, EntryWords & { readonly cluster: ClusterKey }>();
+
+function entryWords(request: NodeRequest, cluster: ClusterKey): EntryWords {
+  let words = wordsByEntry.get(request);
+  if (words?.cluster !== cluster) {
+    const subject = `${request.role} ${request.label}`;
+    words = { cluster, subject, chosenFor: `chosen for ${subject} of ${cluster}` };
+    wordsByEntry.set(request, words);
+  }
+  return words;
 }
 
 /** Why a host is passed over when the CR named another one. */
@@ -433,28 +493,49 @@ function placeByMac(
   return {
     placement: { request, host, ...(ip === undefined ? {} : { ip }), reason: `mac-address ${mac}` },
     issues: [
-      ...missingResources(request, host, report),
+      ...missingResources(request, host, report).filter(
+        (found) => context.warns || found.severity === "error",
+      ),
       ...macWithoutIp(host, mac, request.path, report),
-      ...hostNotReady(host, request.path, report),
+      ...(context.warns ? hostNotReady(host, request.path, report) : []),
     ],
   };
 }
 
-/**
- * The address of a host chosen by resources: the IPv4 of its boot NIC, else of the first NIC by name
- * that has one (see docs/decisions/0003-resource-only-host-address.md).
- */
-function hostAddress(host: Host): IpAddress | undefined {
-  let known = addresses.get(host);
-  if (known === undefined) addresses.set(host, (known = { ip: addressOf(host) }));
-  return known.ip;
+/** What placing says of a host chosen by resources: its address, and its size as the reason words it. */
+interface ChosenHostFacts {
+  /**
+   * The IPv4 of its boot NIC, else of the first NIC by name that has one (see
+   * docs/decisions/0003-resource-only-host-address.md).
+   */
+  readonly ip: IpAddress | undefined;
+  /** The reason for a host chosen by best fit, and for the smallest host when nothing is asked. */
+  readonly bestFit: string;
+  readonly smallest: string;
 }
 
 /**
- * {@link hostAddress} of each host met, as hosts are immutable: the webhook places again, review
+ * {@link ChosenHostFacts} of each host met, as hosts are immutable: the webhook places again, review
  * after review, the same turns on the same hosts (decision 0042), sorting the NICs each time.
  */
-const addresses = new WeakMap<Host, { readonly ip: IpAddress | undefined }>();
+const chosenFacts = new WeakMap<Host, ChosenHostFacts>();
+
+function chosenHostFacts(host: Host): ChosenHostFacts {
+  let known = chosenFacts.get(host);
+  if (known === undefined) {
+    const size =
+      host.cpus === undefined
+        ? "no hardware details"
+        : `${host.cpus} CPUs, ${formatBytes(host.memoryBytes ?? 0)}`;
+    known = {
+      ip: addressOf(host),
+      bestFit: `best fit: ${size}`,
+      smallest: `smallest free host (no cpu or memory requested): ${size}`,
+    };
+    chosenFacts.set(host, known);
+  }
+  return known;
+}
 
 function addressOf(host: Host): IpAddress | undefined {
   const boot = host.bootMac === undefined ? undefined : ipForMac(host, host.bootMac);
@@ -470,34 +551,19 @@ function addressOf(host: Host): IpAddress | undefined {
 function placeByResources(
   request: ResourceRequest,
   cluster: ClusterKey,
-  siblings: {
-    /** Hosts placed for earlier entries of this cluster. */
-    readonly used: ReadonlySet<string>;
-    /** Hosts that belong to one entry of this cluster (see {@link reservedHosts}). */
-    readonly reserved: ReadonlyMap<string, NodeRequest>;
-  },
+  siblings: Siblings,
   context: PlanningContext,
   report: Reporter,
 ): { placement?: NodePlacement; decision?: Decision; issues: Issue[] } {
   const { inventory } = context;
-  const subject = `${request.role} ${request.label}`;
+  const { subject, chosenFor } = entryWords(request, cluster);
   const claims = context.ledger.view();
-  // The host must be free, not used for another entry of this cluster (`used`, as the earlier
-  // entries left it), and fit the entry's resources.
-  const filtersBeside = (used: ReadonlySet<string>): HostFilter[] => [
-    unclaimed(claims, cluster),
-    notTaken(
-      FILTERS.unused,
-      (host) => used.has(host.id) || (siblings.reserved.get(host.id) ?? request) !== request,
-    ),
-    ...resourceFilters(request),
-  ];
   // Nothing is used while this entry is placed: the siblings' hosts are read as they are.
-  const filters = filtersBeside(siblings.used);
+  const filters = entryFilters(request, cluster, claims, siblings.used, siblings.reserved);
   // Every host not chosen gets a reason, including those that fit but lost the best-fit comparison.
   // An explanation is read after later entries used more hosts, so it keeps those used before.
   const rejectedBesides = (chosen: Host | undefined, lost: Rejection) => {
-    const judged = filtersBeside(new Set(siblings.used));
+    const judged = entryFilters(request, cluster, claims, new Set(siblings.used), siblings.reserved);
     return (): RejectedHost[] =>
       inventory.hosts.flatMap((host) => {
         if (host.id === chosen?.id) return [];
@@ -505,15 +571,14 @@ function placeByResources(
       });
   };
   const take = (host: Host, reason: string, lost: Rejection) => {
-    context.ledger.claim(host, cluster, `chosen for ${subject} of ${cluster}`);
+    context.ledger.claim(host, cluster, chosenFor);
     context.bestFit.take(host);
-    const ip = hostAddress(host);
+    const { ip } = chosenHostFacts(host);
     // Built without spreads: a review places hundreds of entries again (decision 0042).
     const placement: NodePlacement =
       ip === undefined ? { request, host, reason } : { request, host, ip, reason };
-    const issues = chosenHostWithoutIp(host, ip, subject, request.path, report).concat(
-      hostNotReady(host, request.path, report),
-    );
+    const issues = chosenHostWithoutIp(host, ip, subject, request.path, report);
+    if (context.warns) issues.push(...hostNotReady(host, request.path, report));
     if (!context.explains) return { placement, issues };
     const chosen = [{ host: host.id, reason }];
     const rejected = rejectedBesides(host, lost);
@@ -547,13 +612,9 @@ function placeByResources(
     context.bestFit.firstFitting(request.cpus ?? 0, request.memoryBytes ?? 0, fits) ??
     (needsKnownResources ? undefined : inventory.withUnknownResources().find(fits));
   if (chosen !== undefined) {
-    const size =
-      chosen.cpus === undefined
-        ? "no hardware details"
-        : `${chosen.cpus} CPUs, ${formatBytes(chosen.memoryBytes ?? 0)}`;
+    const { bestFit, smallest } = chosenHostFacts(chosen);
     // The smallest free host wins when nothing is asked.
-    const why = needsKnownResources ? "best fit" : "smallest free host (no cpu or memory requested)";
-    return take(chosen, `${why}: ${size}`, NOT_PICKED.smallerChosen);
+    return take(chosen, needsKnownResources ? bestFit : smallest, NOT_PICKED.smallerChosen);
   }
   const rejected = rejectedBesides(undefined, NOT_PICKED.fits);
   const histogram = fitHistogram(

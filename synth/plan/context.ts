@@ -26,6 +26,13 @@ export interface PlanningContext {
    * nothing: its decisions would keep every filter and claim view it used alive for nothing.
    */
   readonly explains: boolean;
+  /**
+   * Whether placing reports warnings about the hosts it chose (`host-not-ready`, `resources-unknown`).
+   * A review of one CR asks only for the errors of the other clusters its change moves: those are
+   * all the webhook tells the CR about them (docs/decisions/0011-webhook-admission-scope.md), and a
+   * cascade through hundreds of turns would word a warning for every host not yet installed.
+   */
+  readonly warns: boolean;
   /** Whether `cluster` is yet to be planned (or being planned), so it may still take hosts. */
   stillPlanning(cluster: ClusterKey): boolean;
   /**

@@ -157,16 +157,20 @@ export class TurnReads implements PlanningInventory, Candidates {
 
   /** The turn's best-fit walk (`BestFit.firstFitting`), recorded as the range of positions it passed. */
   firstFitting(minCpus: number, minMemoryBytes: number, accepts: (host: Host) => boolean): Host | undefined {
-    return this.candidates.firstFitting(minCpus, minMemoryBytes, accepts, this.#scanned);
+    // Made on the first recorded walk: a review's turns record nothing.
+    const scanned = this.#recording ? (this.#scanned ??= (from, to) => this.#walked(from, to)) : undefined;
+    return this.candidates.firstFitting(minCpus, minMemoryBytes, accepts, scanned);
   }
 
-  readonly #scanned = (from: number, to: number): void => {
+  #scanned: ((from: number, to: number) => void) | undefined;
+
+  #walked(from: number, to: number): void {
     if (!this.#recording) return;
     (this.#ranges ??= []).push([from, to]);
     // Best-fit order is the hosts' hardware: a host that grew or shrank moves in or out of the
     // range walked, whatever the entry asked for (even nothing).
     this.#facts |= HOST_FACTS.hardware;
-  };
+  }
 
   /** See `PlanningContext.mayBeFree`; the walk records where it stopped. */
   mayBeFree(hosts: readonly Host[], selector: LabelSelector): Iterable<Host> {

@@ -14,7 +14,7 @@ import type { Lock } from "../model/lock.ts";
 import type { SitePlan } from "./model.ts";
 import type { SiteModel } from "../model/site.ts";
 import { planClusters, tracePlan } from "./plan-site.ts";
-import { replan, replanInventory, TraceIndex, type ClusterChange } from "./replan.ts";
+import { replan, replanFindings, replanInventory, TraceIndex, type ClusterChange } from "./replan.ts";
 
 const GiB = 2 ** 30;
 const HOSTS = 14;
@@ -329,6 +329,48 @@ describe("replan", () => {
     ]);
     const same = applyChange(site, { name: "c2", kind: "bpa", provisioning: site.bpa.get("c2") ?? null });
     expect(replan(index, same.changes).placed.map((turn) => turn.turn.key)).toEqual(["ns/c2"]);
+  });
+});
+
+describe("replanFindings", () => {
+  it("gives a review the changed cluster's findings and only the errors of the clusters it moves", () => {
+    // Three hosts not installed yet, the first with no address: each cluster gets a warning, c1 on
+    // h0 an error as well.
+    const inventory = makeInventory(
+      ["h0", "h1", "h2"].map((name, index): HostOptions => ({
+        name,
+        cpus: 8,
+        memoryBytes: 64 * GiB,
+        provisioningState: "ready",
+        ...(index === 1 && { nics: [{ name: "enp1s0", mac: "02:00:00:00:0b:01" }] }),
+      })),
+    );
+    const site: Site = {
+      bpa: new Map([["c1", makeProvisioning({ cluster: "c1", masters: { "master-1": { cpu: 8 } } })]]),
+      sip: new Map(),
+    };
+    const index = new TraceIndex(
+      tracePlan({ model: model(site), inventory, lock: EMPTY_LOCK }),
+      inventory,
+      EMPTY_LOCK,
+    );
+    // c0 sorts first and takes h0, so c1 moves to h1, which has no address.
+    const { changes } = applyChange(site, {
+      name: "c0",
+      kind: "bpa",
+      provisioning: makeProvisioning({ cluster: "c0", masters: { "master-1": { cpu: 8 } } }),
+    });
+    const found = (issues: readonly Issue[]) =>
+      issues.map((issue) => `${issue.cluster ?? ""} ${issue.rule} ${issue.severity}`).sort(compareText);
+    expect(found(replan(index, changes).placed.flatMap((turn) => turn.placed.issues))).toEqual([
+      "ns/c0 host-not-ready warning",
+      "ns/c1 host-not-ready warning",
+      "ns/c1 ip-missing error",
+    ]);
+    expect(found(replanFindings(index, changes))).toEqual([
+      "ns/c0 host-not-ready warning",
+      "ns/c1 ip-missing error",
+    ]);
   });
 });
 

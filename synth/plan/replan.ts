@@ -131,9 +131,10 @@ export function replan(index: TraceIndex, changes: ReadonlyMap<ClusterKey, Clust
 }
 
 /**
- * The findings {@link replan} would give for `changes`: the `host-claimed` errors of the hosts fixed
- * again, then those of every turn placed again, in planning order. What a review reads: each turn's
- * outcome is dropped once placed, so a cascade through hundreds of turns keeps none of them alive.
+ * The findings {@link replan} would give for `changes` that a review of them reads: the `host-claimed`
+ * errors of the hosts fixed again, then those of every turn placed again, in planning order, the
+ * warnings only of the changed clusters' turns (`PlanningContext.warns`). Each turn's outcome is
+ * dropped once placed, so a cascade through hundreds of turns keeps none of them alive.
  */
 export function replanFindings(index: TraceIndex, changes: ReadonlyMap<ClusterKey, ClusterChange>): Issue[] {
   const issues: Issue[] = [];
@@ -214,7 +215,10 @@ function replanWith(
   index: TraceIndex,
   changes: ReadonlyMap<ClusterKey, ClusterChange>,
   hostChanges: HostChanges,
-  /** Whether the outcomes keep their reads, for `complete` (see `TurnSetting.records`). */
+  /**
+   * Whole outcomes, which keep their reads (see `TurnSetting.records`) and every finding, for
+   * `complete`; else a review's findings (see {@link replanFindings}).
+   */
   records: boolean,
   placedTurn: (outcome: TurnOutcome) => void,
 ): { fixedIssues: readonly Issue[]; complete(placed: readonly TurnOutcome[]): PlanTrace } {
@@ -251,7 +255,8 @@ function replanWith(
   // Reader lists given out already (see `ReadIndex.readersOf`).
   const drained = index.reads.drained();
 
-  // Turns of the trace placed again (or gone): their outcomes in the trace no longer stand.
+  // Turns of the trace placed again (or gone): their outcomes in the trace no longer stand. Only
+  // `complete` asks, which a review never calls.
   const replaced = new Set<string>();
   for (let next = queue.next(); next !== undefined; next = queue.next()) {
     const { turn: current, position } = next;
@@ -282,12 +287,13 @@ function replanWith(
             : undefined,
         explains: false,
         records,
+        warns: records || changes.has(current.key),
         // Alone in its run, the turn may drop from its candidates every host another cluster holds.
         stillPlanning: (cluster) => cluster === current.key,
       });
     const before = index.outcomeAt(position);
     if (outcome) placedTurn(outcome);
-    if (before || outcome) replaced.add(turnId(current));
+    if (records && (before || outcome)) replaced.add(turnId(current));
     for (const id of changedClaims(before, outcome)) {
       const claim = outcome?.claims.get(id);
       // The turn claim as plan-site.ts builds it (decision 0026).

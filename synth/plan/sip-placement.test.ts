@@ -38,6 +38,7 @@ function place(hosts: readonly HostOptions[], options: SipClusterOptions, setup:
     ledger,
     lockEntries,
     explains: true,
+    warns: true,
     stillPlanning: () => true,
     mayBeFree: (hosts) => hosts,
     rejection,

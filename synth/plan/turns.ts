@@ -11,8 +11,8 @@ import type { Host } from "../inventory/host.ts";
 import type { LabelSelector } from "../inventory/selector.ts";
 import type { Inventory } from "../inventory/inventory.ts";
 import type { SipCluster } from "../model/sip.ts";
-import { placeBpaCluster, type ProvisionedGroup } from "./bpa-placement.ts";
-import { ClaimLedger, type StandingClaim } from "./claim-ledger.ts";
+import { placeBpaCluster, type ContestedEntries, type ProvisionedGroup } from "./bpa-placement.ts";
+import { ClaimLedger, type Release, type StandingClaim } from "./claim-ledger.ts";
 import type { Placed, PlanningContext } from "./context.ts";
 import type { FixedClaims } from "./fixed-claims.ts";
 import type { Candidates } from "./merged-candidates.ts";
@@ -71,6 +71,8 @@ export interface TurnSetting {
   stillPlanning(cluster: ClusterKey): boolean;
   /** See {@link PlanningContext.explains}. @default true */
   readonly explains?: boolean;
+  /** See {@link PlanningContext.warns}. @default true */
+  readonly warns?: boolean;
   /**
    * Whether the outcome keeps what the turn read: a review that drops each outcome once it has its
    * findings has no use for it. @default true
@@ -93,22 +95,32 @@ export function placeTurn(work: TurnWork, setting: TurnSetting): TurnOutcome {
   // Claims made outside this turn, read through the turn's view so the turn learns what it
   // depended on.
   const ledger = new ClaimLedger((host) => reads.claimOf(host));
-  const context: PlanningContext = {
+  // One context for either pass, each reading its own key: a spread into a second object per turn
+  // cost a review placing hundreds of turns again more than the placing it wraps.
+  const context: PlanningContext & PassContext = {
     inventory: reads,
     bestFit: reads,
     ledger,
     lockEntries: setting.fixed.heldByLock(turn.key),
     explains: setting.explains ?? true,
+    warns: setting.warns ?? true,
     stillPlanning: (cluster) => setting.stillPlanning(cluster),
     mayBeFree: (candidates, selector) => reads.mayBeFree(candidates, selector),
     rejection: (filters, host) => reads.rejection(filters, host),
+    releasing: work.pass === "sip" ? setting.fixed.releasing(work.key) : NO_RELEASES,
+    contested: setting.fixed.contested,
   };
-  let placed: Placed<ClusterPlan>;
-  // The context with the pass's own key first: built per turn (decision 0026's idiom).
-  if (work.pass === "sip") {
-    placed = placeSipCluster(work.sip, { releasing: setting.fixed.releasing(work.key), ...context });
-  } else {
-    placed = placeBpaCluster(work.key, work.group, { contested: setting.fixed.contested, ...context });
-  }
+  const placed: Placed<ClusterPlan> =
+    work.pass === "sip" ? placeSipCluster(work.sip, context) : placeBpaCluster(work.key, work.group, context);
   return { turn, placed, claims: ledger.recorded, reads: reads.finish() };
 }
+
+/** What one pass's placement reads besides the {@link PlanningContext}. */
+interface PassContext {
+  /** The hosts the SIPCluster is releasing (none for a BPA turn). */
+  readonly releasing: readonly Release[];
+  /** MAC entries whose host another cluster holds (read by the BPA pass). */
+  readonly contested: ContestedEntries;
+}
+
+const NO_RELEASES: readonly Release[] = [];
