@@ -110,7 +110,7 @@ export function claimMacHosts(
   const users = new Map<string, User[]>();
   for (const [key, group] of groups) {
     if (!group.provisioning) continue;
-    for (const request of entriesOf(group.provisioning)) {
+    for (const { request } of prepared(group.provisioning).entries) {
       const host = request.kind === "mac" ? inventory.byMac(request.mac) : undefined;
       if (host && request.kind === "mac")
         pushTo(users, host.id, { host, cluster: key, request, provisioning: group.provisioning });
@@ -125,7 +125,7 @@ export function claimMacHosts(
     const existing = named[0] && ledger.claimOf(named[0].host);
     if (existing) {
       for (const user of named.filter((candidate) => candidate.cluster !== existing.cluster)) {
-        const report = reportRequest(user.provisioning);
+        const report = prepared(user.provisioning).report;
         reportContested(
           user,
           macHostClaimed(user.host, user.request.mac, existing, user.request.path, report),
@@ -142,7 +142,7 @@ export function claimMacHosts(
     const owner = `${resource.kind} ${resource.namespace}/${resource.name}`;
     ledger.claim(first.host, first.cluster, `requested by mac-address in ${owner}`);
     for (const user of named.filter((candidate) => candidate.cluster !== first.cluster)) {
-      const report = reportRequest(user.provisioning);
+      const report = prepared(user.provisioning).report;
       reportContested(
         user,
         macHostClaimed(
@@ -158,22 +158,56 @@ export function claimMacHosts(
   return { contested, issues, issuesByHost };
 }
 
-/** A Provisioning's masters, then its workers: placing order, listed once per Provisioning. */
-function entriesOf(provisioning: Provisioning): readonly NodeRequest[] {
-  let entries = entriesByProvisioning.get(provisioning);
-  if (entries === undefined)
-    entriesByProvisioning.set(provisioning, (entries = [...provisioning.masters, ...provisioning.workers]));
-  return entries;
+/**
+ * What placing reads of a Provisioning again and again, made once per Provisioning: the webhook
+ * places the same clusters again review after review (decision 0042), and one lookup a turn costs
+ * less than one per entry and kind of fact.
+ */
+interface PreparedProvisioning {
+  /** The key of the cluster the Provisioning names. */
+  readonly cluster: ClusterKey;
+  readonly report: Reporter;
+  /** Its masters, then its workers: placing order. */
+  readonly entries: readonly PreparedEntry[];
 }
 
-const entriesByProvisioning = new WeakMap<Provisioning, readonly NodeRequest[]>();
+/** One entry of a {@link PreparedProvisioning}. */
+interface PreparedEntry {
+  readonly request: NodeRequest;
+  /** How findings and decisions name the entry: `master master-1`. */
+  readonly subject: string;
+  /**
+   * Why the cluster holds the host the entry chose by resources. The very string each time, so a
+   * claim compared with the trace's compares at once (`changedClaims` in replan.ts).
+   */
+  readonly chosenFor: string;
+  /** The filters of what the entry asks for (`resourceFilters`); none for a null or malformed entry. */
+  readonly needs: readonly HostFilter[];
+}
+
+function prepared(provisioning: Provisioning): PreparedProvisioning {
+  let known = preparedByProvisioning.get(provisioning);
+  if (known === undefined) {
+    const cluster = clusterKey(provisioning.resource.namespace, provisioning.cluster ?? "");
+    const entries = [...provisioning.masters, ...provisioning.workers].map((request): PreparedEntry => {
+      const subject = `${request.role} ${request.label}`;
+      const needs = request.kind === "mac" || request.kind === "resources" ? resourceFilters(request) : [];
+      return { request, subject, chosenFor: `chosen for ${subject} of ${cluster}`, needs };
+    });
+    known = { cluster, report: reporter(provisioning.resource, cluster), entries };
+    preparedByProvisioning.set(provisioning, known);
+  }
+  return known;
+}
+
+const preparedByProvisioning = new WeakMap<Provisioning, PreparedProvisioning>();
 
 /** The hosts a BPA cluster's MAC entries name, of those the inventory has, in CR order. */
 export function macNamedHosts(group: BpaGroup, inventory: Inventory): Host[] {
   // A loop, not flatMap over a spread: a review asks this of each cluster it touches several times.
   const hosts: Host[] = [];
   if (group.provisioning === undefined) return hosts;
-  for (const request of entriesOf(group.provisioning)) {
+  for (const { request } of prepared(group.provisioning).entries) {
     const host = request.kind === "mac" ? inventory.byMac(request.mac) : undefined;
     if (host) hosts.push(host);
   }
@@ -192,7 +226,7 @@ export function placeBpaCluster(
   context: PlanningContext & { readonly contested: ContestedEntries },
 ): Placed<BpaClusterPlan> {
   const { provisioning } = group;
-  const report = reportRequest(provisioning);
+  const { report, entries } = prepared(provisioning);
   const issues: Issue[] = [];
   const masters: NodePlacement[] = [];
   const workers: NodePlacement[] = [];
@@ -223,10 +257,10 @@ export function placeBpaCluster(
   };
 
   // An entry that names no usable host is still explained, with the error that says why.
-  const unresolved = (request: NodeRequest, problem: string, reason: Rejection) => {
+  const unresolved = ({ request, subject }: PreparedEntry, problem: string, reason: Rejection) => {
     if (context.explains)
       decisions.push({
-        subject: entryWords(request, key).subject,
+        subject,
         path: request.path,
         chosen: [],
         rejected: everyHost(context.inventory, reason),
@@ -234,8 +268,8 @@ export function placeBpaCluster(
       });
   };
 
-  for (const request of entriesOf(provisioning)) {
-    const { subject } = entryWords(request, key);
+  for (const entry of entries) {
+    const { request, subject } = entry;
     switch (request.kind) {
       case "sameAsMaster": {
         const master = placedMasters?.get(request.label);
@@ -243,7 +277,7 @@ export function placeBpaCluster(
         if (!master) {
           const listed = provisioning.masters.some((entry) => entry.label === request.label);
           unresolved(
-            request,
+            entry,
             listed
               ? `master ${request.label} has no host, so neither has this entry`
               : `node-ref: there is no master ${request.label} to share a host with`,
@@ -310,10 +344,10 @@ export function placeBpaCluster(
         break;
       }
       case "invalid":
-        unresolved(request, `mac-format: ${request.macProblem}`, named(REASONS.malformedMac));
+        unresolved(entry, `mac-format: ${request.macProblem}`, named(REASONS.malformedMac));
         break;
       case "resources": {
-        const placed = placeByResources(request, key, { used, reserved }, context, report);
+        const placed = placeByResources(entry, request, key, { used, reserved }, context, report);
         issues.push(...placed.issues);
         if (placed.placement) place(placed.placement, placed.decision);
         else if (placed.decision) decisions.push(placed.decision);
@@ -324,18 +358,6 @@ export function placeBpaCluster(
   const plan: BpaClusterPlan = { kind: "bpa", key, ...group, masters, workers, decisions };
   return { plan, lock, issues };
 }
-
-/** The reporter of a Provisioning's findings, made once: a review places the same clusters again and again. */
-function reportRequest(provisioning: Provisioning): Reporter {
-  let report = reporters.get(provisioning);
-  if (report === undefined) {
-    const key = clusterKey(provisioning.resource.namespace, provisioning.cluster ?? "");
-    reporters.set(provisioning, (report = reporter(provisioning.resource, key)));
-  }
-  return report;
-}
-
-const reporters = new WeakMap<Provisioning, Reporter>();
 
 /**
  * Hosts that belong to one entry of this cluster whatever the planning order: the host a MAC entry
@@ -350,19 +372,19 @@ function reservedHosts(
 ): ReadonlyMap<string, NodeRequest> {
   // Made on the first host reserved: most clusters a review places again reserve none.
   let reserved: Map<string, NodeRequest> | undefined;
-  const requests = entriesOf(provisioning);
-  for (const request of requests) {
+  const { entries } = prepared(provisioning);
+  for (const { request } of entries) {
     const host = request.kind === "mac" ? context.inventory.byMac(request.mac) : undefined;
     if (host && !reserved?.has(host.id)) (reserved ??= new Map()).set(host.id, request);
   }
   if (context.lockEntries.length === 0) return reserved ?? NOTHING_RESERVED;
-  for (const request of requests) {
+  for (const { request, needs } of entries) {
     if (request.kind !== "resources") continue;
     const host = lockedHost(request, context);
     if (
       host &&
       !reserved?.has(host.id) &&
-      context.rejection(resourceFilters(request), host) === undefined &&
+      context.rejection(needs, host) === undefined &&
       context.ledger.claimOf(host)?.cluster === cluster
     )
       (reserved ??= new Map()).set(host.id, request);
@@ -422,7 +444,7 @@ interface Siblings {
  * cluster (`used`, as the earlier entries left it), and fit the entry's resources.
  */
 function entryFilters(
-  request: ResourceRequest,
+  { request, needs }: PreparedEntry,
   cluster: ClusterKey,
   claims: ClaimView,
   used: ReadonlySet<string>,
@@ -432,30 +454,8 @@ function entryFilters(
     unclaimed(claims, cluster),
     notTaken(FILTERS.unused, (host) => used.has(host.id) || (reserved.get(host.id) ?? request) !== request),
   ];
-  for (const filter of resourceFilters(request)) filters.push(filter);
+  for (const filter of needs) filters.push(filter);
   return filters;
-}
-
-/** How placing names an entry, and why its cluster holds the host it chose by resources. */
-interface EntryWords {
-  readonly subject: string;
-  readonly chosenFor: string;
-}
-
-/**
- * {@link EntryWords} of each entry, made once: a review places the same entries again, and a claim
- * whose reason is the very string of the trace's compares at once (`changedClaims` in replan.ts).
- */
-const wordsByEntry = new WeakMap<NodeRequest, EntryWords & { readonly cluster: ClusterKey }>();
-
-function entryWords(request: NodeRequest, cluster: ClusterKey): EntryWords {
-  let words = wordsByEntry.get(request);
-  if (words?.cluster !== cluster) {
-    const subject = `${request.role} ${request.label}`;
-    words = { cluster, subject, chosenFor: `chosen for ${subject} of ${cluster}` };
-    wordsByEntry.set(request, words);
-  }
-  return words;
 }
 
 /** Why a host is passed over when the CR named another one. */
@@ -549,6 +549,7 @@ function addressOf(host: Host): IpAddress | undefined {
 
 /** A resource-only entry: sticky from the lock if still valid, else best fit among free hosts. */
 function placeByResources(
+  entry: PreparedEntry,
   request: ResourceRequest,
   cluster: ClusterKey,
   siblings: Siblings,
@@ -556,14 +557,14 @@ function placeByResources(
   report: Reporter,
 ): { placement?: NodePlacement; decision?: Decision; issues: Issue[] } {
   const { inventory } = context;
-  const { subject, chosenFor } = entryWords(request, cluster);
+  const { subject, chosenFor } = entry;
   const claims = context.ledger.view();
   // Nothing is used while this entry is placed: the siblings' hosts are read as they are.
-  const filters = entryFilters(request, cluster, claims, siblings.used, siblings.reserved);
+  const filters = entryFilters(entry, cluster, claims, siblings.used, siblings.reserved);
   // Every host not chosen gets a reason, including those that fit but lost the best-fit comparison.
   // An explanation is read after later entries used more hosts, so it keeps those used before.
   const rejectedBesides = (chosen: Host | undefined, lost: Rejection) => {
-    const judged = entryFilters(request, cluster, claims, new Set(siblings.used), siblings.reserved);
+    const judged = entryFilters(entry, cluster, claims, new Set(siblings.used), siblings.reserved);
     return (): RejectedHost[] =>
       inventory.hosts.flatMap((host) => {
         if (host.id === chosen?.id) return [];
