@@ -132,10 +132,10 @@ class ClaimedLater implements RankedHosts {
 
 /**
  * Claimed hosts that turns placed again may have all the same, as a change goes: {@link all} of
- * them (for `mayBeFree`), and of those of known size the ones no turn placed already holds, in
- * best-fit order with their ranks (for {@link MergedCandidates}). A host a turn placed again claims
- * is claimed earlier for every turn after it, so it leaves the ranked lists, which stay as short as
- * what the change set free rather than as long as the cascade.
+ * them (for `mayBeFree`), and of those of known size, in best-fit order with their ranks (for
+ * {@link MergedCandidates}). A host a turn placed again claims is claimed earlier for every turn
+ * after it, so it leaves both, which stay as short as what the change set free rather than as long
+ * as the cascade.
  */
 export class FreedHosts implements RankedHosts {
   readonly hosts: Host[] = [];
@@ -144,7 +144,7 @@ export class FreedHosts implements RankedHosts {
 
   constructor(private readonly inventory: Inventory) {}
 
-  /** Every host given to {@link add} or {@link hold}. */
+  /** Every host given to {@link add} and not to {@link hold} since. */
   get all(): Iterable<Host> {
     return this.#all.values();
   }
@@ -162,7 +162,7 @@ export class FreedHosts implements RankedHosts {
 
   /** `host` is held by a turn placed already: no candidate for the turns to come. */
   hold(host: Host): void {
-    this.#all.set(host.id, host);
+    this.#all.delete(host.id);
     const rank = this.inventory.bestFitRank(host);
     if (rank === undefined) return;
     const at = this.#at(rank);

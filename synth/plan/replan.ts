@@ -62,6 +62,8 @@ export class TraceIndex {
   readonly refix: RefixIndex;
   /** Turn id → its position in the trace's turns (planning order). */
   readonly #positions = new Map<string, number>();
+  /** Cluster → {@link ownFixedHosts} as the trace has them, for the clusters a change leaves alone. */
+  readonly #ownHosts = new Map<ClusterKey, readonly Host[]>();
 
   /**
    * Indexes `trace` as planned against `inventory`, or, given `rankedIn`, as planned against that
@@ -81,6 +83,20 @@ export class TraceIndex {
     this.reads = new ReadIndex(this.trace.turns, inventory);
     this.candidates = new ReplacementCandidates(this.trace, inventory, (turn) => this.positionOf(turn));
     this.refix = new RefixIndex(this.trace, inventory, lock);
+  }
+
+  /**
+   * The hosts `key` holds before its turns as the trace fixed them ({@link ownFixedHosts}): what a
+   * cluster the change does not name holds. Kept: every turn a cascade moves asks, review after
+   * review.
+   */
+  ownHostsUnchanged(key: ClusterKey): readonly Host[] {
+    let hosts = this.#ownHosts.get(key);
+    if (hosts === undefined) {
+      const found = ownFixedHosts(key, this.trace.fixed, this.trace.clusters, this.inventory);
+      this.#ownHosts.set(key, (hosts = found.length === 0 ? NO_HOSTS : found));
+    }
+    return hosts;
   }
 
   /** The trace's outcome at `position` (see {@link positionOf}), if the trace has a turn there. */
@@ -262,7 +278,11 @@ function replanWith(
     const { turn: current, position } = next;
     const work = workOf(clusters, current);
     // Claimed hosts the turn may have all the same: its own, and those the change freed.
-    const own = ownFixedHosts(current.key, fixed.claims, clusters, inventory);
+    // A cluster the change does not name holds what the trace fixed (`fixAgain` fixes again only
+    // the lock entries and releases of the changed clusters).
+    const own = changes.has(current.key)
+      ? ownFixedHosts(current.key, fixed.claims, clusters, inventory)
+      : index.ownHostsUnchanged(current.key);
     const outcome =
       work &&
       placeTurn(work, {
@@ -367,7 +387,7 @@ function reranked(outcome: TurnOutcome, before: Inventory, inventory: Inventory)
 /** Hosts a cluster may hold before its turns: by the lock, its MAC entries, its SIP labels, a release. */
 function ownFixedHosts(
   key: ClusterKey,
-  fixed: FixedClaims,
+  fixed: Pick<FixedClaims, "heldByLock" | "releasing">,
   clusters: PlanClusters,
   inventory: Inventory,
 ): Host[] {
@@ -409,6 +429,7 @@ function changedClaims(before: TurnOutcome | undefined, after: TurnOutcome | und
 }
 
 const NO_CLAIMS: ReadonlyMap<string, StandingClaim> = new Map();
+const NO_HOSTS: readonly Host[] = [];
 
 function sameTurn(a: Turn | undefined, b: Turn): boolean {
   return a !== undefined && compareTurns(a, b) === 0;
