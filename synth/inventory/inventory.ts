@@ -38,6 +38,8 @@ export class Inventory {
   readonly #sized: readonly Host[];
   /** Host id → position in {@link #sized}. */
   readonly #sizeRank = new Map<string, number>();
+  /** The cpus and memory of {@link #sized}, by position. */
+  readonly #sizes: RankedSizes;
   readonly #unknownResources: readonly Host[];
   #closestMac: ClosestMac | undefined;
   /** Selector (as JSON) → {@link matching}'s answer. */
@@ -75,6 +77,7 @@ export class Inventory {
     const known = (host: Host): boolean => host.cpus !== undefined && host.memoryBytes !== undefined;
     this.#sized = sorted.filter(known).sort(compareBySize);
     this.#sized.forEach((host, rank) => this.#sizeRank.set(host.id, rank));
+    this.#sizes = rankedSizes(this.#sized);
     this.#unknownResources = Object.freeze(sorted.filter((host) => !known(host)));
   }
 
@@ -228,7 +231,7 @@ export class Inventory {
    * (every webhook request) gets its own without touching the hosts.
    */
   bestFit(): BestFit {
-    return new BestFit(this.#sized, this.#sizeRank);
+    return new BestFit(this.#sized, this.#sizeRank, this.#sizes);
   }
 
   /** The position of `host` in best-fit order; `undefined` when its cpus or memory are unknown. */
@@ -259,6 +262,26 @@ function compareBySize(a: Host, b: Host): number {
 }
 
 /**
+ * The cpus and memory of hosts in best-fit order, by position, side by side in typed arrays: a
+ * best-fit walk compares sizes at positions it jumps between, and reading them from the hosts
+ * themselves, scattered over the heap, cost a webhook review a cache miss a comparison.
+ */
+interface RankedSizes {
+  readonly cpus: Float64Array;
+  readonly memory: Float64Array;
+}
+
+function rankedSizes(sized: readonly Host[]): RankedSizes {
+  const cpus = new Float64Array(sized.length);
+  const memory = new Float64Array(sized.length);
+  sized.forEach((host, rank) => {
+    cpus[rank] = host.cpus ?? 0;
+    memory[rank] = host.memoryBytes ?? 0;
+  });
+  return { cpus, memory };
+}
+
+/**
  * Hosts with known cpus and memory in best-fit order (cpus ascending, then memory, then id), for one
  * planning run. A host given to {@link take} is never visited again: its position points past itself,
  * and chains of taken positions are shortened as they are walked (union-find with path compression).
@@ -268,51 +291,75 @@ function compareBySize(a: Host, b: Host): number {
 export class BestFit {
   readonly #sized: readonly Host[];
   readonly #rank: ReadonlyMap<string, number>;
-  /** Taken position → a later position to continue from. */
-  readonly #next = new Map<number, number>();
+  readonly #sizes: RankedSizes;
+  /** Position → 0 while not taken, else one more than a later position to continue from. */
+  readonly #next: Int32Array;
 
-  constructor(sized: readonly Host[], rank: ReadonlyMap<string, number>) {
+  constructor(sized: readonly Host[], rank: ReadonlyMap<string, number>, sizes: RankedSizes) {
     this.#sized = sized;
     this.#rank = rank;
+    this.#sizes = sizes;
+    this.#next = new Int32Array(sized.length);
   }
 
   /** Removes `host` from every later {@link firstFitting}; hosts of unknown size are not listed anyway. */
   take(host: Host): void {
     const rank = this.#rank.get(host.id);
-    if (rank !== undefined) this.#next.set(rank, rank + 1);
+    if (rank !== undefined && this.#next[rank] === 0) this.#next[rank] = rank + 2;
+  }
+
+  /**
+   * The first position at or after `from` of a host of at least `minCpus` CPUs and
+   * `minMemoryBytes` memory in (cpus, memory) order: a host with exactly `minCpus` but less memory
+   * comes before it, one with more CPUs and less memory after it. Every position after it holds a
+   * host at least as large, so a list of hosts in best-fit order starts its hosts of that size at
+   * the first whose position is this one or after.
+   */
+  firstOfSize(minCpus: number, minMemoryBytes: number, from = 0): number {
+    const { cpus, memory } = this.#sizes;
+    let low = from;
+    let high = cpus.length;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      const has = cpus[middle]!;
+      if (has < minCpus || (has === minCpus && memory[middle]! < minMemoryBytes)) low = middle + 1;
+      else high = middle;
+    }
+    return low;
+  }
+
+  /** The CPUs of the host at best-fit position `rank`. */
+  cpusAt(rank: number): number {
+    return this.#sizes.cpus[rank] ?? 0;
+  }
+
+  /** The memory of the host at best-fit position `rank`. */
+  memoryAt(rank: number): number {
+    return this.#sizes.memory[rank] ?? 0;
   }
 
   /**
    * The first host not taken with at least `minCpus` CPUs and `minMemoryBytes` memory, in best-fit
-   * order, that `accepts` (which may {@link take} the hosts it turns down). `scanned` learns the
-   * positions the walk covered (see {@link Inventory.bestFitRank}), taken ones included: what the
-   * caller chose depended on every host there, and on none after. A walk with a callback rather
-   * than a generator: a webhook review walks twice for each of hundreds of turns it places again,
-   * and the generators were about a sixth of what it allocated (decision 0051).
+   * order, that `accepts` (which learns its position, and may {@link take} the hosts it turns
+   * down). `scanned` learns the positions the walk covered (see {@link Inventory.bestFitRank}),
+   * taken ones included: what the caller chose depended on every host there, and on none after. A
+   * walk with a callback rather than a generator: a webhook review walks twice for each of hundreds
+   * of turns it places again, and the generators were about a sixth of what it allocated
+   * (decision 0051).
    */
   firstFitting(
     minCpus: number,
     minMemoryBytes: number,
-    accepts: (host: Host) => boolean,
+    accepts: (host: Host, rank: number) => boolean,
     scanned?: (from: number, to: number) => void,
   ): Host | undefined {
     const sized = this.#sized;
-    let low = 0;
-    let high = sized.length;
-    // The first host of at least (minCpus, minMemoryBytes) in (cpus, memory) order: hosts with
-    // exactly minCpus but too little memory are never visited.
-    while (low < high) {
-      const middle = (low + high) >>> 1;
-      const cpus = sized[middle]?.cpus ?? 0;
-      const memory = sized[middle]?.memoryBytes ?? 0;
-      if (cpus < minCpus || (cpus === minCpus && memory < minMemoryBytes)) low = middle + 1;
-      else high = middle;
-    }
+    const { memory } = this.#sizes;
+    const low = this.firstOfSize(minCpus, minMemoryBytes);
     for (let index = this.#free(low); index < sized.length; index = this.#free(index + 1)) {
-      const host = sized[index]!;
-      if ((host.memoryBytes ?? 0) >= minMemoryBytes && accepts(host)) {
+      if (memory[index]! >= minMemoryBytes && accepts(sized[index]!, index)) {
         scanned?.(low, index);
-        return host;
+        return sized[index];
       }
     }
     scanned?.(low, sized.length - 1);
@@ -321,12 +368,13 @@ export class BestFit {
 
   /** The first position at or after `index` that is not taken. */
   #free(index: number): number {
+    const next = this.#next;
     let end = index;
-    for (let next = this.#next.get(end); next !== undefined; next = this.#next.get(end)) end = next;
-    for (let at = index; at !== end;) {
-      const next = this.#next.get(at) ?? end;
-      this.#next.set(at, end);
-      at = next;
+    while (end < next.length && next[end] !== 0) end = next[end]! - 1;
+    for (let at = index; at !== end && at < next.length;) {
+      const after = next[at]! - 1;
+      next[at] = end + 1;
+      at = after;
     }
     return end;
   }

@@ -42,7 +42,6 @@ describe("MergedCandidates.firstFitting", () => {
     const candidates = new MergedCandidates(
       base,
       [ranked(thirds, evenFrom), ranked(fifths)],
-      rank,
       (host) => claimed.has(host.id),
       { takesFromBase: false },
     );

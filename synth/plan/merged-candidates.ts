@@ -34,7 +34,6 @@ export class MergedCandidates implements Candidates {
   constructor(
     private readonly base: BestFit,
     private readonly extra: readonly RankedHosts[],
-    private readonly rank: (host: Host) => number,
     /** Claimed by an earlier turn: no candidate (see `TurnSetting.bestFit`). */
     private readonly claimedEarlier: (host: Host) => boolean,
     private readonly options: { readonly takesFromBase: boolean },
@@ -52,61 +51,63 @@ export class MergedCandidates implements Candidates {
   firstFitting(
     minCpus: number,
     minMemoryBytes: number,
-    accepts: (host: Host) => boolean,
+    accepts: (host: Host, rank: number) => boolean,
     scanned?: (from: number, to: number) => void,
   ): Host | undefined {
     // Each list starts at its first host of at least the size asked for: the walk never visits the
     // smaller ones, however many there are (a turn placed again shares lists of the whole site).
     // A loop, not `map`: a review walks twice for each of hundreds of turns it places again.
+    const least = this.base.firstOfSize(minCpus, minMemoryBytes);
     const at: number[] = [];
-    for (const { hosts } of this.extra) at.push(firstOfSize(hosts, minCpus, minMemoryBytes));
-    const cursor: ExtraCursor = { at, minMemoryBytes };
+    for (const { ranks } of this.extra) at.push(firstAtLeast(ranks, least, 0));
+    const cursor = new ExtraCursor(at, minMemoryBytes);
     let extraChosen: Host | undefined;
     const fromBase = this.base.firstFitting(
       minCpus,
       minMemoryBytes,
-      (host) => {
-        const rank = this.rank(host);
+      (host, rank) => {
         for (let extra = this.#extraBelow(cursor, rank); extra; extra = this.#extraBelow(cursor, rank)) {
-          if (this.#offered(extra) && accepts(extra)) {
+          if (this.#offered(extra) && accepts(extra, cursor.rank)) {
             extraChosen = extra;
             return true;
           }
         }
-        return this.#offered(host) && accepts(host);
+        return this.#offered(host) && accepts(host, rank);
       },
       scanned,
     );
     if (extraChosen !== undefined || fromBase !== undefined) return extraChosen ?? fromBase;
-    const end = Number.POSITIVE_INFINITY;
-    for (let extra = this.#extraBelow(cursor, end); extra; extra = this.#extraBelow(cursor, end))
-      if (this.#offered(extra) && accepts(extra)) return extra;
+    for (let extra = this.#extraBelow(cursor, NO_RANK); extra; extra = this.#extraBelow(cursor, NO_RANK))
+      if (this.#offered(extra) && accepts(extra, cursor.rank)) return extra;
     return undefined;
   }
 
   /**
-   * The next host of `extra` ranked before `below`, from `cursor` on, each once; none when the next
-   * is ranked at or after it. A method rather than a nested generator: a turn placed again walks a
-   * few hosts, and a generator per base host cost more than the walk.
+   * The next host of `extra` ranked before `below`, from `cursor` on, each once (its rank left in
+   * `cursor.rank`); none when the next is ranked at or after it. A method rather than a nested
+   * generator: a turn placed again walks a few hosts, and a generator per base host cost more than
+   * the walk. Sizes are read by rank from the base's table, never from the hosts.
    */
   #extraBelow(cursor: ExtraCursor, below: number): Host | undefined {
     const { at, minMemoryBytes } = cursor;
+    const base = this.base;
     // The extras' next host is known until one is passed: the base walk between two extra hosts
     // (thousands of hosts, a turn placed again) then costs one comparison a host, not a scan of
     // every list. The lists do not change while a turn walks them.
-    if (cursor.next === undefined) {
-      let chosen = -1;
-      let chosenRank = Number.POSITIVE_INFINITY;
+    if (cursor.nextSource === UNKNOWN) {
+      let chosen = NONE;
+      let chosenRank = NO_RANK;
       for (let source = 0; source < this.extra.length; source++) {
         const list = this.extra[source]!;
-        const { hosts, ranks } = list;
+        const { ranks } = list;
         let index = list.keptFrom?.(at[source]!) ?? at[source]!;
         // A host with more CPUs than asked may lack the memory: so may the hosts after it with as
         // many CPUs (best-fit order), passed in one search rather than one by one.
-        for (let host = hosts[index]; host !== undefined && (host.memoryBytes ?? 0) < minMemoryBytes;) {
-          const next = firstOfSize(hosts, host.cpus ?? 0, minMemoryBytes, index + 1);
+        for (let rank = ranks[index]; rank !== undefined && base.memoryAt(rank) < minMemoryBytes;) {
+          const least = base.firstOfSize(base.cpusAt(rank), minMemoryBytes, rank);
+          const next = firstAtLeast(ranks, least, index + 1);
           index = list.keptFrom?.(next) ?? next;
-          host = hosts[index];
+          rank = ranks[index];
         }
         at[source] = index;
         const rank = ranks[index];
@@ -114,11 +115,14 @@ export class MergedCandidates implements Candidates {
         chosen = source;
         chosenRank = rank;
       }
-      cursor.next = { source: chosen, rank: chosenRank };
+      cursor.nextSource = chosen;
+      cursor.nextRank = chosenRank;
     }
-    const { source: chosen, rank: chosenRank } = cursor.next;
-    if (chosen === -1 || chosenRank >= below) return undefined;
-    cursor.next = undefined;
+    const chosen = cursor.nextSource;
+    const chosenRank = cursor.nextRank;
+    if (chosen === NONE || chosenRank >= below) return undefined;
+    cursor.nextSource = UNKNOWN;
+    cursor.rank = chosenRank;
     // Ranks are unique to a host: a host in several lists comes once.
     for (let source = 0; source < this.extra.length; source++) {
       if (this.extra[source]!.ranks[at[source]!] === chosenRank) at[source]!++;
@@ -127,14 +131,30 @@ export class MergedCandidates implements Candidates {
   }
 }
 
+/** {@link ExtraCursor.nextSource} before the next host is looked for, and when there is none. */
+const UNKNOWN = -2;
+const NONE = -1;
+/**
+ * A rank after every host's, small enough to stay an integer V8 keeps unboxed (a field holding
+ * `Infinity` made it box a number per walk).
+ */
+const NO_RANK = 0x3fffffff;
+
 /** Where one walk of {@link MergedCandidates.firstFitting} is in each list of its extra hosts. */
-interface ExtraCursor {
-  /** Each list's index of its next host. */
-  readonly at: number[];
-  /** The memory asked for (lists are in best-fit order and start at the CPUs asked for). */
-  readonly minMemoryBytes: number;
-  /** The list holding the next host of all (-1: none left) and its rank, once found. */
-  next?: { readonly source: number; readonly rank: number };
+class ExtraCursor {
+  /** The list holding the next host of all ({@link UNKNOWN} until looked for, {@link NONE}: none left). */
+  nextSource = UNKNOWN;
+  /** Its rank, once found. */
+  nextRank = NO_RANK;
+  /** The rank of the host given out last. */
+  rank = NO_RANK;
+
+  constructor(
+    /** Each list's index of its next host. */
+    readonly at: number[],
+    /** The memory asked for (lists are in best-fit order and start at the CPUs asked for). */
+    readonly minMemoryBytes: number,
+  ) {}
 }
 
 /**
@@ -206,15 +226,13 @@ export function* mergeById(a: Iterable<Host>, b: readonly Host[]): Generator<Hos
   yield* sorted.slice(next);
 }
 
-/** The first of `hosts` (in best-fit order) with at least `minCpus`, and `minMemoryBytes` if exactly. */
-function firstOfSize(hosts: readonly Host[], minCpus: number, minMemoryBytes: number, from = 0): number {
+/** The first index at or after `from` of `ranks` (ascending) holding a rank of at least `least`. */
+function firstAtLeast(ranks: readonly number[], least: number, from: number): number {
   let low = from;
-  let high = hosts.length;
+  let high = ranks.length;
   while (low < high) {
     const middle = (low + high) >>> 1;
-    const cpus = hosts[middle]?.cpus ?? 0;
-    const memory = hosts[middle]?.memoryBytes ?? 0;
-    if (cpus < minCpus || (cpus === minCpus && memory < minMemoryBytes)) low = middle + 1;
+    if (ranks[middle]! < least) low = middle + 1;
     else high = middle;
   }
   return low;

@@ -143,7 +143,7 @@ function ownFixedCandidates(
       const hosts = ranked.get(key);
       return hosts === undefined
         ? shared
-        : new MergedCandidates(shared, [hosts], rank, claimedEarlier, { takesFromBase: true });
+        : new MergedCandidates(shared, [hosts], claimedEarlier, { takesFromBase: true });
     },
   };
 }

@@ -156,7 +156,11 @@ export class TurnReads implements PlanningInventory, Candidates {
   }
 
   /** The turn's best-fit walk (`BestFit.firstFitting`), recorded as the range of positions it passed. */
-  firstFitting(minCpus: number, minMemoryBytes: number, accepts: (host: Host) => boolean): Host | undefined {
+  firstFitting(
+    minCpus: number,
+    minMemoryBytes: number,
+    accepts: (host: Host, rank: number) => boolean,
+  ): Host | undefined {
     // Made on the first recorded walk: a review's turns record nothing.
     const scanned = this.#recording ? (this.#scanned ??= (from, to) => this.#walked(from, to)) : undefined;
     return this.candidates.firstFitting(minCpus, minMemoryBytes, accepts, scanned);

@@ -72,7 +72,7 @@ export class ReplacementCandidates {
       for (const host of own) ownRanked.add(host);
       extra.push(ownRanked);
     }
-    return new MergedCandidates(this.#unclaimed, extra, this.#rankOf, claimedEarlier, ON_ITS_OWN);
+    return new MergedCandidates(this.#unclaimed, extra, claimedEarlier, ON_ITS_OWN);
   }
 
   /**
@@ -105,8 +105,6 @@ export class ReplacementCandidates {
   #rank(host: Host): number {
     return this.inventory.bestFitRank(host) ?? Number.MAX_SAFE_INTEGER;
   }
-
-  readonly #rankOf = (host: Host): number => this.#rank(host);
 }
 
 /** A turn placed again walks the trace's candidates, shared by every review: it takes from its own. */
