@@ -98,15 +98,24 @@ export class ClaimLedger {
 
   /** The owners as they stand now, for one decision; later claims are invisible to it. */
   view(): ClaimView {
-    const limit = this.#sequence;
-    return {
-      ownerOf: (host) => {
-        // Without building a claim: placing asks this of every host it walks.
-        const recorded = this.#claims.get(host.id);
-        if (recorded) return recorded.sequence <= limit ? recorded.cluster : undefined;
-        return this.#standing(host)?.cluster;
-      },
-    };
+    return new LedgerView(this.#claims, this.#standing, this.#sequence);
+  }
+}
+
+/** {@link ClaimLedger.view}: one object a decision, not an object, a closure and its context. */
+class LedgerView implements ClaimView {
+  constructor(
+    private readonly claims: ReadonlyMap<string, Claim>,
+    private readonly standing: (host: Host) => StandingClaim | undefined,
+    /** The last sequence the view sees. */
+    private readonly limit: number,
+  ) {}
+
+  ownerOf(host: Host): ClusterKey | undefined {
+    // Without building a claim: placing asks this of every host it walks.
+    const recorded = this.claims.get(host.id);
+    if (recorded) return recorded.sequence <= this.limit ? recorded.cluster : undefined;
+    return this.standing(host)?.cluster;
   }
 }
 

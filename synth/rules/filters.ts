@@ -151,11 +151,27 @@ export interface HostFilter {
 
 /** Rejects hosts that another cluster owns (or this run already gave away) as `claims` sees them. */
 export function unclaimed(claims: ClaimView, cluster: ClusterKey): HostFilter {
-  return filter(FILTERS.unclaimed, HOST_FACTS.claim, (host) => {
-    const owner = claims.ownerOf(host);
-    return owner !== undefined && owner !== cluster ? { reason: REASONS.claimed } : undefined;
-  });
+  return new Unclaimed(claims, cluster);
 }
+
+/** {@link unclaimed}'s filter: one object, not a filter, a closure and its context, for every entry placed. */
+class Unclaimed implements HostFilter {
+  readonly name = FILTERS.unclaimed;
+  readonly reads = HOST_FACTS.claim;
+
+  constructor(
+    private readonly claims: ClaimView,
+    private readonly cluster: ClusterKey,
+  ) {}
+
+  check(host: Host): Rejection | undefined {
+    const owner = this.claims.ownerOf(host);
+    return owner !== undefined && owner !== this.cluster ? CLAIMED : undefined;
+  }
+}
+
+/** The rejection {@link Unclaimed} gives: the same object each time, as rejections are never changed. */
+const CLAIMED: Rejection = Object.freeze({ filter: FILTERS.unclaimed, reason: REASONS.claimed });
 
 /** Rejects hosts this cluster already uses for something else (`filter` says what). */
 export function notTaken(
