@@ -227,8 +227,9 @@ export class Inventory {
   }
 
   /**
-   * Best-fit candidates for one planning run (see {@link BestFit}); cheap to make, so every run
-   * (every webhook request) gets its own without touching the hosts.
+   * Best-fit candidates for one planning run (see {@link BestFit}): a whole site's, or the candidates
+   * a trace's turns placed again share (`ReplacementCandidates`). Made without touching the hosts;
+   * what it takes is an array the size of the sized hosts.
    */
   bestFit(): BestFit {
     return new BestFit(this.#sized, this.#sizeRank, this.#sizes);

@@ -164,8 +164,6 @@ export function claimMacHosts(
  * less than one per entry and kind of fact.
  */
 interface PreparedProvisioning {
-  /** The key of the cluster the Provisioning names. */
-  readonly cluster: ClusterKey;
   readonly report: Reporter;
   /** Its masters, then its workers: placing order. */
   readonly entries: readonly PreparedEntry[];
@@ -194,7 +192,7 @@ function prepared(provisioning: Provisioning): PreparedProvisioning {
       const needs = request.kind === "mac" || request.kind === "resources" ? resourceFilters(request) : [];
       return { request, subject, chosenFor: `chosen for ${subject} of ${cluster}`, needs };
     });
-    known = { cluster, report: reporter(provisioning.resource, cluster), entries };
+    known = { report: reporter(provisioning.resource, cluster), entries };
     preparedByProvisioning.set(provisioning, known);
   }
   return known;
@@ -219,7 +217,10 @@ export function unprovisionedPlan(key: ClusterKey, group: BpaGroup): BpaClusterP
   return { kind: "bpa", key, ...group, masters: [], workers: [], decisions: [] };
 }
 
-/** Places one BPA cluster's nodes in CR order (docs/contract.md §3.1). */
+/**
+ * Places one BPA cluster's nodes in CR order (docs/contract.md §3.1). `key` is the cluster's, the one
+ * its Provisioning names (`groupBpa`).
+ */
 export function placeBpaCluster(
   key: ClusterKey,
   group: ProvisionedGroup,
@@ -237,7 +238,7 @@ export function placeBpaCluster(
   let placedMasters: Map<string, NodePlacement> | undefined;
   // Hosts this cluster already uses: a resource-only entry must not land on another entry's host.
   const used = new Set<string>();
-  const reserved = reservedHosts(key, provisioning, context);
+  const reserved = reservedHosts(key, entries, context);
   // The first MAC entry naming each host: a later one under another label by another NIC is a duplicate.
   let namedBy: Map<string, MacRequest> | undefined;
   const place = (placement: NodePlacement, decision: Decision | undefined) => {
@@ -367,12 +368,11 @@ export function placeBpaCluster(
  */
 function reservedHosts(
   cluster: ClusterKey,
-  provisioning: Provisioning,
+  entries: readonly PreparedEntry[],
   context: PlanningContext,
 ): ReadonlyMap<string, NodeRequest> {
   // Made on the first host reserved: most clusters a review places again reserve none.
   let reserved: Map<string, NodeRequest> | undefined;
-  const { entries } = prepared(provisioning);
   for (const { request } of entries) {
     const host = request.kind === "mac" ? context.inventory.byMac(request.mac) : undefined;
     if (host && !reserved?.has(host.id)) (reserved ??= new Map()).set(host.id, request);
@@ -547,7 +547,10 @@ function addressOf(host: Host): IpAddress | undefined {
   );
 }
 
-/** A resource-only entry: sticky from the lock if still valid, else best fit among free hosts. */
+/**
+ * A resource-only entry: sticky from the lock if still valid, else best fit among free hosts.
+ * `request` is `entry`'s, known to ask by resources.
+ */
 function placeByResources(
   entry: PreparedEntry,
   request: ResourceRequest,

@@ -59,7 +59,7 @@ export class MergedCandidates implements Candidates {
     // A loop, not `map`: a review walks twice for each of hundreds of turns it places again.
     const least = this.base.firstOfSize(minCpus, minMemoryBytes);
     const at: number[] = [];
-    for (const { ranks } of this.extra) at.push(firstAtLeast(ranks, least, 0));
+    for (const { ranks } of this.extra) at.push(firstWithRank(ranks, least, 0));
     const cursor = new ExtraCursor(at, minMemoryBytes);
     let extraChosen: Host | undefined;
     const fromBase = this.base.firstFitting(
@@ -105,7 +105,7 @@ export class MergedCandidates implements Candidates {
         // many CPUs (best-fit order), passed in one search rather than one by one.
         for (let rank = ranks[index]; rank !== undefined && base.memoryAt(rank) < minMemoryBytes;) {
           const least = base.firstOfSize(base.cpusAt(rank), minMemoryBytes, rank);
-          const next = firstAtLeast(ranks, least, index + 1);
+          const next = firstWithRank(ranks, least, index + 1);
           index = list.keptFrom?.(next) ?? next;
           rank = ranks[index];
         }
@@ -227,7 +227,7 @@ export function* mergeById(a: Iterable<Host>, b: readonly Host[]): Generator<Hos
 }
 
 /** The first index at or after `from` of `ranks` (ascending) holding a rank of at least `least`. */
-function firstAtLeast(ranks: readonly number[], least: number, from: number): number {
+function firstWithRank(ranks: readonly number[], least: number, from: number): number {
   let low = from;
   let high = ranks.length;
   while (low < high) {
