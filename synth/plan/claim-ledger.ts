@@ -119,7 +119,8 @@ class LedgerView implements ClaimView {
   }
 }
 
-const NO_RELEASES: readonly Release[] = [];
+/** What a cluster releasing nothing releases: one list for every such answer. */
+export const NO_RELEASES: readonly Release[] = [];
 
 /** Whether two claims give a host to the same cluster for the same reason. */
 export function sameClaim(a: StandingClaim | undefined, b: StandingClaim | undefined): boolean {

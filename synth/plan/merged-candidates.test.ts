@@ -59,4 +59,19 @@ describe("MergedCandidates.firstFitting", () => {
       expected.map((host) => host.id),
     );
   });
+
+  it("tells accepts the best-fit rank of each host it offers, from the base or an extra list", () => {
+    const base = inventory.bestFit();
+    for (const host of [...thirds, ...fifths]) base.take(host);
+    const candidates = new MergedCandidates(base, [ranked(thirds, evenFrom), ranked(fifths)], () => false, {
+      takesFromBase: false,
+    });
+    const told: [string, number][] = [];
+    candidates.firstFitting(0, 0, (host, at) => {
+      told.push([host.id, at]);
+      return false;
+    });
+    expect(told.length).toBeGreaterThan(thirds.length);
+    expect(told).toEqual(told.map(([id]) => [id, rank(hosts.find((host) => host.id === id)!)]));
+  });
 });

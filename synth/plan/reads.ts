@@ -168,8 +168,8 @@ export class TurnReads implements PlanningInventory, Candidates {
 
   #scanned: ((from: number, to: number) => void) | undefined;
 
+  /** Records a walk over `from`…`to`; handed to a walk only while the turn records. */
   #walked(from: number, to: number): void {
-    if (!this.#recording) return;
     (this.#ranges ??= []).push([from, to]);
     // Best-fit order is the hosts' hardware: a host that grew or shrank moves in or out of the
     // range walked, whatever the entry asked for (even nothing).

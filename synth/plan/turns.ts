@@ -12,7 +12,7 @@ import type { LabelSelector } from "../inventory/selector.ts";
 import type { Inventory } from "../inventory/inventory.ts";
 import type { SipCluster } from "../model/sip.ts";
 import { placeBpaCluster, type ContestedEntries, type ProvisionedGroup } from "./bpa-placement.ts";
-import { ClaimLedger, type Release, type StandingClaim } from "./claim-ledger.ts";
+import { ClaimLedger, NO_RELEASES, type Release, type StandingClaim } from "./claim-ledger.ts";
 import type { Placed, PlanningContext } from "./context.ts";
 import type { FixedClaims } from "./fixed-claims.ts";
 import type { Candidates } from "./merged-candidates.ts";
@@ -122,5 +122,3 @@ interface PassContext {
   /** MAC entries whose host another cluster holds (read by the BPA pass). */
   readonly contested: ContestedEntries;
 }
-
-const NO_RELEASES: readonly Release[] = [];
