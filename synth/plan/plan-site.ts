@@ -15,6 +15,7 @@ import { retireSipCluster } from "./sip-placement.ts";
 import {
   compareTurns,
   placeTurn,
+  turnClaim,
   type TurnClaim,
   type TurnOutcome,
   type TurnSetting,
@@ -97,8 +98,7 @@ export function tracePlan({ model, inventory, lock }: PlanInput): PlanTrace {
     const bestFit = candidates.forTurn(turn.key, (host) => setting.claimedEarlier(host, turn) !== undefined);
     const outcome = placeTurn(turn, { ...setting, bestFit, mayBeFree: free.forTurn(turn.key) });
     turns.push(outcome);
-    // New keys before the spread: Node 20 builds `{ ...a, newKey }` ~25x slower (decision 0026).
-    for (const [host, claim] of outcome.claims) turnClaims.set(host, { turn: outcome.turn, ...claim });
+    for (const [host, claim] of outcome.claims) turnClaims.set(host, turnClaim(outcome.turn, claim));
     turnsLeft.set(turn.key, (turnsLeft.get(turn.key) ?? 1) - 1);
   }
   placing = undefined;

@@ -36,6 +36,12 @@ export class ReadIndex {
   /** Leaves of {@link #rangeTree}: one per best-fit rank. */
   readonly #leaves: number;
   /**
+   * The nodes of {@link #rangeTree} holding a list, one bit each: a moved claim's path to the root
+   * passes mostly empty nodes, and a bit of a few kilobytes read for each costs less than a miss on
+   * the tree's slot.
+   */
+  readonly #filled: Uint32Array;
+  /**
    * Node → the {@link Drained} generation that last gave its list out. A stamp rather than a set per
    * change: a cascade drains a dozen nodes for each of hundreds of moved claims.
    */
@@ -57,6 +63,7 @@ export class ReadIndex {
   ) {
     this.#leaves = Math.max(1, inventory.lastBestFitRank() + 1);
     this.#rangeTree = new Array<number[] | undefined>(2 * this.#leaves);
+    this.#filled = new Uint32Array((2 * this.#leaves + 31) >>> 5);
     this.#drainedAt = new Uint32Array(2 * this.#leaves);
     this.#facts = turns.map(({ reads }) => reads.facts);
     const walks = new Map<string, SelectorWalks>();
@@ -99,9 +106,16 @@ export class ReadIndex {
    * new for a later one: a cascade through hundreds of turns reading the same best-fit ranges costs
    * each turn once, not once per moved claim. `position` must not decrease between calls sharing
    * `drained`. Turns are handed to `found` rather than yielded: nested generators cost more than
-   * the lookups, a moved claim at a time.
+   * the lookups, a moved claim at a time. `rank`: the host's best-fit rank, if the caller has it.
    */
-  readersOf(host: Host, facts: HostFacts, position: number, drained: Drained, found: FoundTurn): void {
+  readersOf(
+    host: Host,
+    facts: HostFacts,
+    position: number,
+    drained: Drained,
+    found: FoundTurn,
+    rank = this.inventory.bestFitRank(host),
+  ): void {
     // A host looked up by itself was read whole.
     this.#after(this.#hosts.get(host.id), position, found);
     if (!drained.all) {
@@ -129,18 +143,18 @@ export class ReadIndex {
       for (const { selector, positions } of this.#matches.values())
         if (matchesSelector(host.labels, selector)) this.#after(positions, position, found);
     }
-    const rank = this.inventory.bestFitRank(host);
     if (rank === undefined) {
       // Reached only by walks past every sized host, recorded as such.
       this.#after(this.#unsized, position, found, facts);
       return;
     }
     if (rank >= this.#leaves) return;
+    const filled = this.#filled;
     for (let node = rank + this.#leaves; node >= 1; node >>>= 1) {
-      const positions = this.#rangeTree[node];
-      if (positions === undefined || this.#drainedAt[node] === drained.generation) continue;
+      if ((filled[node >>> 5]! & (1 << (node & 31))) === 0) continue;
+      if (this.#drainedAt[node] === drained.generation) continue;
       this.#drainedAt[node] = drained.generation;
-      this.#after(positions, position, found, facts);
+      this.#after(this.#rangeTree[node], position, found, facts);
     }
   }
 
@@ -166,9 +180,14 @@ export class ReadIndex {
     let low = Math.max(0, from) + this.#leaves;
     let high = Math.min(to, this.#leaves - 1) + 1 + this.#leaves;
     for (; low < high; low >>>= 1, high >>>= 1) {
-      if (low & 1) (this.#rangeTree[low++] ??= []).push(position);
-      if (high & 1) (this.#rangeTree[--high] ??= []).push(position);
+      if (low & 1) this.#file(low++, position);
+      if (high & 1) this.#file(--high, position);
     }
+  }
+
+  #file(node: number, position: number): void {
+    (this.#rangeTree[node] ??= []).push(position);
+    this.#filled[node >>> 5]! |= 1 << (node & 31);
   }
 }
 

@@ -147,10 +147,9 @@ export class FreedHosts implements RankedHosts {
     return this.#all.values();
   }
 
-  /** `host` may be free for the turns to come. */
-  add(host: Host): void {
+  /** `host` may be free for the turns to come; `rank`: its best-fit rank, if the caller has it. */
+  add(host: Host, rank = this.inventory.bestFitRank(host)): void {
     this.#all.set(host.id, host);
-    const rank = this.inventory.bestFitRank(host);
     if (rank === undefined) return;
     const at = this.#at(rank);
     if (this.ranks[at] === rank) return;
@@ -158,10 +157,9 @@ export class FreedHosts implements RankedHosts {
     this.ranks.splice(at, 0, rank);
   }
 
-  /** `host` is held by a turn placed already: no candidate for the turns to come. */
-  hold(host: Host): void {
+  /** `host` is held by a turn placed already: no candidate for the turns to come (`rank` as for {@link add}). */
+  hold(host: Host, rank = this.inventory.bestFitRank(host)): void {
     this.#all.delete(host.id);
-    const rank = this.inventory.bestFitRank(host);
     if (rank === undefined) return;
     const at = this.#at(rank);
     if (this.ranks[at] !== rank) return;

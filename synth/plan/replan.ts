@@ -27,6 +27,7 @@ import { FreedHosts, ReplacementCandidates } from "./replan-candidates.ts";
 import {
   compareTurns,
   placeTurn,
+  turnClaim,
   type Turn,
   type TurnClaim,
   type TurnOutcome,
@@ -260,7 +261,7 @@ function replanWith(
     queue.add({ pass: "sip", key });
     queue.add({ pass: "bpa", key });
   }
-  const enqueue = (position: number) => queue.add(index.turnAt(position), position);
+  const enqueue = (position: number) => queue.addAt(position);
   const movedDrained = index.reads.drained();
   for (const host of fixed.moved) index.reads.readersOf(host, HOST_FACTS.claim, -1, movedDrained, enqueue);
   for (const position of hostChanges.readers) enqueue(position);
@@ -316,15 +317,20 @@ function replanWith(
     if (records && (before || outcome)) replaced.add(turnId(current));
     for (const id of changedClaims(before, outcome)) {
       const claim = outcome?.claims.get(id);
-      // The turn claim as plan-site.ts builds it (decision 0026).
-      if (claim) turnClaims.set(id, { turn: current, ...claim });
+      let held = claimNow(id);
+      if (claim) turnClaims.set(id, (held = turnClaim(current, claim)));
       // A host this turn gave up may have gone to an earlier turn placed again; that claim stays.
-      else if (sameTurn(claimNow(id)?.turn, current)) turnClaims.set(id, UNCLAIMED);
+      else if (sameTurn(held?.turn, current)) {
+        turnClaims.set(id, UNCLAIMED);
+        held = undefined;
+      }
       const host = inventory.byId(id);
       if (!host) continue;
-      if (claimNow(id) === undefined) freed.add(host);
-      else freed.hold(host);
-      index.reads.readersOf(host, HOST_FACTS.claim, position, drained, enqueue);
+      // Looked up once for both: every turn a cascade moves changes a few claims.
+      const rank = inventory.bestFitRank(host);
+      if (held === undefined) freed.add(host, rank);
+      else freed.hold(host, rank);
+      index.reads.readersOf(host, HOST_FACTS.claim, position, drained, enqueue, rank);
     }
   }
 
@@ -448,18 +454,38 @@ interface PositionedTurn {
 /** Turns to place again, taken in planning order, each once (a binary heap: a cascade adds hundreds). */
 class TurnQueue {
   readonly #heap: PositionedTurn[] = [];
-  /** Turns added: the trace's by position, the others (between two of its turns) by id. */
-  readonly #seen = new Set<number | string>();
+  /**
+   * The trace's turns added, by position: an array rather than a set, as a cascade finds each of
+   * hundreds of turns many times over.
+   */
+  readonly #seenAt: Uint8Array;
+  /** Turns the trace lacks (between two of its turns) added, by id. */
+  readonly #seenElsewhere = new Set<string>();
 
-  constructor(private readonly index: TraceIndex) {}
+  constructor(private readonly index: TraceIndex) {
+    this.#seenAt = new Uint8Array(index.trace.turns.length);
+  }
 
-  /** Adds `turn` unless it was added before; `position`: its {@link TraceIndex.positionOf}, if known. */
-  add(turn: Turn, position = this.index.positionOf(turn)): void {
-    const id = Number.isInteger(position) ? position : turnId(turn);
-    if (this.#seen.has(id)) return;
-    this.#seen.add(id);
+  /** Adds `turn` unless it was added before. */
+  add(turn: Turn): void {
+    const position = this.index.positionOf(turn);
+    if (Number.isInteger(position)) return this.addAt(position);
+    const id = turnId(turn);
+    if (this.#seenElsewhere.has(id)) return;
+    this.#seenElsewhere.add(id);
+    this.#push({ turn, position });
+  }
+
+  /** Adds the trace's turn at `position` unless it was added before. */
+  addAt(position: number): void {
+    if (this.#seenAt[position] === 1) return;
+    this.#seenAt[position] = 1;
+    this.#push({ turn: this.index.turnAt(position), position });
+  }
+
+  #push(added: PositionedTurn): void {
     const heap = this.#heap;
-    heap.push({ turn, position });
+    heap.push(added);
     for (let at = heap.length - 1; at > 0;) {
       const parent = (at - 1) >>> 1;
       if (!earlier(heap[at]!, heap[parent]!)) break;

@@ -37,6 +37,14 @@ export interface TurnClaim extends StandingClaim {
   readonly turn: Turn;
 }
 
+/**
+ * The turn claim of `claim`, one `turn` made, as a trace keeps it: built field by field, as every
+ * turn a cascade moves makes a few (a spread of the claim cost more than the placing around it).
+ */
+export function turnClaim(turn: Turn, claim: StandingClaim): TurnClaim {
+  return { turn, cluster: claim.cluster, why: claim.why };
+}
+
 /** A turn's outcome: its placement, the hosts it claimed, and what it read. */
 export interface TurnOutcome {
   readonly turn: Turn;
