@@ -214,7 +214,22 @@ export function macNamedHosts(group: BpaGroup, inventory: Inventory): Host[] {
 
 /** The plan of a cluster with Software or Cluster CRs but no Provisioning: no hosts, nothing to place. */
 export function unprovisionedPlan(key: ClusterKey, group: BpaGroup): BpaClusterPlan {
-  return { kind: "bpa", key, ...group, masters: [], workers: [], decisions: [] };
+  return bpaPlan(key, group, [], [], []);
+}
+
+/**
+ * A BPA cluster's plan, its group's CRs written field by field: a spread followed by new keys takes
+ * V8's slow path, once for every turn a review places again.
+ */
+function bpaPlan(
+  key: ClusterKey,
+  group: BpaGroup,
+  masters: NodePlacement[],
+  workers: NodePlacement[],
+  decisions: Decision[],
+): BpaClusterPlan {
+  const { namespace, name, provisioning, software, glue } = group;
+  return { kind: "bpa", key, namespace, name, provisioning, software, glue, masters, workers, decisions };
 }
 
 /**
@@ -356,8 +371,7 @@ export function placeBpaCluster(
       }
     }
   }
-  const plan: BpaClusterPlan = { kind: "bpa", key, ...group, masters, workers, decisions };
-  return { plan, lock, issues };
+  return { plan: bpaPlan(key, group, masters, workers, decisions), lock, issues };
 }
 
 /**
