@@ -38,8 +38,8 @@ export interface TurnClaim extends StandingClaim {
 }
 
 /**
- * The turn claim of `claim`, one `turn` made, as a trace keeps it: built field by field, as every
- * turn a cascade moves makes a few (a spread of the claim cost more than the placing around it).
+ * The turn claim of `claim`, one `turn` made, as a trace keeps it: built field by field, as a cascade
+ * makes a few for every turn it moves, and a spread copies keys through V8's generic path.
  */
 export function turnClaim(turn: Turn, claim: StandingClaim): TurnClaim {
   return { turn, cluster: claim.cluster, why: claim.why };
