@@ -51,7 +51,11 @@ async function countRun(work: string, kind: number, reviews: number): Promise<To
       String(reviews),
     ],
     { maxBuffer: 64 * 1024 * 1024 },
-  );
+  ).catch((error: unknown) => {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT")
+      throw new Error("bench:counts needs Valgrind on the PATH (Debian: apt-get install valgrind)");
+    throw error;
+  });
   const figure = (label: RegExp): number => {
     const match = label.exec(stderr);
     if (match?.[1] === undefined) throw new Error(`cachegrind printed no ${label.source}:\n${stderr}`);
