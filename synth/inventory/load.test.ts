@@ -240,6 +240,31 @@ describe("buildInventory: accepted shapes", () => {
     );
   });
 
+  it("gives every host the same fields in the same order, absent ones undefined (one hidden class)", () => {
+    const { inventory, issues } = buildInventory(
+      raw(
+        makeBmh({ name: "bare", bootMac: null, hardware: false, state: null, bmc: null }),
+        makeBmh({
+          name: "full",
+          labels: {
+            "sip.airshipit.org/cluster-namespace": "tenant",
+            "sip.airshipit.org/cluster-name": "c1",
+            "sip.airshipit.org/node-type": "ControlPlane",
+          },
+          networkData: { name: "full-network-data" },
+        }),
+        makeBmh({ name: "half", labels: { "sip.airshipit.org/cluster-name": "c1" } }),
+      ),
+    );
+    expect(issues.filter((found) => found.severity === "error")).toEqual([]);
+    const [bare, full, half] = ["bare", "full", "half"].map((name) => inventory.byId(`metal3/${name}`)!);
+    expect(bare.cpus).toBeUndefined();
+    expect(full.sipOwner).toBeDefined();
+    expect(half.sipPartial).toBeDefined();
+    expect(Object.keys(bare)).toEqual(Object.keys(full));
+    expect(Object.keys(half)).toEqual(Object.keys(full));
+  });
+
   it("gives objects without metadata.namespace the namespace default", () => {
     const { inventory } = buildInventory(raw(makeBmh({ namespace: null })));
     expect(inventory.byId("default/node-0")?.namespace).toBe("default");
