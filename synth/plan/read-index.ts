@@ -36,12 +36,6 @@ export class ReadIndex {
   /** Leaves of {@link #rangeTree}: one per best-fit rank. */
   readonly #leaves: number;
   /**
-   * The nodes of {@link #rangeTree} holding a list, one bit each: a moved claim's path to the root
-   * passes mostly empty nodes, and a bit of a few kilobytes read for each costs less than a miss on
-   * the tree's slot.
-   */
-  readonly #filled: Uint32Array;
-  /**
    * Node → the {@link Drained} generation that last gave its list out. A stamp rather than a set per
    * change: a cascade drains a dozen nodes for each of hundreds of moved claims.
    */
@@ -63,7 +57,6 @@ export class ReadIndex {
   ) {
     this.#leaves = Math.max(1, inventory.lastBestFitRank() + 1);
     this.#rangeTree = new Array<number[] | undefined>(2 * this.#leaves);
-    this.#filled = new Uint32Array((2 * this.#leaves + 31) >>> 5);
     this.#drainedAt = new Uint32Array(2 * this.#leaves);
     this.#facts = turns.map(({ reads }) => reads.facts);
     const walks = new Map<string, SelectorWalks>();
@@ -149,12 +142,11 @@ export class ReadIndex {
       return;
     }
     if (rank >= this.#leaves) return;
-    const filled = this.#filled;
     for (let node = rank + this.#leaves; node >= 1; node >>>= 1) {
-      if ((filled[node >>> 5]! & (1 << (node & 31))) === 0) continue;
-      if (this.#drainedAt[node] === drained.generation) continue;
+      const positions = this.#rangeTree[node];
+      if (positions === undefined || this.#drainedAt[node] === drained.generation) continue;
       this.#drainedAt[node] = drained.generation;
-      this.#after(this.#rangeTree[node], position, found, facts);
+      this.#after(positions, position, found, facts);
     }
   }
 
@@ -180,14 +172,9 @@ export class ReadIndex {
     let low = Math.max(0, from) + this.#leaves;
     let high = Math.min(to, this.#leaves - 1) + 1 + this.#leaves;
     for (; low < high; low >>>= 1, high >>>= 1) {
-      if (low & 1) this.#file(low++, position);
-      if (high & 1) this.#file(--high, position);
+      if (low & 1) (this.#rangeTree[low++] ??= []).push(position);
+      if (high & 1) (this.#rangeTree[--high] ??= []).push(position);
     }
-  }
-
-  #file(node: number, position: number): void {
-    (this.#rangeTree[node] ??= []).push(position);
-    this.#filled[node >>> 5]! |= 1 << (node & 31);
   }
 }
 
