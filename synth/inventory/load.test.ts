@@ -257,12 +257,16 @@ describe("buildInventory: accepted shapes", () => {
       ),
     );
     expect(issues.filter((found) => found.severity === "error")).toEqual([]);
-    const [bare, full, half] = ["bare", "full", "half"].map((name) => inventory.byId(`metal3/${name}`)!);
-    expect(bare.cpus).toBeUndefined();
-    expect(full.sipOwner).toBeDefined();
-    expect(half.sipPartial).toBeDefined();
-    expect(Object.keys(bare)).toEqual(Object.keys(full));
-    expect(Object.keys(half)).toEqual(Object.keys(full));
+    const host = (name: string) => {
+      const found = inventory.byId(`metal3/${name}`);
+      if (found === undefined) throw new Error(`no host ${name}`);
+      return found;
+    };
+    expect(host("bare").cpus).toBeUndefined();
+    expect(host("full").sipOwner).toBeDefined();
+    expect(host("half").sipPartial).toBeDefined();
+    expect(Object.keys(host("bare"))).toEqual(Object.keys(host("full")));
+    expect(Object.keys(host("half"))).toEqual(Object.keys(host("full")));
   });
 
   it("gives objects without metadata.namespace the namespace default", () => {
