@@ -588,10 +588,10 @@ function placeByResources(
         return [{ host: host.id, rejection: context.rejection(judged, host) ?? lost }];
       });
   };
-  const take = (host: Host, reason: string, lost: Rejection) => {
+  // `facts`: the host's, looked up once by the caller, which words the reason from them.
+  const take = (host: Host, { ip }: ChosenHostFacts, reason: string, lost: Rejection) => {
     context.ledger.claim(host, cluster, chosenFor);
     context.bestFit.take(host);
-    const { ip } = chosenHostFacts(host);
     // Built without spreads: a review places hundreds of entries again (decision 0042).
     const placement: NodePlacement =
       ip === undefined ? { request, host, reason } : { request, host, ip, reason };
@@ -614,7 +614,12 @@ function placeByResources(
     ) === undefined &&
     context.ledger.claimOf(locked)?.cluster === cluster
   ) {
-    return take(locked, "kept from rendered/metalsynth.lock.yaml", NOT_PICKED.lockedKept);
+    return take(
+      locked,
+      chosenHostFacts(locked),
+      "kept from rendered/metalsynth.lock.yaml",
+      NOT_PICKED.lockedKept,
+    );
   }
 
   const needsKnownResources = request.cpus !== undefined || request.memoryBytes !== undefined;
@@ -630,9 +635,14 @@ function placeByResources(
     context.bestFit.firstFitting(request.cpus ?? 0, request.memoryBytes ?? 0, fits) ??
     (needsKnownResources ? undefined : inventory.withUnknownResources().find(fits));
   if (chosen !== undefined) {
-    const { bestFit, smallest } = chosenHostFacts(chosen);
+    const facts = chosenHostFacts(chosen);
     // The smallest free host wins when nothing is asked.
-    return take(chosen, needsKnownResources ? bestFit : smallest, NOT_PICKED.smallerChosen);
+    return take(
+      chosen,
+      facts,
+      needsKnownResources ? facts.bestFit : facts.smallest,
+      NOT_PICKED.smallerChosen,
+    );
   }
   const rejected = rejectedBesides(undefined, NOT_PICKED.fits);
   const histogram = fitHistogram(

@@ -96,8 +96,17 @@ export class TurnReads implements PlanningInventory, Candidates {
   /** The claim on `host` made before the turn: looking it up reads the host. */
   claimOf(host: Host): StandingClaim | undefined {
     this.#lookedUp(host);
-    return this.claimBefore(host);
+    // Claims made before the turn stay as they are while it runs, and it asks of a host twice in a
+    // row: its claim filter, then claiming the host it chose.
+    if (host !== this.#askedHost) {
+      this.#askedClaim = this.claimBefore(host);
+      this.#askedHost = host;
+    }
+    return this.#askedClaim;
   }
+
+  #askedHost: Host | undefined;
+  #askedClaim: StandingClaim | undefined;
 
   byId(id: string): Host | undefined {
     return this.#lookedUp(this.inventory.byId(id));

@@ -251,9 +251,21 @@ function replanWith(
     const now = turnClaims.get(id);
     return now === undefined ? trace.turnClaims.get(id) : now === UNCLAIMED ? undefined : now;
   };
+  // The last answer, kept until the turn or a claim changes: a moved turn's walk asks it of a
+  // candidate, then its claim filter of the same host, then taking the host asks it once more.
+  const asked: { host: Host | undefined; turn: Turn | undefined; claim: TurnClaim | undefined } = {
+    host: undefined,
+    turn: undefined,
+    claim: undefined,
+  };
   const claimBefore = (host: Host, turn: Turn) => {
+    if (host === asked.host && turn.key === asked.turn?.key && turn.pass === asked.turn.pass)
+      return asked.claim;
     const claim = claimNow(host.id);
-    return claim && compareTurns(claim.turn, turn) < 0 ? claim : undefined;
+    asked.host = host;
+    asked.turn = turn;
+    asked.claim = claim && compareTurns(claim.turn, turn) < 0 ? claim : undefined;
+    return asked.claim;
   };
 
   const queue = new TurnQueue(index);
@@ -318,6 +330,7 @@ function replanWith(
     for (const id of changedClaims(before, outcome)) {
       const claim = outcome?.claims.get(id);
       let held = claimNow(id);
+      asked.host = undefined;
       if (claim) turnClaims.set(id, (held = turnClaim(current, claim)));
       // A host this turn gave up may have gone to an earlier turn placed again; that claim stays.
       else if (sameTurn(held?.turn, current)) {
