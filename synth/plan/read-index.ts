@@ -36,8 +36,9 @@ export class ReadIndex {
   /** Leaves of {@link #rangeTree}: one per best-fit rank. */
   readonly #leaves: number;
   /**
-   * Node → the {@link Drained} generation that last gave its list out. A stamp rather than a set per
-   * change: a cascade drains a dozen nodes for each of hundreds of moved claims.
+   * Node → the {@link Drained} generation that last reached it (and gave its list out, if it has
+   * one). A stamp rather than a set per change: a cascade reaches the tree for each of hundreds of
+   * moved claims, and each node once.
    */
   readonly #drainedAt: Uint32Array;
   #generation = 0;
@@ -143,10 +144,12 @@ export class ReadIndex {
     }
     if (rank >= this.#leaves) return;
     for (let node = rank + this.#leaves; node >= 1; node >>>= 1) {
-      const positions = this.#rangeTree[node];
-      if (positions === undefined || this.#drainedAt[node] === drained.generation) continue;
+      // Every path from a leaf goes on to the root: a node this change reached already, so did
+      // every node above it, and nothing up there is new.
+      if (this.#drainedAt[node] === drained.generation) return;
       this.#drainedAt[node] = drained.generation;
-      this.#after(positions, position, found, facts);
+      const positions = this.#rangeTree[node];
+      if (positions !== undefined) this.#after(positions, position, found, facts);
     }
   }
 
