@@ -197,6 +197,15 @@ describe("Inventory", () => {
     expect(inventory.withUnknownResources().map((host) => host.name)).toEqual(["node-e", "node-f"]);
   });
 
+  it("finds a host by id with its best-fit rank, and no rank for a host of unknown size", () => {
+    for (const host of inventory.hosts) {
+      expect(inventory.rankedById(host.id)).toEqual({ host, rank: inventory.bestFitRank(host) });
+    }
+    expect(inventory.rankedById("metal3/node-c")?.rank).toBe(0);
+    expect(inventory.rankedById("metal3/node-e")?.rank).toBeUndefined();
+    expect(inventory.rankedById("metal3/no-such-host")).toBeUndefined();
+  });
+
   it("gives the same answers whatever order hosts come in (property)", () => {
     fc.assert(
       fc.property(fc.shuffledSubarray(hosts, { minLength: hosts.length }), (shuffled) => {

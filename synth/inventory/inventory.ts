@@ -240,6 +240,16 @@ export class Inventory {
     return this.#sizeRank.get(host.id);
   }
 
+  /**
+   * The host with id `id` and its best-fit rank (see {@link bestFitRank}), in one lookup for a host
+   * of known size: a cascade asks both of every claim it moves.
+   */
+  rankedById(id: string): { readonly host: Host; readonly rank: number | undefined } | undefined {
+    const rank = this.#sizeRank.get(id);
+    const host = rank === undefined ? this.#byId.get(id) : this.#sized[rank];
+    return host && { host, rank };
+  }
+
   /** The rank of the last host in best-fit order (-1 when no host's size is known). */
   lastBestFitRank(): number {
     return this.#sized.length - 1;

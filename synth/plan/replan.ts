@@ -337,10 +337,10 @@ function replanWith(
         turnClaims.set(id, UNCLAIMED);
         held = undefined;
       }
-      const host = inventory.byId(id);
-      if (!host) continue;
       // Looked up once for both: every turn a cascade moves changes a few claims.
-      const rank = inventory.bestFitRank(host);
+      const ranked = inventory.rankedById(id);
+      if (!ranked) continue;
+      const { host, rank } = ranked;
       if (held === undefined) freed.add(host, rank);
       else freed.hold(host, rank);
       index.reads.readersOf(host, HOST_FACTS.claim, position, drained, enqueue, rank);
