@@ -63,8 +63,8 @@ export class TraceIndex {
   readonly refix: RefixIndex;
   /** Turn id → its position in the trace's turns (planning order). */
   readonly #positions = new Map<string, number>();
-  /** Cluster → {@link ownFixedHosts} as the trace has them, for the clusters a change leaves alone. */
-  readonly #ownHosts = new Map<ClusterKey, readonly Host[]>();
+  /** Position → {@link unchangedTurnAt}'s answer, once asked. */
+  readonly #unchangedTurns: (UnchangedTurn | undefined)[] = [];
 
   /**
    * Indexes `trace` as planned against `inventory`, or, given `rankedIn`, as planned against that
@@ -87,17 +87,20 @@ export class TraceIndex {
   }
 
   /**
-   * The hosts `key` holds before its turns as the trace fixed them ({@link ownFixedHosts}): what a
-   * cluster the change does not name holds. Kept: every turn a cascade moves asks, review after
-   * review.
+   * What the trace's turn at `position` places, and the hosts its cluster holds before its turns as
+   * the trace fixed them ({@link ownFixedHosts}), for a change that does not name the cluster. Kept
+   * by position: every turn a cascade moves asks, review after review, and a lookup by cluster
+   * costs more than the array.
    */
-  ownHostsUnchanged(key: ClusterKey): readonly Host[] {
-    let hosts = this.#ownHosts.get(key);
-    if (hosts === undefined) {
-      const found = ownFixedHosts(key, this.trace.fixed, this.trace.clusters, this.inventory);
-      this.#ownHosts.set(key, (hosts = found.length === 0 ? NO_HOSTS : found));
+  unchangedTurnAt(position: number): UnchangedTurn {
+    let known = this.#unchangedTurns[position];
+    if (known === undefined) {
+      const turn = this.turnAt(position);
+      const own = ownFixedHosts(turn.key, this.trace.fixed, this.trace.clusters, this.inventory);
+      known = { work: workOf(this.trace.clusters, turn), own: own.length === 0 ? NO_HOSTS : own };
+      this.#unchangedTurns[position] = known;
     }
-    return hosts;
+    return known;
   }
 
   /** The trace's outcome at `position` (see {@link positionOf}), if the trace has a turn there. */
@@ -127,6 +130,14 @@ export class TraceIndex {
     }
     return low - 0.5;
   }
+}
+
+/** A trace's turn as a change that leaves its cluster alone places it again (see {@link TraceIndex.unchangedTurnAt}). */
+interface UnchangedTurn {
+  /** What the turn places; none once the cluster has nothing to place. */
+  readonly work: TurnWork | undefined;
+  /** The hosts its cluster holds before its turns. */
+  readonly own: readonly Host[];
 }
 
 /** Hosts whose facts changed, and what that reaches besides their claims (see {@link replanInventory}). */
@@ -289,13 +300,17 @@ function replanWith(
   const replaced = new Set<string>();
   for (let next = queue.next(); next !== undefined; next = queue.next()) {
     const { turn: current, position } = next;
-    const work = workOf(clusters, current);
+    // Every turn the trace lacks is a changed cluster's.
+    const changed = changes.has(current.key);
     // Claimed hosts the turn may have all the same: its own, and those the change freed.
     // A cluster the change does not name holds what the trace fixed (`fixAgain` fixes again only
     // the lock entries and releases of the changed clusters).
-    const own = changes.has(current.key)
-      ? ownFixedHosts(current.key, fixed.claims, clusters, inventory)
-      : index.ownHostsUnchanged(current.key);
+    const { work, own } = changed
+      ? {
+          work: workOf(clusters, current),
+          own: ownFixedHosts(current.key, fixed.claims, clusters, inventory),
+        }
+      : index.unchangedTurnAt(position);
     const outcome =
       work &&
       placeTurn(work, {
@@ -320,7 +335,7 @@ function replanWith(
             : undefined,
         explains: false,
         records,
-        warns: records || changes.has(current.key),
+        warns: records || changed,
         // Alone in its run, the turn may drop from its candidates every host another cluster holds.
         stillPlanning: (cluster) => cluster === current.key,
       });
