@@ -174,12 +174,31 @@ class Unclaimed implements HostFilter {
 const CLAIMED: Rejection = Object.freeze({ filter: FILTERS.unclaimed, reason: REASONS.claimed });
 
 /** Rejects hosts this cluster already uses for something else (`filter` says what). */
-export function notTaken(
-  name: typeof FILTERS.unused | typeof FILTERS.otherRole,
-  taken: (host: Host) => boolean,
-): HostFilter {
-  return filter(name, 0, (host) => (taken(host) ? { reason: REASONS.taken } : undefined));
+export function notTaken(name: TakenFilterName, taken: (host: Host) => boolean): HostFilter {
+  return new NotTaken(name, taken);
 }
+
+type TakenFilterName = typeof FILTERS.unused | typeof FILTERS.otherRole;
+
+/** {@link notTaken}'s filter: one object and its rejections made once, as placing makes one per entry. */
+class NotTaken implements HostFilter {
+  /** It reads only the placing cluster's own state. */
+  readonly reads = 0;
+
+  constructor(
+    readonly name: TakenFilterName,
+    private readonly taken: (host: Host) => boolean,
+  ) {}
+
+  check(host: Host): Rejection | undefined {
+    return this.taken(host) ? TAKEN[this.name] : undefined;
+  }
+}
+
+const TAKEN: Readonly<Record<TakenFilterName, Rejection>> = {
+  [FILTERS.unused]: Object.freeze({ filter: FILTERS.unused, reason: REASONS.taken }),
+  [FILTERS.otherRole]: Object.freeze({ filter: FILTERS.otherRole, reason: REASONS.taken }),
+};
 
 /**
  * The resource filters for a BPA entry, in the order reasons are attributed. Built once per entry:
