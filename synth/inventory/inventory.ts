@@ -364,9 +364,21 @@ export class BestFit {
     accepts: (host: Host, rank: number) => boolean,
     scanned?: (from: number, to: number) => void,
   ): Host | undefined {
+    return this.firstFittingFrom(this.firstOfSize(minCpus, minMemoryBytes), minMemoryBytes, accepts, scanned);
+  }
+
+  /**
+   * {@link firstFitting} from `low`, the {@link firstOfSize} of what is asked, which the caller
+   * searched for already (a walk that merges other lists into this one starts them there too).
+   */
+  firstFittingFrom(
+    low: number,
+    minMemoryBytes: number,
+    accepts: (host: Host, rank: number) => boolean,
+    scanned?: (from: number, to: number) => void,
+  ): Host | undefined {
     const sized = this.#sized;
     const { memory } = this.#sizes;
-    const low = this.firstOfSize(minCpus, minMemoryBytes);
     for (let index = this.#free(low); index < sized.length; index = this.#free(index + 1)) {
       if (memory[index]! >= minMemoryBytes && accepts(sized[index]!, index)) {
         scanned?.(low, index);

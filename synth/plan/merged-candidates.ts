@@ -62,8 +62,8 @@ export class MergedCandidates implements Candidates {
     for (const { ranks } of this.extra) at.push(firstWithRank(ranks, least, 0));
     const cursor = new ExtraCursor(at, minMemoryBytes);
     let extraChosen: Host | undefined;
-    const fromBase = this.base.firstFitting(
-      minCpus,
+    const fromBase = this.base.firstFittingFrom(
+      least,
       minMemoryBytes,
       (host, rank) => {
         for (let extra = this.#extraBelow(cursor, rank); extra; extra = this.#extraBelow(cursor, rank)) {
