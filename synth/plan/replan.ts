@@ -344,13 +344,16 @@ function replanWith(
     if (records && (before || outcome)) replaced.add(turnId(current));
     for (const id of changedClaims(before, outcome)) {
       const claim = outcome?.claims.get(id);
-      let held = claimNow(id);
       asked.host = undefined;
+      let held: TurnClaim | undefined;
       if (claim) turnClaims.set(id, (held = turnClaim(current, claim)));
-      // A host this turn gave up may have gone to an earlier turn placed again; that claim stays.
-      else if (sameTurn(held?.turn, current)) {
-        turnClaims.set(id, UNCLAIMED);
-        held = undefined;
+      else {
+        held = claimNow(id);
+        // A host this turn gave up may have gone to an earlier turn placed again; that claim stays.
+        if (sameTurn(held?.turn, current)) {
+          turnClaims.set(id, UNCLAIMED);
+          held = undefined;
+        }
       }
       // Looked up once for both: every turn a cascade moves changes a few claims.
       const ranked = inventory.rankedById(id);
