@@ -80,6 +80,9 @@ export class TurnReads implements PlanningInventory, Candidates {
   #all = false;
   #facts: HostFacts = HOST_FACTS.claim;
   #recording: boolean;
+  /** The host {@link claimOf} was last asked about, and its answer. */
+  #askedHost: Host | undefined;
+  #askedClaim: StandingClaim | undefined;
 
   /** `records`: false for a turn whose reads no one keeps, which then records nothing. */
   constructor(
@@ -104,9 +107,6 @@ export class TurnReads implements PlanningInventory, Candidates {
     }
     return this.#askedClaim;
   }
-
-  #askedHost: Host | undefined;
-  #askedClaim: StandingClaim | undefined;
 
   byId(id: string): Host | undefined {
     return this.#lookedUp(this.inventory.byId(id));

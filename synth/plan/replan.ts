@@ -300,7 +300,7 @@ function replanWith(
   const replaced = new Set<string>();
   for (let next = queue.next(); next !== undefined; next = queue.next()) {
     const { turn: current, position } = next;
-    // Every turn the trace lacks is a changed cluster's.
+    // Every turn the trace lacks is a changed cluster's: an unchanged one has its position there.
     const changed = changes.has(current.key);
     // Claimed hosts the turn may have all the same: its own, and those the change freed.
     // A cluster the change does not name holds what the trace fixed (`fixAgain` fixes again only
