@@ -63,8 +63,12 @@ export class TraceIndex {
   readonly refix: RefixIndex;
   /** Turn id → its position in the trace's turns (planning order). */
   readonly #positions = new Map<string, number>();
-  /** Position → {@link unchangedTurnAt}'s answer, once asked. */
-  readonly #unchangedTurns: (UnchangedTurn | undefined)[] = [];
+  /**
+   * Position → {@link unchangedTurnAt}'s answer, once asked. Made at the trace's length: a cascade
+   * fills it from wherever it starts, and a write far past the end of an empty array would turn it
+   * into a dictionary.
+   */
+  readonly #unchangedTurns: (UnchangedTurn | undefined)[];
 
   /**
    * Indexes `trace` as planned against `inventory`, or, given `rankedIn`, as planned against that
@@ -81,6 +85,7 @@ export class TraceIndex {
         ? trace
         : { ...trace, turns: trace.turns.map((outcome) => reranked(outcome, rankedIn, inventory)) };
     this.trace.turns.forEach((outcome, position) => this.#positions.set(turnId(outcome.turn), position));
+    this.#unchangedTurns = new Array<UnchangedTurn | undefined>(this.trace.turns.length);
     this.reads = new ReadIndex(this.trace.turns, inventory);
     this.candidates = new ReplacementCandidates(this.trace, inventory, (turn) => this.positionOf(turn));
     this.refix = new RefixIndex(this.trace, inventory, lock);
