@@ -225,6 +225,35 @@ export const RULES = {
       "an inventory object can't be used (bad MAC, missing name); a MAC two hosts share sets both aside (a warning until a CR names them)",
     module: "synth/inventory/load.ts",
   },
+  "host-vanished": {
+    severity: "error",
+    summary:
+      "a host the lock or an Allocation gives to a live cluster is missing from the snapshot (or set aside): its node stays until the host is released",
+    module: "synth/rules/availability.ts",
+  },
+  "host-unavailable": {
+    severity: "error",
+    summary:
+      "a CR names a host that is consumed by another consumer, being deleted, powered off, broken, paused or detached (a warning for a host the lock keeps)",
+    module: "synth/rules/availability.ts",
+  },
+  "bmc-duplicate": {
+    severity: "warning",
+    summary: "two BareMetalHosts share one BMC address: one machine registered twice",
+    module: "synth/inventory/hygiene.ts",
+  },
+  "ip-duplicate": {
+    severity: "warning",
+    summary:
+      "two BareMetalHosts report one IP on a NIC or networkData network, which reaches hosts.ini and load-balancer backends",
+    module: "synth/inventory/hygiene.ts",
+  },
+  "metadata-invalid": {
+    severity: "error",
+    summary:
+      "a CR's own label keys or values, or annotation keys, break Kubernetes' grammar (they are copied into specs.yaml)",
+    module: "synth/rules/schema.ts",
+  },
   "inventory-unmatched": {
     severity: "warning",
     summary:

@@ -820,9 +820,11 @@ describe("the catalogue", () => {
       .filter(([, rule]) => rule.severity === "warning")
       .map(([id]) => id);
     expect(warnings.sort()).toEqual([
+      "bmc-duplicate",
       "field-ignored",
       "host-not-ready",
       "inventory-unmatched",
+      "ip-duplicate",
       "no-objects",
       "resources-unknown",
     ]);
