@@ -1,9 +1,107 @@
-import { stringify } from "yaml";
+import {
+  Schema,
+  stringify,
+  type CreateNodeOptions,
+  type ScalarTag,
+  type SchemaOptions,
+  type ToStringOptions,
+} from "yaml";
+
+/**
+ * Plain scalars a YAML 1.1 reader takes for something other than a string, beyond the YAML 1.2 core
+ * schema's (which the library quotes anyway): the `yaml` package's own YAML 1.1 tags (`yes`, `on`,
+ * `n`, `0b101`, `017`, `1_000`, `190:20:30`, `2001-12-14`, `<<`, …), then what go-yaml resolves on
+ * top of them. kubectl, Flux, Argo CD and Helm read manifests with go-yaml (sigs.k8s.io/yaml), which
+ * drops every `_` of a plain scalar that starts with a digit or a sign and then asks Go's
+ * `strconv.ParseInt` with base 0 (so `0o17`, `0X1F`, `-0B1`, `+_1` are integers) and its float
+ * grammar (`1_000.5`, `.5_0`); `=` is YAML 1.1's value key. Generous on purpose (decision 0053): a
+ * string quoted that needed no quotes costs two characters, one left plain can cost a cluster
+ * directory (`kubectl apply` refuses `labels: {a: yes}`).
+ */
+const YAML_1_1_TAGS = new Schema({ schema: "yaml-1.1" }).tags.filter(
+  (tag): tag is ScalarTag => tag.collection === undefined && Boolean(tag.default) && tag.test !== undefined,
+);
+const GO_YAML_TYPED =
+  /^[-+]?_*(?:0_*[xX][_0-9a-fA-F]*|0_*[oObB][_0-9]*|(?:[0-9][_0-9]*(?:\.[_0-9]*)?|\.[_0-9]*[0-9][_0-9]*)(?:[eE]_*[-+]?[_0-9]*[0-9][_0-9]*)?)$|^=$/;
+/** Any of the above, as one pattern: what the direct writer and the library (as `compat`) both quote. */
+const YAML_1_1_TYPED = new RegExp(
+  [...YAML_1_1_TAGS.map((tag) => tag.test?.source ?? "$^"), GO_YAML_TYPED.source]
+    .map((source) => `(?:${source})`)
+    .join("|"),
+);
+/**
+ * The library's side of {@link YAML_1_1_TYPED}: a tag it never writes, only consults when it decides
+ * whether a string may be written plain.
+ */
+const YAML_1_1_STRINGS: ScalarTag = {
+  tag: "tag:metalsynth.io,2025:yaml-1.1-typed",
+  default: true,
+  test: YAML_1_1_TYPED,
+  resolve: (text) => text,
+};
+
+/**
+ * Characters YAML 1.1 readers take for line breaks (NEL, LS, PS: libyaml, and so go-yaml, ends a plain
+ * scalar there and folds them in quoted ones) or refuse outright (U+FFFE, U+FFFF), where YAML 1.2
+ * reads them as text; the library writes them raw, even in double quotes.
+ */
+const YAML_1_1_BREAK = /[\u0085\u2028\u2029\uFFFE\uFFFF]/;
+const YAML_1_1_BREAKS = new RegExp(YAML_1_1_BREAK.source, "g");
+/** Blank lines only (`" \n"`): the library's literal block loses their spaces, in every reader. */
+const BLANK_LINES = /^[\t\n ]*\n[\t\n ]*$/;
+
+/** Whether `value` must be written as {@link escapedString} (both writers ask this first). */
+function needsEscapes(value: string): boolean {
+  return YAML_1_1_BREAK.test(value) || (BLANK_LINES.test(value) && /[\t ]/.test(value));
+}
+
+/**
+ * `value` double-quoted with JSON's escapes, which are YAML's in 1.1 and 1.2, and `\u` escapes for the
+ * YAML 1.1 breaks: one line that every reader reads as `value`.
+ */
+function escapedString(value: string): string {
+  return JSON.stringify(value).replace(
+    YAML_1_1_BREAKS,
+    (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
+}
+
+/** The library's string tag, with {@link escapedString} for the strings it would write unsafely. */
+const STRING = escapingStringTag();
+
+function escapingStringTag(): { readonly core: ScalarTag; readonly escaping: ScalarTag } {
+  const core = new Schema({}).tags.find(
+    (tag): tag is ScalarTag => tag.tag === "tag:yaml.org,2002:str" && tag.collection === undefined,
+  );
+  const write = core?.stringify;
+  if (core === undefined || write === undefined) throw new Error("the yaml package has no string tag");
+  return {
+    core,
+    escaping: {
+      ...core,
+      stringify: (item, ctx, onComment, onChompKeep) =>
+        typeof item.value === "string" && needsEscapes(item.value)
+          ? escapedString(item.value)
+          : write(item, ctx, onComment, onChompKeep),
+    },
+  };
+}
+
+/** The library's options for what metalsynth writes; the direct writer below produces the same bytes. */
+export const LIBRARY_OPTIONS = {
+  lineWidth: 0,
+  indent: 2,
+  aliasDuplicateObjects: false,
+  compat: [YAML_1_1_STRINGS],
+  customTags: (tags) => tags.map((tag) => (tag === STRING.core ? STRING.escaping : tag)),
+} satisfies CreateNodeOptions & SchemaOptions & ToStringOptions;
 
 /**
  * Every YAML file metalsynth writes goes through here, so output is byte-stable: no line folding
  * (a long image reference must not wrap differently between versions), two-space indentation,
- * insertion-ordered keys (the code that builds an object decides the order), LF endings.
+ * insertion-ordered keys (the code that builds an object decides the order), LF endings. A string
+ * is written plain only when YAML 1.1 and 1.2 readers alike read it back as that string
+ * ({@link YAML_1_1_TYPED}; docs/contract.md §4): `kubectl apply` must see the labels synth wrote.
  *
  * The bytes are those of the `yaml` package's `stringify` with these options. Rendering a large site
  * spent most of its time there (building a node tree per document, decision 0019), so plain JSON data
@@ -15,7 +113,7 @@ import { stringify } from "yaml";
  */
 export function toYaml(value: unknown): string {
   const fast = blockDocument(value);
-  return fast ?? stringify(value, { lineWidth: 0, indent: 2, aliasDuplicateObjects: false });
+  return fast ?? stringify(value, LIBRARY_OPTIONS);
 }
 
 /** A multi-document YAML stream (`---` between documents), ending with a newline. */
@@ -121,6 +219,11 @@ const NOT_A_STRING =
 const MAX_IMPLICIT_KEY = 1024;
 
 function implicitKey(key: string): string {
+  if (needsEscapes(key)) {
+    const text = escapedString(key);
+    if (text.length > MAX_IMPLICIT_KEY) throw UNSUPPORTED;
+    return text;
+  }
   if (key.includes("\n") || ESCAPED.test(key)) throw UNSUPPORTED;
   const text = plainOrQuoted(key);
   if (text.length > MAX_IMPLICIT_KEY) throw UNSUPPORTED;
@@ -128,13 +231,14 @@ function implicitKey(key: string): string {
 }
 
 function stringValue(value: string, indent: string): string {
+  if (needsEscapes(value)) return escapedString(value);
   if (ESCAPED.test(value)) throw UNSUPPORTED;
   return value.includes("\n") ? literalBlock(value, indent) : plainOrQuoted(value);
 }
 
 /** A one-line string: plain when it reads back as itself, else quoted the way the library does. */
 function plainOrQuoted(value: string): string {
-  if (!NOT_PLAIN.test(value) && !NOT_A_STRING.test(value)) {
+  if (!NOT_PLAIN.test(value) && !NOT_A_STRING.test(value) && !YAML_1_1_TYPED.test(value)) {
     if (DOCUMENT_MARKER.test(value)) throw UNSUPPORTED;
     return value;
   }
