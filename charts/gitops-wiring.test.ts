@@ -1,11 +1,18 @@
 import { describe, expect, it } from "vitest";
 import { DEFAULT_SETTINGS, SiteSettingsSchema, type SiteSettingsSpec } from "../synth/schema/settings.ts";
+import { resolvePathPrefix } from "../synth/site/path-prefix.ts";
 import { ArgoApplicationSetChart, FluxKustomizationChart } from "./gitops-wiring.ts";
 import { synthObjects, testApp, validateKubernetesObject } from "../test/support/charts.ts";
 import { dnsLabel } from "../test/builders/inventory.ts";
 
+/** Settings of a site whose `rendered/` is at the root of its repository. */
 function siteSettings(gitops: SiteSettingsSpec["gitops"] = {}) {
-  return SiteSettingsSchema.parse({ apiVersion: "metalsynth.io/v1alpha1", kind: "SiteSettings", gitops });
+  const parsed = SiteSettingsSchema.parse({
+    apiVersion: "metalsynth.io/v1alpha1",
+    kind: "SiteSettings",
+    gitops,
+  });
+  return resolvePathPrefix(parsed, { kind: "work-tree", path: "rendered" }).settings;
 }
 
 describe("ArgoApplicationSetChart", () => {

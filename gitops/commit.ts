@@ -235,6 +235,7 @@ async function renderAndCommit(
   const { repo, out, outInRepo, write } = place;
   const { input, issues, rendered } = await renderFromSite({ site: place.site });
   if (!rendered) return { kind: "invalid", issues };
+  if (input.pathPrefixNote !== undefined) options.log?.(`note: ${input.pathPrefixNote}`);
   if (uncommitted.length > 0 && !isDeepStrictEqual(await readTree(out), rendered.files)) {
     return refused(
       `${outInRepo}/ has uncommitted changes that are not what metalsynth renders (${listPaths(uncommitted)}). ` +

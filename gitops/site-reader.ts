@@ -9,11 +9,13 @@ import { EMPTY_LOCK } from "../synth/rules/lock.ts";
 import type { Lock } from "../synth/model/lock.ts";
 import { lockFromText } from "../synth/rules/lock.ts";
 import type { SiteSettings } from "../synth/schema/settings.ts";
+import { resolvePathPrefix } from "../synth/site/path-prefix.ts";
 import { readSettings } from "../synth/site/settings.ts";
 import { UsageError } from "./errors.ts";
 import { displayPath, errorCode, listInputFiles, systemReason, unreadIssue } from "./files.ts";
 import { readInventory } from "./inventory-reader.ts";
 import { capSyntaxErrors } from "./report/report.ts";
+import { renderedPlace } from "./work-tree.ts";
 
 /** Where a site's parts are (docs/contract.md §1.1, §7); every path defaults from `site`. */
 export interface SiteLocation {
@@ -34,7 +36,13 @@ export interface SiteInput {
   readonly documents: readonly SourceDocument[];
   readonly inventory: Inventory;
   readonly lock: Lock;
+  /** With `gitops.pathPrefix` resolved from where `out` sits in Git when the site does not set it. */
   readonly settings: SiteSettings;
+  /**
+   * Set when that path prefix is the default for want of a better one (no Git work tree): what the
+   * commands that render the wiring tell the user once (decision 0055).
+   */
+  readonly pathPrefixNote?: string;
   /** The resolved output directory. */
   readonly out: string;
   /** Problems found while reading (syntax, missing paths, damaged lock). */
@@ -87,8 +95,19 @@ export async function readSite(location: SiteLocation): Promise<SiteInput> {
   const settings = readSettings(settingsParsed.documents);
   issues.push(...settingsParsed.issues, ...settings.issues);
 
+  const place = settings.settings.gitops.pathPrefix === undefined ? await renderedPlace(out) : undefined;
+  const resolved = resolvePathPrefix(settings.settings, place);
+
   const lock = await readLock(out, relativeTo, issues);
-  return { documents, inventory: inventory.inventory, lock, settings: settings.settings, out, issues };
+  return {
+    documents,
+    inventory: inventory.inventory,
+    lock,
+    settings: resolved.settings,
+    ...(resolved.note === undefined ? {} : { pathPrefixNote: resolved.note }),
+    out,
+    issues,
+  };
 }
 
 /**

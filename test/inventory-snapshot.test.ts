@@ -27,6 +27,7 @@ import { parseLock } from "../synth/rules/lock.ts";
 import type { SitePlan } from "../synth/plan/model.ts";
 import { renderPlan } from "../synth/plan/render-plan.ts";
 import { DEFAULT_SETTINGS, type SiteSettings } from "../synth/schema/settings.ts";
+import { resolvePathPrefix } from "../synth/site/path-prefix.ts";
 import { readSettings } from "../synth/site/settings.ts";
 import { REPO } from "./harness.ts";
 
@@ -58,7 +59,8 @@ function lockAt(file: string): Lock {
 function settingsAt(dir: string): SiteSettings {
   const file = path.join(dir, "metalsynth.yaml");
   if (!existsSync(file)) return DEFAULT_SETTINGS;
-  return readSettings(parseDocuments("metalsynth.yaml", readFileSync(file, "utf8")).documents).settings;
+  const read = readSettings(parseDocuments("metalsynth.yaml", readFileSync(file, "utf8")).documents);
+  return resolvePathPrefix(read.settings, { kind: "work-tree", path: "rendered" }).settings;
 }
 
 /** The example site and each golden scenario (`scenario.yaml`: specs and inventory paths). */

@@ -62,6 +62,7 @@ export async function diff(argv: readonly string[], io: Console): Promise<number
     io.err(`${summary(issues)}; nothing to compare\n`);
     return EXIT.invalid;
   }
+  if (input.pathPrefixNote !== undefined) io.err(`metalsynth: note: ${input.pathPrefixNote}\n`);
   const before = await readTree(input.out);
   const changes = diffTrees(before, rendered.files);
   const patch = (change: FileChange) => filePatch(change, before, rendered.files);

@@ -45,6 +45,7 @@ export async function synth(argv: readonly string[], io: Console): Promise<numbe
     );
   }
   const change = await interruptible((signal) => writeRendered(input.out, rendered.files, { signal }));
+  if (input.pathPrefixNote !== undefined) io.err(`metalsynth: note: ${input.pathPrefixNote}\n`);
   if (format === "json") {
     io.out(jsonReport({ out: input.out, clusters: rendered.clusters, change, diagnostics: issues }));
     return EXIT.ok;

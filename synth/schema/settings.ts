@@ -40,6 +40,15 @@ const url = (schemes: string) =>
   );
 
 /**
+ * `gitops.pathPrefix`'s grammar: a relative POSIX path of plain names that stays inside the
+ * repository (no `.`, `..`, empty or absolute segments), as Argo CD's and Flux's paths are.
+ */
+export const PATH_PREFIX = /^(?!\.\.?(\/|$))[\w.-]+(\/(?!\.\.?(\/|$))[\w.-]+)*$/;
+
+/** The path prefix of a site whose `rendered/` is at the root of its repository. */
+export const DEFAULT_PATH_PREFIX = "rendered/clusters";
+
+/**
  * `metalsynth.yaml`: the site's settings (docs/contract.md §6.1). Every field has a default, so a site without the
  * file works; the file is validated like a CR (unknown fields are errors).
  */
@@ -84,12 +93,11 @@ export const SiteSettingsSchema = z.strictObject({
         .describe("Which GitOps wiring to render."),
       pathPrefix: z
         .string()
-        .regex(
-          /^(?!\.\.?(\/|$))[\w.-]+(\/(?!\.\.?(\/|$))[\w.-]+)*$/,
-          "a relative path inside the repository, such as rendered/clusters",
-        )
-        .default("rendered/clusters")
-        .describe("Where the cluster directories are, relative to the repository root."),
+        .regex(PATH_PREFIX, "a relative path inside the repository, such as rendered/clusters")
+        .optional()
+        .describe(
+          "Where the cluster directories are, relative to the repository root; by default where rendered/clusters sits in its Git work tree (decision 0055).",
+        ),
       argocd: z
         .strictObject({
           project: objectName().default("default"),
@@ -181,11 +189,23 @@ export const SiteSettingsSchema = z.strictObject({
 
 /** Site settings as written in `metalsynth.yaml`. */
 export type SiteSettingsSpec = z.input<typeof SiteSettingsSchema>;
-/** Site settings with every default filled in. */
-export type SiteSettings = z.output<typeof SiteSettingsSchema>;
+/**
+ * Site settings as read: every default filled in but `gitops.pathPrefix`, undefined unless
+ * `metalsynth.yaml` sets it, since its default depends on where `rendered/` sits in Git
+ * (`resolvePathPrefix`, decision 0055).
+ */
+export type ParsedSiteSettings = z.output<typeof SiteSettingsSchema>;
+/** Site settings ready to render: every default filled in, the path prefix too. */
+export type SiteSettings = ParsedSiteSettings & { readonly gitops: { readonly pathPrefix: string } };
 
-/** The settings of a site without `metalsynth.yaml`. */
-export const DEFAULT_SETTINGS: SiteSettings = SiteSettingsSchema.parse({
+/** The settings of a site without `metalsynth.yaml`, as read. */
+export const UNSET_SETTINGS: ParsedSiteSettings = SiteSettingsSchema.parse({
   apiVersion: "metalsynth.io/v1alpha1",
   kind: "SiteSettings",
 });
+
+/** The settings of a site without `metalsynth.yaml` whose `rendered/` is at its repository's root. */
+export const DEFAULT_SETTINGS: SiteSettings = {
+  ...UNSET_SETTINGS,
+  gitops: { ...UNSET_SETTINGS.gitops, pathPrefix: DEFAULT_PATH_PREFIX },
+};

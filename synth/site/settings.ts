@@ -1,6 +1,6 @@
 import type { SourceDocument } from "../documents.ts";
 import type { Issue } from "../issue.ts";
-import { DEFAULT_SETTINGS, SiteSettingsSchema, type SiteSettings } from "../schema/settings.ts";
+import { SiteSettingsSchema, UNSET_SETTINGS, type ParsedSiteSettings } from "../schema/settings.ts";
 import { extraSettingsDocument, schemaIssues } from "../rules/schema.ts";
 import { secretInline } from "../rules/secrets.ts";
 import { reporter } from "../rules/reporter.ts";
@@ -10,11 +10,11 @@ import { reporter } from "../rules/reporter.ts";
  * rest of the site is still checked in the same run.
  */
 export function readSettings(documents: readonly SourceDocument[]): {
-  settings: SiteSettings;
+  settings: ParsedSiteSettings;
   issues: Issue[];
 } {
   const [document, ...extra] = documents;
-  if (!document) return { settings: DEFAULT_SETTINGS, issues: [] };
+  if (!document) return { settings: UNSET_SETTINGS, issues: [] };
   const report = reporter({ document, basePath: [], key: "SiteSettings/metalsynth.yaml" });
   const issues: Issue[] = extra.map((other) =>
     extraSettingsDocument(reporter({ document: other, basePath: [], key: "SiteSettings/metalsynth.yaml" })),
@@ -27,7 +27,7 @@ export function readSettings(documents: readonly SourceDocument[]): {
         schemaIssues(SiteSettingsSchema, document.value, zodIssue, report),
       ),
     );
-    return { settings: DEFAULT_SETTINGS, issues };
+    return { settings: UNSET_SETTINGS, issues };
   }
   return { settings: parsed.data, issues };
 }

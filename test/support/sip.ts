@@ -17,6 +17,7 @@ import type { Lock } from "../../synth/model/lock.ts";
 import type { ClusterPlan, SipClusterPlan } from "../../synth/plan/model.ts";
 import type { SipClusterSpec } from "../../synth/schema/sipcluster.ts";
 import type { SiteSettings } from "../../synth/schema/settings.ts";
+import { resolvePathPrefix } from "../../synth/site/path-prefix.ts";
 import { readSettings } from "../../synth/site/settings.ts";
 import { toYaml } from "../../synth/codec/yaml-output.ts";
 
@@ -51,7 +52,11 @@ function readExample(): { plan: SipClusterPlan; settings: SiteSettings } {
   if (problems.length > 0 || evaluation.issues.length > 0) {
     throw new Error(`example site has issues: ${JSON.stringify([...problems, ...evaluation.issues])}`);
   }
-  return { plan: sipPlanOf(evaluation.plan.clusters, "edge-sip/tenant-a"), settings: settings.settings };
+  return {
+    plan: sipPlanOf(evaluation.plan.clusters, "edge-sip/tenant-a"),
+    // The example site sets its path prefix; the place is not asked.
+    settings: resolvePathPrefix(settings.settings, undefined).settings,
+  };
 }
 
 /** `spec.services` of a SIPCluster. */
