@@ -20,7 +20,10 @@ import {
   moveBranch,
   openRepository,
   pushHead,
+  restoreIndex,
+  saveIndex,
   type Repository,
+  type SavedIndex,
 } from "./git.ts";
 import { readTree } from "./replace-dir.ts";
 
@@ -76,7 +79,10 @@ export type CommitOutcome =
   | { readonly kind: "invalid"; readonly issues: readonly Issue[]; readonly afterFetch: boolean }
   /** The checkout is in a state commit must not work in; nothing was touched. */
   | { readonly kind: "refused"; readonly reason: string }
-  /** Committing or pushing failed; the branch, the index and `rendered/` are as before the run. */
+  /**
+   * Committing or pushing failed (a hook, signing, a refused push, every retry lost); the branch,
+   * the index and the work tree are as before the run, and the reason says so.
+   */
   | { readonly kind: "failed"; readonly reason: string };
 
 /** The site's inputs, relative to the site: a render is only reproducible from committed ones. */
@@ -115,6 +121,7 @@ export async function commitSite(options: CommitOptions): Promise<CommitOutcome>
     outInRepo: path.posix.join(siteInRepo, "rendered"),
     write: options.interruptible ?? ((write) => write()),
     touched: false,
+    index: await saveIndex(repo),
   };
 
   const inputs = await changedPaths(
@@ -152,21 +159,23 @@ export async function commitSite(options: CommitOptions): Promise<CommitOutcome>
       if (pushed.status === "pushed") return { ...done, pushed: { remote, branch: target, retries } };
       if (pushed.status === "failed") {
         await restore(place, start);
-        return failed(`git push ${remote} HEAD:${target} failed; nothing was committed:\n${pushed.detail}`);
+        return failed(
+          `git push ${remote} HEAD:${target} was refused:\n${pushed.detail}\n${asBefore(place)}. ` +
+            `Once the remote would accept it, run metalsynth commit --push again`,
+        );
       }
       if (start === undefined) {
         await restore(place, start);
         return failed(
           `${remote} already has branch ${target} and this repository has no commits yet; clone the ` +
-            `repository (or git pull ${remote} ${target}) and run metalsynth commit there`,
+            `repository (or git pull ${remote} ${target}) and run metalsynth commit there. ${asBefore(place)}`,
         );
       }
       if (retries >= maxRetries) {
         await restore(place, start);
         return failed(
           `push to ${remote} ${target} was rejected ${retries + 1} times (${pushed.detail}): others keep ` +
-            `pushing first. Nothing was committed; ${branch} and rendered/ are as before. Run metalsynth ` +
-            `commit --push again later, or with more --retries`,
+            `pushing first. ${asBefore(place)}. Run metalsynth commit --push again later, or with more --retries`,
         );
       }
       retries += 1;
@@ -176,7 +185,7 @@ export async function commitSite(options: CommitOptions): Promise<CommitOutcome>
       const problem = await integrateRemote(place, remote, target, attempt.commit, log);
       if (problem !== undefined) {
         await restore(place, start);
-        return failed(problem);
+        return failed(`${problem}\n${asBefore(place)}`);
       }
     }
   } catch (error) {
@@ -185,9 +194,7 @@ export async function commitSite(options: CommitOptions): Promise<CommitOutcome>
         cause: error,
       });
     });
-    if (error instanceof GitError) {
-      return failed(`${error.message.trim()}\nNothing was committed; ${branch} and rendered/ are as before`);
-    }
+    if (error instanceof GitError) return failed(`${error.message.trim()}\n${asBefore(place)}`);
     throw error;
   }
 }
@@ -208,6 +215,16 @@ interface Place {
    * `rendered/` may hold someone's uncommitted edits, which only a refusal protects.
    */
   touched: boolean;
+  /** The index before the run, put back as it was when the run fails ({@link restore}). */
+  readonly index: SavedIndex;
+  /**
+   * `rendered/` before the run when it differed from HEAD: the output of a `metalsynth synth` the
+   * user ran first, staged or not, which {@link renderAndCommit} accepts only when it is exactly this
+   * run's render. Undefined when it was as HEAD has it.
+   */
+  before?: ReadonlyMap<string, string>;
+  /** The last commit this run made, which a failure takes back. */
+  commit?: string;
 }
 
 type Attempt =
@@ -236,12 +253,15 @@ async function renderAndCommit(
   const { input, issues, rendered } = await renderFromSite({ site: place.site });
   if (!rendered) return { kind: "invalid", issues };
   if (input.pathPrefixNote !== undefined) options.log?.(`note: ${input.pathPrefixNote}`);
-  if (uncommitted.length > 0 && !isDeepStrictEqual(await readTree(out), rendered.files)) {
-    return refused(
-      `${outInRepo}/ has uncommitted changes that are not what metalsynth renders (${listPaths(uncommitted)}). ` +
-        `Commit them yourself or discard them (git restore --staged --worktree -- ${outInRepo} && ` +
-        `git clean -fd -- ${outInRepo}), then run metalsynth commit again`,
-    );
+  if (uncommitted.length > 0) {
+    if (!isDeepStrictEqual(await readTree(out), rendered.files)) {
+      return refused(
+        `${outInRepo}/ has uncommitted changes that are not what metalsynth renders (${listPaths(uncommitted)}). ` +
+          `Commit them yourself or discard them (git restore --staged --worktree -- ${outInRepo} && ` +
+          `git clean -fd -- ${outInRepo}), then run metalsynth commit again`,
+      );
+    }
+    place.before = rendered.files;
   }
   const head = await headCommit(repo);
   const before = head === undefined ? new Map<string, string>() : await committedFiles(repo, head, outInRepo);
@@ -284,7 +304,8 @@ async function renderAndCommit(
     "--",
     outInRepo,
   ]);
-  return { kind: "done", commit: await headCommit(repo), message, diff, issues };
+  place.commit = await headCommit(repo);
+  return { kind: "done", commit: place.commit, message, diff, issues };
 }
 
 /**
@@ -326,8 +347,7 @@ async function integrateRemote(
     await repo.git.rebase(["--abort"]).catch(() => undefined);
     return (
       `rebasing your ${local.length} local commit(s) onto ${remote} ${target} failed:\n${error.message.trim()}\n` +
-      `Integrate them yourself (git pull --rebase ${remote} ${target}), then run metalsynth commit --push again. ` +
-      `Nothing was committed; ${place.branch} and rendered/ are as before`
+      `Integrate them yourself (git pull --rebase ${remote} ${target}), then run metalsynth commit --push again`
     );
   }
   log(`rebased ${local.length} local commit(s) onto ${remote} ${target}`);
@@ -340,37 +360,45 @@ async function parentOf(repo: Repository, commit: string): Promise<string | unde
 }
 
 /**
- * Undoes this run after a failure: the branch back at `start` (removed again if it was unborn), this
- * run's staging of `rendered/` dropped, and `rendered/` as committed there. Other files are left to
- * {@link moveBranch}, which only touches files that differ between the two commits, refuses to
- * overwrite local edits and keeps every other index entry: what the user staged stays staged.
+ * Undoes this run after a failure, so that the checkout is exactly as the user left it (decision
+ * 0054): the branch back at `start` (removed again if it was unborn), `rendered/` as it was (as
+ * committed at `start`, or the render the user had written and perhaps staged), and the index put
+ * back byte for byte, whatever was staged, in whole or in part, inside `rendered/` or out. Files
+ * outside `rendered/` are left to {@link moveBranch}, which moves back only those the branch's moves
+ * changed and never overwrites a local edit; untracked files are never touched.
  */
 async function restore(place: Place, start: string | undefined): Promise<void> {
-  const { repo, out, outInRepo, write } = place;
+  const { repo, out, outInRepo } = place;
   if (!place.touched) return;
   const head = await headCommit(repo);
   if (start === undefined) {
     if (head !== undefined) await repo.git.raw(["update-ref", "-d", `refs/heads/${place.branch}`, head]);
-    await repo.git.raw([
-      "--literal-pathspecs",
-      "rm",
-      "-r",
-      "-q",
-      "--cached",
-      "--ignore-unmatch",
-      "--",
-      outInRepo,
-    ]);
-    await rm(out, { recursive: true, force: true });
-    return;
+  } else if (head !== undefined) {
+    // moveBranch moves only what is clean against HEAD: rendered/ is made so first, in the index and
+    // the work tree, and comes out as start has it.
+    await repo.git.raw(["--literal-pathspecs", "reset", "--quiet", "--", outInRepo]);
+    await writeTree(place, await committedFiles(repo, head, outInRepo));
+    await moveBranch(repo, place.branch, head, start);
   }
-  if (head === undefined) return;
-  await repo.git.raw(["--literal-pathspecs", "reset", "--quiet", "--", outInRepo]);
-  const committed = await committedFiles(repo, head, outInRepo);
-  if (committed.size > 0)
-    await write((signal) => writeRendered(out, committed, { signal, previousIsRendered: true }));
-  else await rm(out, { recursive: true, force: true });
-  await moveBranch(repo, place.branch, head, start);
+  if (place.before !== undefined) await writeTree(place, place.before);
+  else if (start === undefined) await rm(out, { recursive: true, force: true });
+  await restoreIndex(place.index);
+}
+
+/** Replaces `rendered/` with `files`, a tree this run wrote or found there; none removes it. */
+async function writeTree(place: Place, files: ReadonlyMap<string, string>): Promise<void> {
+  if (files.size === 0) await rm(place.out, { recursive: true, force: true });
+  else await place.write((signal) => writeRendered(place.out, files, { signal, previousIsRendered: true }));
+}
+
+/** What a failed run leaves behind, for its message. */
+function asBefore(place: Place): string {
+  const taken =
+    place.commit === undefined ? "" : `; metalsynth took back its commit ${place.commit.slice(0, 12)}`;
+  return (
+    `Nothing was committed or pushed${taken}: ${place.branch}, the index and the work tree are as they ` +
+    `were before the run (what was staged is still staged)`
+  );
 }
 
 function listPaths(paths: readonly string[]): string {

@@ -1,5 +1,8 @@
 import { spawn } from "node:child_process";
+import { readFile, rename, rm, writeFile } from "node:fs/promises";
+import path from "node:path";
 import { GitError, simpleGit, type SimpleGit } from "simple-git";
+import { errorCode } from "./files.ts";
 
 /**
  * The Git operations `metalsynth commit` needs, over simple-git. Every pathspec-taking command runs
@@ -238,6 +241,44 @@ export async function moveBranch(repo: Repository, branch: string, from: string,
   if (from === to) return;
   await repo.git.raw(["read-tree", "-m", "-u", from, to]);
   await repo.git.raw(["update-ref", "-m", `metalsynth: move ${branch}`, `refs/heads/${branch}`, to, from]);
+}
+
+/** The index file as it was at one moment, to be put back byte for byte ({@link restoreIndex}). */
+export interface SavedIndex {
+  /** The index file (`GIT_INDEX_FILE` when set, else the one in the Git directory). */
+  readonly file: string;
+  /** Its bytes; undefined when there was none (a new repository with nothing staged yet). */
+  readonly bytes: Buffer | undefined;
+}
+
+/**
+ * Reads the index as it is now. A copy of the file keeps what no tree of Git's can: files staged in
+ * part, intent-to-add entries (`git add -N`), skip-worktree and assume-unchanged bits.
+ */
+export async function saveIndex(repo: Repository): Promise<SavedIndex> {
+  const file = path.resolve(repo.root, (await repo.git.raw(["rev-parse", "--git-path", "index"])).trim());
+  try {
+    return { file, bytes: await readFile(file) };
+  } catch (error) {
+    if (errorCode(error) === "ENOENT") return { file, bytes: undefined };
+    throw error;
+  }
+}
+
+/**
+ * Puts a {@link saveIndex} copy back. It is written as Git writes the index, to `index.lock` first
+ * and renamed over it, so a Git command running meanwhile (an editor's `git status`) is refused
+ * the lock instead of reading a half-written file. Entries whose files changed since are
+ * re-checked by content on Git's next look: their recorded stat data no longer matches.
+ */
+export async function restoreIndex(saved: SavedIndex): Promise<void> {
+  if (saved.bytes === undefined) {
+    await rm(saved.file, { force: true });
+    return;
+  }
+  const lock = `${saved.file}.lock`;
+  await writeFile(lock, saved.bytes, { flag: "wx" });
+  await rename(lock, saved.file);
 }
 
 /** The value of a Git configuration key in effect for the repository, or undefined when unset. */

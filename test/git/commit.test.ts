@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { readTree } from "../../gitops/replace-dir.ts";
 import {
   changeInventory,
+  checkoutState,
   configure,
   EAST_IP,
   filesIn,
@@ -66,6 +67,21 @@ describe("metalsynth commit", () => {
     expect((await readTree(path.join(site, "rendered"))).size).toBe(0);
   });
 
+  it("leaves what a fresh repository had staged, rendered/ included, when the commit fails", async () => {
+    const site = await temporary("fresh-staged");
+    await copyExampleSite(site);
+    git(site, "init", "--quiet", "--initial-branch=main");
+    configure(site, "operator");
+    expect((await run("synth", "--site", site)).code).toBe(0);
+    git(site, "add", ".");
+    await installHook(path.join(site, ".git"), "pre-commit", "exit 1");
+    const before = await checkoutState(site);
+    expect(before.status).toMatch(/^A {2}rendered\/metalsynth\.lock\.yaml$/m);
+
+    expect((await run("commit", "--site", site)).code).toBe(4);
+    expect(await checkoutState(site)).toEqual(before);
+  });
+
   it("turns an inventory change into one commit that names what changed", async () => {
     const { a } = await renderedRemote();
     await changeInventory(a.site, EAST_IP);
@@ -110,7 +126,9 @@ describe("metalsynth commit", () => {
 
     const result = await run("commit", "--site", a.site);
     expect(result.code).toBe(4);
-    expect(result.err).toMatch(/no commits today\nNothing was committed; main and rendered\/ are as before/);
+    expect(result.err).toMatch(
+      /no commits today\nNothing was committed or pushed: main, the index and the work tree are as they were before the run/,
+    );
     expect(git(a.dir, "rev-parse", "HEAD")).toBe(start);
     expect(git(a.dir, "status", "--porcelain")).toBe("");
     expect(await readTree(path.join(a.site, "rendered"))).toEqual(before);

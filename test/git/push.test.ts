@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { readTree } from "../../gitops/replace-dir.ts";
 import {
   changeInventory,
+  checkoutState,
   EAST_IP,
   edit,
   filesIn,
@@ -117,7 +118,7 @@ git -C "${b.dir}" commit --quiet --allow-empty -m race && git -C "${b.dir}" push
     expect(result.code).toBe(4);
     expect(result.err).toMatch(/retry 2 of 2/);
     expect(result.err).toMatch(
-      /push to origin main was rejected 3 times \(.*failed to update ref.*\): others keep pushing first\. Nothing was committed; main and rendered\/ are as before/,
+      /push to origin main was rejected 3 times \(.*failed to update ref.*\): others keep pushing first\. Nothing was committed or pushed; metalsynth took back its commit [0-9a-f]{12}: main, the index and the work tree are as they were before the run/,
     );
     expect(git(a.dir, "rev-parse", "HEAD")).toBe(start);
     expect(git(a.dir, "status", "--porcelain")).toBe("");
@@ -137,7 +138,7 @@ git -C "${b.dir}" commit --quiet --allow-empty -m race && git -C "${b.dir}" push
     expect(result.code).toBe(4);
     expect(result.err).not.toMatch(/retry/);
     expect(result.err).toMatch(
-      /git push origin HEAD:main failed; nothing was committed:[\s\S]*branch is frozen/,
+      /git push origin HEAD:main was refused:\n[\s\S]*branch is frozen[\s\S]*\nNothing was committed or pushed; metalsynth took back its commit [0-9a-f]{12}: main, the index and the work tree are as they were before the run \(what was staged is still staged\)\. Once the remote would accept it, run metalsynth commit --push again\n$/,
     );
     expect(git(a.dir, "rev-parse", "HEAD")).toBe(start);
     expect(git(a.dir, "status", "--porcelain")).toBe("");
@@ -162,12 +163,98 @@ git -C "${b.dir}" commit --quiet --allow-empty -m race && git -C "${b.dir}" push
 
     const result = await run("commit", "--site", a.site, "--push");
     expect(result.code).toBe(4);
-    expect(result.err).toMatch(/git push origin HEAD:main failed; nothing was committed/);
+    expect(result.err).toMatch(
+      /git push origin HEAD:main was refused:\n[\s\S]*\nNothing was committed or pushed/,
+    );
     expect(git(a.dir, "rev-parse", "HEAD")).toBe(start);
     expect(git(a.dir, "status", "--porcelain")).toBe(status);
     expect(git(a.dir, "show", ":NOTES.md")).toBe("v2");
     expect(git(a.dir, "show", ":todo.md")).toBe("staged");
   });
+
+  /**
+   * The README's workflow (issue #35, case 4): an inventory change committed (and pushed, with
+   * `pushed`), `metalsynth synth`, `git add rendered/` (all of it, or one file), then `commit --push`;
+   * around it every other kind of local change: a new file staged inside the site and one outside
+   * it, a tracked file modified and not staged, an untracked file.
+   */
+  async function synthAndStage(
+    a: { dir: string; site: string },
+    staged: "all" | "part",
+    pushed = false,
+  ): Promise<void> {
+    await changeInventory(a.site, EAST_IP);
+    await writeFile(path.join(a.dir, "NOTES.md"), "v1\n");
+    git(a.dir, "add", "NOTES.md");
+    git(a.dir, "commit", "--quiet", "-am", "inventory from a, notes");
+    if (pushed) git(a.dir, "push", "--quiet", "origin", "HEAD:main");
+    expect((await run("synth", "--site", a.site)).code).toBe(0);
+    git(
+      a.dir,
+      "add",
+      staged === "all" ? RENDERED : `${RENDERED}/clusters/edge-a/cluster-east/kud-installer.yaml`,
+    );
+    await writeFile(path.join(a.dir, "todo.md"), "staged\n");
+    await writeFile(path.join(a.site, "CHANGELOG.md"), "staged in the site\n");
+    git(a.dir, "add", "todo.md", `${SITE_DIR}/CHANGELOG.md`);
+    await writeFile(path.join(a.dir, "NOTES.md"), "v2, not staged\n");
+    await writeFile(path.join(a.dir, "scratch.txt"), "untracked\n");
+  }
+
+  it.each(["all", "part"] as const)(
+    "leaves the index and the work tree as they were when the remote refuses the push (%s of rendered/ staged)",
+    async (staged) => {
+      const { remote, a } = await renderedRemote();
+      await installHook(remote.bare, "pre-receive", "echo 'branch is protected' >&2; exit 1");
+      await synthAndStage(a, staged);
+      const before = await checkoutState(a.dir);
+      expect(before.cached).toContain(`+++ b/${RENDERED}/clusters/edge-a/cluster-east/kud-installer.yaml`);
+      expect(before.status).toMatch(/^M {2}edge\/site-a\/rendered\//m);
+      const remoteBefore = git(remote.bare, "rev-parse", "main");
+
+      const result = await run("commit", "--site", a.site, "--push");
+      expect(result.code).toBe(4);
+      expect(result.err).toMatch(/branch is protected/);
+      expect(result.err).toMatch(
+        /metalsynth took back its commit [0-9a-f]{12}: main, the index and the work tree/,
+      );
+      expect(await checkoutState(a.dir)).toEqual(before);
+      expect(git(remote.bare, "rev-parse", "main")).toBe(remoteBefore);
+
+      // Nothing was lost: once the remote takes it, the same command lands the staged render.
+      await installHook(remote.bare, "pre-receive", "exit 0");
+      expect((await run("commit", "--site", a.site, "--push")).code).toBe(0);
+      expect(git(a.dir, "status", "--porcelain", "--untracked-files=all")).toBe(
+        ` M NOTES.md\nA  ${SITE_DIR}/CHANGELOG.md\nA  todo.md\n?? scratch.txt`,
+      );
+      expect(remote.log()[0]).toBe("metalsynth: edge-a/cluster-east");
+    },
+  );
+
+  it.each([
+    ["pushed", true, /was rejected 2 times/],
+    // A rebase does not start while anything is staged: the run stops after the first race.
+    ["not pushed", false, /rebasing your 1 local commit\(s\) onto origin main failed/],
+  ] as const)(
+    "leaves the index and the work tree as they were when it cannot win the race (inputs %s)",
+    async (_, pushed, reason) => {
+      const { a, b } = await renderedRemote();
+      await synthAndStage(a, "all", pushed);
+      const before = await checkoutState(a.dir);
+      await installHook(
+        path.join(a.dir, ".git"),
+        "pre-push",
+        `unset GIT_DIR GIT_WORK_TREE GIT_INDEX_FILE
+git -C "${b.dir}" pull --quiet --ff-only origin main && git -C "${b.dir}" commit --quiet --allow-empty -m race && git -C "${b.dir}" push --quiet origin HEAD:main`,
+      );
+
+      const result = await run("commit", "--site", a.site, "--push", "--retries", "1");
+      expect(result.code).toBe(4);
+      expect(result.err).toMatch(reason);
+      expect(result.err).toMatch(/main, the index and the work tree are as they were before the run/);
+      expect(await checkoutState(a.dir)).toEqual(before);
+    },
+  );
 
   it("keeps what was staged outside rendered/ staged through a lost race", async () => {
     const { remote, a, b } = await renderedRemote();

@@ -105,6 +105,33 @@ export async function renderedRemote() {
   return { remote, a, b };
 }
 
+/**
+ * What a failed `metalsynth commit` must leave exactly as it found it: HEAD, every index entry (with
+ * its blob and mode), the staged and the unstaged changes, and the bytes of every file Git sees in
+ * the work tree, tracked or untracked (undefined for a tracked file deleted from the work tree).
+ */
+export async function checkoutState(dir: string) {
+  const files: Record<string, string | undefined> = {};
+  const listed = git(dir, "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--deduplicate");
+  for (const file of listed.split("\0").filter((name) => name !== "")) {
+    files[file] = await readFile(path.join(dir, file), "utf8").catch(() => undefined);
+  }
+  let head = "unborn";
+  try {
+    head = git(dir, "rev-parse", "--verify", "HEAD");
+  } catch {
+    // No commit yet: HEAD names an unborn branch.
+  }
+  return {
+    head,
+    index: git(dir, "ls-files", "--stage"),
+    cached: git(dir, "diff", "--cached"),
+    unstaged: git(dir, "diff"),
+    status: git(dir, "status", "--porcelain", "--untracked-files=all"),
+    files,
+  };
+}
+
 /** Files of a commit's tree below a path, relative to the repository root. */
 export function filesIn(dir: string, commit: string, below: string): string[] {
   return git(dir, "ls-tree", "-r", "--name-only", commit, "--", below).split("\n");
