@@ -231,7 +231,7 @@ describe("inventory pull: refreshing a pulled snapshot", () => {
     expect(report.hosts).toEqual([{ host: "metal3/r01-node-04", status: "removed", changes: [] }]);
     expect(report.clusters).toBeUndefined();
     expect(report.refused.map((found) => [found.rule, found.path])).toEqual([
-      ["mac-unknown", "spec.masters[0].master-1.mac-address"],
+      ["host-vanished", "spec.masters[0].master-1"],
     ]);
     expect(pullText({ ...report, check: true })).toContain(
       "with the new inventory, synth would refuse the site:\n  specs/cluster-east/provisioning.yaml:",

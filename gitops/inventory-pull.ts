@@ -119,6 +119,7 @@ export async function pullInventory(options: PullOptions): Promise<PullReport> {
   const snapshot = canonicalFiles(
     live.inventory.hosts,
     settings.fileLabel === undefined ? {} : { fileLabel: settings.fileLabel },
+    live.inventory.setAside,
   );
   const snapshotPaths = new Map(
     [...snapshot.keys()].map((file) => [shown(path.join(inventoryDir, file)), file]),

@@ -71,7 +71,7 @@ describe("HostJoin", () => {
     join.rejoin("metal3/node-1");
     const before = host("metal3/node-1");
 
-    putBmh({ ...bmh, status: { ...(bmh["status"] as RawObject), poweredOn: false } });
+    putBmh({ ...bmh, status: { ...(bmh["status"] as RawObject), lastUpdated: "2026-11-29T04:40:00Z" } });
 
     expect(join.rejoin("metal3/node-1").changed).toBe(false);
     expect(host("metal3/node-1")).toBe(before);

@@ -12,7 +12,7 @@ import {
 } from "../checked.ts";
 import type { FieldPath } from "../field-path.ts";
 import { normalizeMac } from "../mac.ts";
-import type { Nic, PartialSipLabels, SipOwnership } from "./host.ts";
+import type { Availability, Nic, PartialSipLabels, SipOwnership, Unavailable } from "./host.ts";
 import { DEFAULT_NAMESPACE, StringPool, describe, detach, field, isRecord, stringField } from "./raw.ts";
 
 /** Reports a problem at a field path of the object being read. */
@@ -20,7 +20,7 @@ export type Report = (path: FieldPath, message: string) => void;
 
 /** Why a host must be set aside: the rule its fact broke, and what is wrong, for messages. */
 export interface HostFault {
-  readonly rule: "name-invalid" | "address-invalid";
+  readonly rule: "name-invalid" | "address-invalid" | "inventory-invalid";
   readonly reason: string;
 }
 
@@ -40,6 +40,24 @@ export const SIP_LABELS = {
   name: "sip.airshipit.org/cluster-name",
   nodeType: "sip.airshipit.org/node-type",
 } as const;
+/** Metal3's annotation that stops the operator reconciling a host. */
+export const PAUSED_ANNOTATION = "baremetalhost.metal3.io/paused";
+/** Metal3's annotation that detaches a host from Ironic. */
+export const DETACHED_ANNOTATION = "baremetalhost.metal3.io/detached";
+/**
+ * The annotation `metalsynth inventory pull` writes on a host it could not read cleanly, holding
+ * `<rule>: <reason>`: the loader sets the host aside again with that rule and reason, so a snapshot
+ * never loses a host (decision 0052).
+ */
+export const SET_ASIDE_ANNOTATION = "metalsynth.io/set-aside";
+/** Provisioning states of a host going away (Metal3's deletion and deprovisioning states). */
+const DELETING_STATES: ReadonlySet<string> = new Set([
+  "deleting",
+  "deprovisioning",
+  "powering off before delete",
+]);
+/** Operational states of a host that can't be used. */
+const BROKEN_STATES: ReadonlySet<string> = new Set(["error", "detached"]);
 /** Provisioning states in which the host's OS is installed. */
 const OS_INSTALLED_STATES: ReadonlySet<string> = new Set(["provisioned", "externally provisioned"]);
 
@@ -70,7 +88,12 @@ export interface HostDraft {
   readonly networkData?: { readonly namespace: string; readonly name: string };
   /** The first bad fact of the BMH itself (its name or a NIC address); the host is set aside. */
   readonly fault?: HostFault;
+  /** The availability facts the BMH has (its reasons are worded once the state is known too). */
+  readonly availability?: AvailabilityFacts;
 }
+
+/** {@link Availability} as read, before its reasons are worded. */
+export type AvailabilityFacts = Omit<Availability, "reasons">;
 
 /** `metadata.namespace` or Kubernetes' default for objects written without one. */
 export function namespaceOf(value: unknown): string | undefined {
@@ -160,17 +183,21 @@ export function readHostDraft(
     nameFault ??= problem;
     fault(["spec", "bmc", "credentialsName"], problem);
   }
+  const availability = readAvailability(value, strings);
   const networkDataName = stringField(field(spec, "networkData"), "name");
   const networkDataNamespace = stringField(field(spec, "networkData"), "namespace");
 
   // Assigned field by field, not spread: this runs once per host of a region's snapshot, and
   // conditional spreads cost a third of it.
   const draft: Mutable<HostDraft> = { namespace, name: identity.name, id, labels };
-  const firstFault = nameFault ?? hardware?.fault;
+  const recorded = setAsideBefore(value);
+  if (recorded !== undefined) fault(["metadata", "annotations", SET_ASIDE_ANNOTATION], recorded);
+  const firstFault = nameFault ?? hardware?.fault ?? recorded;
   if (firstFault !== undefined) draft.fault = firstFault;
   if (bootMac !== undefined) draft.bootMac = bootMac;
   if (hardware !== undefined) draft.hardware = hardware;
   if (state !== undefined && state !== "") draft.provisioningState = strings.intern(state);
+  if (availability !== undefined) draft.availability = availability;
   if (bmcAddress !== undefined && bmcAddress !== "") {
     draft.bmc =
       credentialsName !== undefined
@@ -185,6 +212,92 @@ export function readHostDraft(
   }
   return draft;
 }
+
+/**
+ * The availability facts of a BareMetalHost, or `undefined` when none says it is unavailable. Values
+ * of the wrong type are read as absent: the API server's schema refuses them on a live object.
+ */
+function readAvailability(value: unknown, strings: StringPool): AvailabilityFacts | undefined {
+  const metadata = field(value, "metadata");
+  const spec = field(value, "spec");
+  const status = field(value, "status");
+  const facts: Mutable<AvailabilityFacts> = {};
+  const consumer = field(spec, "consumerRef");
+  if (isRecord(consumer)) {
+    const namespace = stringField(consumer, "namespace");
+    facts.consumer = {
+      kind: strings.intern(stringField(consumer, "kind") || "consumer"),
+      ...(namespace ? { namespace: strings.intern(namespace) } : {}),
+      name: detach(stringField(consumer, "name") ?? ""),
+    };
+  }
+  const deletion = stringField(metadata, "deletionTimestamp");
+  if (deletion) facts.deletionTimestamp = detach(deletion);
+  if (field(spec, "online") === false) facts.offline = true;
+  if (field(status, "poweredOn") === false) facts.poweredOff = true;
+  const operational = stringField(status, "operationalStatus");
+  if (operational !== undefined && BROKEN_STATES.has(operational))
+    facts.operationalStatus = strings.intern(operational);
+  const errorType = stringField(status, "errorType");
+  if (errorType) facts.errorType = strings.intern(errorType);
+  const annotations = field(metadata, "annotations");
+  const paused = stringField(annotations, PAUSED_ANNOTATION);
+  if (paused !== undefined) facts.paused = detach(paused);
+  const detached = stringField(annotations, DETACHED_ANNOTATION);
+  if (detached !== undefined) facts.detached = detach(detached);
+  return Object.keys(facts).length === 0 ? undefined : facts;
+}
+
+/**
+ * A host's {@link Availability}: its facts and what they mean with its provisioning state, or
+ * `undefined` when it is available.
+ */
+export function availabilityOf(
+  facts: AvailabilityFacts | undefined,
+  provisioningState: string | undefined,
+): Availability | undefined {
+  const reasons: Unavailable[] = [];
+  const consumer = facts?.consumer;
+  if (consumer !== undefined) {
+    const named = `${consumer.namespace === undefined ? "" : `${consumer.namespace}/`}${consumer.name}`;
+    reasons.push({ reason: "consumed", fact: `spec.consumerRef: ${consumer.kind} ${named}` });
+  }
+  if (facts?.deletionTimestamp !== undefined)
+    reasons.push({ reason: "deleting", fact: `metadata.deletionTimestamp: ${facts.deletionTimestamp}` });
+  if (provisioningState !== undefined && DELETING_STATES.has(provisioningState))
+    reasons.push({ reason: "deleting", fact: `status.provisioning.state: ${provisioningState}` });
+  if (facts?.offline) reasons.push({ reason: "off", fact: "spec.online: false" });
+  if (facts?.poweredOff) reasons.push({ reason: "off", fact: "status.poweredOn: false" });
+  if (facts?.operationalStatus !== undefined)
+    reasons.push({ reason: "broken", fact: `status.operationalStatus: ${facts.operationalStatus}` });
+  if (facts?.errorType !== undefined)
+    reasons.push({ reason: "broken", fact: `status.errorType: ${facts.errorType}` });
+  if (facts?.paused !== undefined)
+    reasons.push({ reason: "paused", fact: `annotation ${PAUSED_ANNOTATION}` });
+  if (facts?.detached !== undefined)
+    reasons.push({ reason: "detached", fact: `annotation ${DETACHED_ANNOTATION}` });
+  return reasons.length === 0 ? undefined : { ...facts, reasons };
+}
+
+/** The set-aside fault a snapshot recorded on the host (see {@link SET_ASIDE_ANNOTATION}), if any. */
+function setAsideBefore(value: unknown): HostFault | undefined {
+  const note = stringField(field(field(value, "metadata"), "annotations"), SET_ASIDE_ANNOTATION);
+  if (note === undefined) return undefined;
+  const colon = note.indexOf(": ");
+  const rule = colon === -1 ? "" : note.slice(0, colon);
+  const reason = detach(colon === -1 ? note : note.slice(colon + 2));
+  return {
+    rule: SET_ASIDE_RULES.find((known) => known === rule) ?? "inventory-invalid",
+    reason: `set aside when the snapshot was taken: ${reason}`,
+  };
+}
+
+/** The rules a host may be set aside by, as the set-aside annotation names them. */
+const SET_ASIDE_RULES: readonly HostFault["rule"][] = [
+  "name-invalid",
+  "address-invalid",
+  "inventory-invalid",
+];
 
 /** True when the provisioning state means the OS is installed. */
 export function isOsInstalled(state: string | undefined): boolean {

@@ -240,9 +240,10 @@ describe("canonicalFiles: reads back as the hosts it was written from", () => {
     ["the upstream anchors", files(path.join(fixtures, "anchors-inventory"))],
   ])("%s", (_name, paths) => {
     const texts = new Map(paths.map((file) => [path.relative(REPO, file), readFileSync(file, "utf8")]));
-    const { inventory } = buildInventory(objectsOf(texts));
+    const { inventory, issues } = buildInventory(objectsOf(texts));
     expect(inventory.size).toBeGreaterThan(0);
-    expectSameHosts(inventory.hosts, reread(inventory.hosts));
+    // What the data says of itself (the SIP sample repeats BMC addresses) it says again when reread.
+    expectSameHosts(inventory.hosts, reread(inventory.hosts, { found: issues }));
   });
 
   it("random hosts: dual-stack, shared MACs, HardwareData, networkData of every kind, odd labels (property)", () => {

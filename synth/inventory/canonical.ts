@@ -11,7 +11,15 @@
 import type { IpAddress } from "../checked.ts";
 import { compareText } from "../issue.ts";
 import { toYaml } from "../codec/yaml-output.ts";
-import { ipForInterface, ipForMac, type Host, type Nic } from "./host.ts";
+import { DETACHED_ANNOTATION, PAUSED_ANNOTATION, SET_ASIDE_ANNOTATION } from "./bmh.ts";
+import {
+  ipForInterface,
+  ipForMac,
+  type Availability,
+  type Host,
+  type Nic,
+  type SetAsideHost,
+} from "./host.ts";
 import { NETWORK_DATA_KEY } from "./network-data.ts";
 
 /** How a snapshot file written by `metalsynth inventory pull` begins; files that do are its own. */
@@ -34,7 +42,11 @@ const MEBIBYTE = 2 ** 20;
  * Hosts are sorted by name within a file; each found networkData Secret follows the hosts, in the
  * file of the first host (by id) that names it.
  */
-export function canonicalFiles(hosts: readonly Host[], layout: CanonicalLayout = {}): Map<string, string> {
+export function canonicalFiles(
+  hosts: readonly Host[],
+  layout: CanonicalLayout = {},
+  setAside: readonly SetAsideHost[] = [],
+): Map<string, string> {
   const files = new Map<string, SnapshotFile>();
   const placed = new Set<string>();
   for (const host of [...hosts].sort((a, b) => compareText(a.id, b.id))) {
@@ -61,6 +73,7 @@ export function canonicalFiles(hosts: readonly Host[], layout: CanonicalLayout =
     entry.secrets.set(key, canonicalSecret(reference.namespace, reference.name, host.networks));
   }
   const texts = new Map<string, string>();
+  if (setAside.length > 0) texts.set(SET_ASIDE_FILE, setAsideFile(setAside));
   for (const [file, entry] of [...files].sort(([a], [b]) => compareText(a, b))) {
     const documents = [
       ...entry.hosts.sort((a, b) => compareText(a.name, b.name)).map(canonicalHost),
@@ -72,6 +85,39 @@ export function canonicalFiles(hosts: readonly Host[], layout: CanonicalLayout =
     );
   }
   return texts;
+}
+
+/**
+ * The file of the hosts the loader set aside. No namespace's file can have its name: a namespace is
+ * a DNS label, which has no underscore.
+ */
+export const SET_ASIDE_FILE = "_set-aside.yaml";
+
+/**
+ * The hosts the pull could not read cleanly, so the snapshot never loses a host (decision 0052): each
+ * as a BareMetalHost with its identity as written, its MACs (a CR naming one hears why it can't have
+ * it) and the set-aside annotation, which the loader reads back into the same rule and reason.
+ */
+function setAsideFile(hosts: readonly SetAsideHost[]): string {
+  const header =
+    `${SNAPSHOT_MARKER} the BareMetalHosts it could not read cleanly, set aside with their\n` +
+    `# reasons: no cluster gets them until their objects are fixed and pulled again. Never apply it.\n`;
+  const documents = [...hosts]
+    .sort((a, b) => compareText(a.id, b.id))
+    .map((host) => {
+      const slash = host.id.indexOf("/");
+      return {
+        apiVersion: "metal3.io/v1alpha1",
+        kind: "BareMetalHost",
+        metadata: {
+          annotations: { [SET_ASIDE_ANNOTATION]: `${host.rule}: ${host.reason}` },
+          name: host.id.slice(slash + 1),
+          namespace: host.id.slice(0, slash),
+        },
+        ...(host.macs.length > 0 && { status: { hardware: { nics: host.macs.map((mac) => ({ mac })) } } }),
+      };
+    });
+  return `${header}${documents.map((document) => toYaml(document)).join("---\n")}`;
 }
 
 /** One file of the snapshot, while it is put together. */
@@ -110,6 +156,11 @@ export function canonicalHost(host: Host): Record<string, unknown> {
     // fromEntries, so a "__proto__" label stays a label.
     metadata["labels"] = Object.fromEntries(labels.map((key) => [key, host.labels[key]]));
   }
+  const availability = host.availability;
+  const annotations = availabilityAnnotations(availability);
+  if (annotations !== undefined) metadata["annotations"] = annotations;
+  if (availability?.deletionTimestamp !== undefined)
+    metadata["deletionTimestamp"] = availability.deletionTimestamp;
   metadata["name"] = host.name;
   metadata["namespace"] = host.namespace;
 
@@ -121,9 +172,14 @@ export function canonicalHost(host: Host): Record<string, unknown> {
     };
   }
   if (host.bootMac !== undefined) spec["bootMACAddress"] = host.bootMac;
+  if (availability?.consumer !== undefined) {
+    const { kind, namespace, name } = availability.consumer;
+    spec["consumerRef"] = { kind, name, ...(namespace !== undefined && { namespace }) };
+  }
   if (host.networkData !== undefined) {
     spec["networkData"] = { name: host.networkData.name, namespace: host.networkData.namespace };
   }
+  if (availability?.offline) spec["online"] = false;
 
   const status: Record<string, unknown> = {};
   const hardware: Record<string, unknown> = {};
@@ -134,6 +190,10 @@ export function canonicalHost(host: Host): Record<string, unknown> {
   if (host.cpus !== undefined || host.memoryBytes !== undefined || host.nics.length > 0) {
     status["hardware"] = hardware;
   }
+  if (availability?.errorType !== undefined) status["errorType"] = availability.errorType;
+  if (availability?.operationalStatus !== undefined)
+    status["operationalStatus"] = availability.operationalStatus;
+  if (availability?.poweredOff) status["poweredOn"] = false;
   if (host.provisioningState !== undefined) status["provisioning"] = { state: host.provisioningState };
 
   return {
@@ -143,6 +203,16 @@ export function canonicalHost(host: Host): Record<string, unknown> {
     ...(Object.keys(spec).length > 0 && { spec }),
     ...(Object.keys(status).length > 0 && { status }),
   };
+}
+
+/** The pause and detach annotations a host has, keys sorted; `undefined` when it has neither. */
+function availabilityAnnotations(availability: Availability | undefined): Record<string, string> | undefined {
+  const annotations: [string, string][] = [];
+  if (availability?.paused !== undefined) annotations.push([PAUSED_ANNOTATION, availability.paused]);
+  if (availability?.detached !== undefined) annotations.push([DETACHED_ANNOTATION, availability.detached]);
+  return annotations.length === 0
+    ? undefined
+    : Object.fromEntries(annotations.sort(([a], [b]) => compareText(a, b)));
 }
 
 /**

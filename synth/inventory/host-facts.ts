@@ -18,6 +18,8 @@ export const HOST_FACTS = {
   network: 8,
   /** Provisioning state, BMC and source position: what findings about a chosen host read. */
   state: 16,
+  /** Consumer, deletion, power, errors, pause: whether a host may take a new node (decision 0052). */
+  availability: 32,
 } as const;
 
 /** A set of {@link HOST_FACTS}, as their bits or'ed together. */
@@ -50,6 +52,9 @@ const FACT_OF_FIELD: { readonly [Field in keyof Required<Host>]: HostFacts } = {
   networkData: HOST_FACTS.network,
   provisioningState: HOST_FACTS.state,
   osInstalled: HOST_FACTS.state,
+  // Made in part of the provisioning state (the deleting states): a host that starts deleting
+  // changes this field too, so turns that read only availability hear of it.
+  availability: HOST_FACTS.availability,
   bmc: HOST_FACTS.state,
   source: HOST_FACTS.state,
 };

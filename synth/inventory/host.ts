@@ -47,6 +47,50 @@ export interface PartialSipLabels {
   readonly nodeType?: string;
 }
 
+/** Why a host can take no new node (docs/contract.md §1.3, decision 0052), one code per family of facts. */
+export type UnavailableReason = "consumed" | "deleting" | "off" | "broken" | "paused" | "detached";
+
+/** One reason a host is not available, with the BareMetalHost fields that say so, in their own words. */
+export interface Unavailable {
+  readonly reason: UnavailableReason;
+  /** `spec.consumerRef: Metal3Machine edge-a/worker-0`, `status.operationalStatus: error`. */
+  readonly fact: string;
+}
+
+/** What a BareMetalHost's `spec.consumerRef` names; the kind is `consumer` when the ref has none. */
+export interface ConsumerRef {
+  readonly kind: string;
+  readonly namespace?: string;
+  readonly name: string;
+}
+
+/**
+ * The availability facts of a BareMetalHost that is not simply free to use, as Cluster API Provider
+ * Metal3 reads them before it chooses a host (consumer, deletion, power, errors, pause and detach
+ * annotations). Only what makes the host unavailable is kept, so a healthy host has none and an
+ * inventory snapshot of it does not change when it powers on.
+ */
+export interface Availability {
+  /** `spec.consumerRef`: who consumes the host (a Cluster API provider's machine, usually). */
+  readonly consumer?: ConsumerRef;
+  /** `metadata.deletionTimestamp`: the host is being deleted. */
+  readonly deletionTimestamp?: string;
+  /** `spec.online: false`. */
+  readonly offline?: true;
+  /** `status.poweredOn: false`. */
+  readonly poweredOff?: true;
+  /** `status.operationalStatus` when it is `error` or `detached`. */
+  readonly operationalStatus?: string;
+  /** `status.errorType`, when set. */
+  readonly errorType?: string;
+  /** The `baremetalhost.metal3.io/paused` annotation's value, when the host has it. */
+  readonly paused?: string;
+  /** The `baremetalhost.metal3.io/detached` annotation's value, when the host has it. */
+  readonly detached?: string;
+  /** What the facts above and the provisioning state mean, consumer first: never empty. */
+  readonly reasons: readonly Unavailable[];
+}
+
 /**
  * The facts metalsynth uses about one BareMetalHost (docs/contract.md §1.3), normalised once at load time so
  * rules and planning never look at raw YAML.
@@ -77,6 +121,8 @@ export interface Host {
   readonly provisioningState?: string;
   /** True when the state is `provisioned` or `externally provisioned`. */
   readonly osInstalled: boolean;
+  /** Why the host can take no new node; `undefined` when nothing says so (decision 0052). */
+  readonly availability?: Availability;
   /** networkData `networks[].id` → `ip_address`, from the Secret named by `spec.networkData`. */
   readonly networks: Readonly<Record<string, IpAddress>>;
   /** `spec.networkData`, when the host names a Secret. */
@@ -106,6 +152,24 @@ export interface SetAsideHost {
   /** What is wrong with it, for the CR's finding. */
   readonly reason: string;
   readonly source?: SourcePosition;
+}
+
+/**
+ * Why `host` can take no new node of `cluster`: every reason, except a consumer when `cluster` holds
+ * the host already (its machine provider consuming a host metalsynth gave it is the plan working).
+ */
+export function unavailableFor(host: Host, holdsIt: boolean): readonly Unavailable[] {
+  const reasons = host.availability?.reasons ?? NOTHING_UNAVAILABLE;
+  return holdsIt && reasons.some((found) => found.reason === "consumed")
+    ? reasons.filter((found) => found.reason !== "consumed")
+    : reasons;
+}
+
+const NOTHING_UNAVAILABLE: readonly Unavailable[] = Object.freeze([]);
+
+/** The reasons as a message words them: `spec.online: false; status.poweredOn: false`. */
+export function unavailableText(reasons: readonly Unavailable[]): string {
+  return reasons.map((found) => found.fact).join("; ");
 }
 
 /**

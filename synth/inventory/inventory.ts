@@ -28,6 +28,7 @@ export class Inventory {
   /** Hosts the loader set aside (decision 0031), sorted by id: never chosen, named when a CR asks. */
   readonly setAside: readonly SetAsideHost[];
   readonly #setAsideByMac = new Map<string, SetAsideHost>();
+  readonly #setAsideById = new Map<string, SetAsideHost>();
   readonly #byId = new Map<string, Host>();
   readonly #byMac = new Map<string, Host>();
   /** label key → label value → hosts (sorted by id). */
@@ -57,6 +58,7 @@ export class Inventory {
     this.hosts = Object.freeze(sorted);
     this.setAside = Object.freeze([...setAside].sort((a, b) => compareText(a.id, b.id)));
     for (const host of this.setAside) {
+      this.#setAsideById.set(host.id, host);
       for (const mac of host.macs) if (!this.#setAsideByMac.has(mac)) this.#setAsideByMac.set(mac, host);
     }
     for (const host of sorted) {
@@ -165,6 +167,11 @@ export class Inventory {
   /** The host owning `mac`, which must already be normalised (`normalizeMac`). */
   byMac(mac: string): Host | undefined {
     return this.#byMac.get(mac);
+  }
+
+  /** The set-aside host of id `id`, to say why a lock's host can't serve. */
+  setAsideById(id: string): SetAsideHost | undefined {
+    return this.#setAsideById.get(id);
   }
 
   /** The set-aside host that has `mac` (normalised), to say why a CR can't have it. */

@@ -16,6 +16,7 @@ import type { FaultReport, HardwareFacts, HostDraft, HostFault, Report } from ".
 import {
   QAT_LABEL,
   SRIOV_LABEL,
+  availabilityOf,
   identityOf,
   isOsInstalled,
   readHardware,
@@ -24,6 +25,7 @@ import {
   sipPartialOf,
 } from "./bmh.ts";
 import type { Host, Nic, SetAsideHost } from "./host.ts";
+import { hygieneIssues } from "./hygiene.ts";
 import { Inventory } from "./inventory.ts";
 import { hasNetworkData, readNetworkData, type NetworkData } from "./network-data.ts";
 import {
@@ -318,6 +320,7 @@ export class InventoryBuilder {
       }
     }
     const sorted = [...hosts.values()].sort((a, b) => compareText(a.id, b.id));
+    issues.push(...hygieneIssues(sorted));
 
     const mentioned = new Set(issues.flatMap((found) => (found.source ? [found.source.file] : [])));
     for (const [file, use] of this.#files) {
@@ -518,6 +521,7 @@ function toHost(
     qat: draft.labels[QAT_LABEL] === "true",
     provisioningState: draft.provisioningState,
     osInstalled: isOsInstalled(draft.provisioningState),
+    availability: availabilityOf(draft.availability, draft.provisioningState),
     networks: secret?.networks ?? NO_NETWORKS,
     networkData:
       draft.networkData === undefined ? undefined : { ...draft.networkData, found: secret !== undefined },

@@ -41,6 +41,7 @@ function place(hosts: readonly HostOptions[], nodes: ProvisioningOptions, setup:
     bestFit: inventory.bestFit(),
     ledger,
     lockEntries,
+    vanished: [],
     explains: true,
     warns: true,
     stillPlanning: () => true,

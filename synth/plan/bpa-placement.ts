@@ -7,7 +7,7 @@ import { clusterKey, type ClusterKey } from "../cluster-key.ts";
 import { pushTo } from "../group.ts";
 import type { DnsLabel, IpAddress } from "../checked.ts";
 import { compareText, type Issue } from "../issue.ts";
-import { ipForMac, type Host } from "../inventory/host.ts";
+import { ipForMac, unavailableFor, type Host } from "../inventory/host.ts";
 import type { Inventory } from "../inventory/inventory.ts";
 import { formatBytes } from "../quantity.ts";
 import {
@@ -20,6 +20,7 @@ import {
   missingResources,
   nodeNoFit,
 } from "../rules/hosts.ts";
+import { hostUnavailable, hostVanished } from "../rules/availability.ts";
 import type {
   ClusterGlue,
   MacRequest,
@@ -34,6 +35,7 @@ import type { ClaimLedger } from "./claim-ledger.ts";
 import type { ClaimView } from "../model/claims.ts";
 import type { Placed, PlanningContext } from "./context.ts";
 import {
+  AVAILABLE,
   FILTERS,
   REASONS,
   fitHistogram,
@@ -466,6 +468,7 @@ function entryFilters(
 ): HostFilter[] {
   const filters = [
     unclaimed(claims, cluster),
+    AVAILABLE,
     notTaken(FILTERS.unused, (host) => used.has(host.id) || (reserved.get(host.id) ?? request) !== request),
   ];
   for (const filter of needs) filters.push(filter);
@@ -485,6 +488,7 @@ const NOT_PICKED = {
   lockedKept: { filter: FILTERS.pick, reason: REASONS.lockedKept },
   smallerChosen: { filter: FILTERS.pick, reason: REASONS.smallerChosen },
   fits: { filter: FILTERS.pick, reason: REASONS.fits },
+  lockedVanished: { filter: FILTERS.pick, reason: REASONS.lockedVanished },
 } as const satisfies Record<string, Rejection>;
 
 /** A MAC entry: that host, checked against the resources the entry asks for. */
@@ -498,22 +502,47 @@ function placeByMac(
   const { mac } = request;
   const host = context.inventory.byMac(mac);
   if (!host) {
-    const unknown = macUnknown(context.inventory, mac, request.path, report);
-    return { problem: `${unknown.rule}: ${unknown.message}`, issues: [unknown] };
+    // The lock's host for this node is gone too: most likely the very host, and the lock says which.
+    const gone = vanishedEntry(request, context);
+    const problem =
+      gone === undefined
+        ? macUnknown(context.inventory, mac, request.path, report)
+        : hostVanished(context.inventory, gone, request.path, report);
+    return { problem: `${problem.rule}: ${problem.message}`, issues: [problem] };
   }
   const contested = context.contested.get(request);
   if (contested !== undefined) return { problem: contested, issues: [] };
   const ip = ipForMac(host, mac);
+  const held = context.lockEntries.some((entry) => entry.host === host.id);
+  const subject = `${request.role} ${request.label}`;
+  const unavailable = hostUnavailable(
+    host,
+    unavailableFor(host, held),
+    held,
+    subject,
+    [...request.path, "mac-address"],
+    report,
+  ).filter((found) => context.warns || found.severity === "error");
   return {
     placement: { request, host, ...(ip === undefined ? {} : { ip }), reason: `mac-address ${mac}` },
     issues: [
+      ...unavailable,
       ...missingResources(request, host, report).filter(
         (found) => context.warns || found.severity === "error",
       ),
       ...macWithoutIp(host, mac, request.path, report),
-      ...(context.warns ? hostNotReady(host, request.path, report) : []),
+      // A host going away is not ready either; one finding says so.
+      ...(context.warns && unavailable.length === 0 ? hostNotReady(host, request.path, report) : []),
     ],
   };
+}
+
+/** The lock's entry for `request`'s node when the inventory no longer has its host. */
+function vanishedEntry(request: NodeRequest, context: PlanningContext): LockEntry | undefined {
+  // A loop, not `find`: almost every cluster has none.
+  for (const entry of context.vanished)
+    if (entry.kind === "bpa" && entry.role === request.role && entry.node === request.label) return entry;
+  return undefined;
 }
 
 /** What placing says of a host chosen by resources: its address, and its size as the reason words it. */
@@ -603,23 +632,46 @@ function placeByResources(
     return { placement, decision: { subject, path: request.path, chosen, rejected }, issues };
   };
 
+  // The node's host is gone from the snapshot: it is not placed anywhere else (decision 0052).
+  const gone = vanishedEntry(request, context);
+  if (gone !== undefined) {
+    const problem = hostVanished(inventory, gone, request.path, report);
+    return {
+      ...(context.explains && {
+        decision: {
+          subject,
+          path: request.path,
+          chosen: [],
+          rejected: everyHost(inventory, NOT_PICKED.lockedVanished),
+          problem: `${problem.rule}: ${problem.message}`,
+        },
+      }),
+      issues: [problem],
+    };
+  }
   const locked = lockedHost(request, context);
   // The locked host is checked against every filter but the claim's, which it passes as the
-  // cluster's own only when the lock still gives it to this cluster.
+  // cluster's own only when the lock still gives it to this cluster, and availability's: the node
+  // stays on a host that went off or into error, with a warning, until the user moves it.
   if (
     locked &&
     context.rejection(
-      filters.filter((filter) => filter.name !== FILTERS.unclaimed),
+      filters.filter((filter) => filter.name !== FILTERS.unclaimed && filter.name !== FILTERS.available),
       locked,
     ) === undefined &&
     context.ledger.claimOf(locked)?.cluster === cluster
   ) {
-    return take(
+    const kept = take(
       locked,
       chosenHostFacts(locked),
       "kept from rendered/metalsynth.lock.yaml",
       NOT_PICKED.lockedKept,
     );
+    if (context.warns)
+      kept.issues.push(
+        ...hostUnavailable(locked, unavailableFor(locked, true), true, subject, request.path, report),
+      );
+    return kept;
   }
 
   const needsKnownResources = request.cpus !== undefined || request.memoryBytes !== undefined;

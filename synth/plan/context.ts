@@ -20,6 +20,8 @@ export interface PlanningContext {
   readonly ledger: ClaimLedger;
   /** The previous lock's entries for the cluster being placed. */
   readonly lockEntries: readonly LockEntry[];
+  /** The previous lock's entries for the cluster whose host the inventory lost (decision 0052). */
+  readonly vanished: readonly LockEntry[];
   /**
    * Whether placing records its decisions (`Decision`: the hosts chosen and why every other host was
    * not), which `metalsynth explain` reads. A turn placed again for a review or a change explains

@@ -37,6 +37,11 @@ export interface FixedClaims {
   releasingClusters(): ClusterKey[];
   /** The lock's entries of a live cluster: the allocations it keeps if they still fit. */
   heldByLock(cluster: ClusterKey): readonly LockEntry[];
+  /**
+   * The lock's entries of a live cluster whose host the inventory no longer has (or sets aside): its
+   * nodes stay there, with a `host-vanished` error, until the user releases them (decision 0052).
+   */
+  vanished(cluster: ClusterKey): readonly LockEntry[];
   /** MAC entries whose host another cluster holds, with the `host-claimed` problem. */
   readonly contested: ContestedEntries;
   /** Host id → the `host-claimed` errors of the MAC entries that name it. */
@@ -70,9 +75,13 @@ export function fixClaims(input: FixedClaimsInput): FixedClaims {
   for (const entry of lockEntries)
     if (entry.released !== true && input.isLive(entry.cluster) && inventory.byId(entry.host))
       holders.add(entry.cluster);
+  const vanished = new Map<ClusterKey, LockEntry[]>();
   for (const entry of lockEntries) {
     const host = inventory.byId(entry.host);
-    if (!host) continue;
+    if (!host) {
+      if (entry.released !== true && input.isLive(entry.cluster)) pushTo(vanished, entry.cluster, entry);
+      continue;
+    }
     const { cluster } = entry;
     const live = input.isLive(cluster);
     if (entry.kind === "sip" && (entry.released === true || !live)) {
@@ -118,6 +127,7 @@ export function fixClaims(input: FixedClaimsInput): FixedClaims {
     releasing: (cluster) => ledger.releasing(cluster),
     releasingClusters: () => ledger.releasingClusters(),
     heldByLock: (cluster) => heldByLock.get(cluster) ?? NO_ENTRIES,
+    vanished: (cluster) => vanished.get(cluster) ?? NO_ENTRIES,
     contested,
     issuesByHost,
   };

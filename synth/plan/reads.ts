@@ -51,6 +51,7 @@ export type PlanningInventory = Pick<
   | "byMac"
   | "closestMac"
   | "setAsideByMac"
+  | "setAsideById"
   | "hosts"
   | "size"
   | "matching"
@@ -120,6 +121,14 @@ export class TurnReads implements PlanningInventory, Candidates {
   closestMac(mac: string): ReturnType<Inventory["closestMac"]> {
     this.#readAll();
     return this.inventory.closestMac(mac);
+  }
+
+  /**
+   * The set-aside host of a lock entry whose host the inventory lost. Not recorded: a host joining or
+   * leaving the inventory reaches the clusters whose lock entries name it without any turn's reads.
+   */
+  setAsideById(id: string): ReturnType<Inventory["setAsideById"]> {
+    return this.inventory.setAsideById(id);
   }
 
   /** The set-aside host with `mac`, for a `mac-unknown` finding: rare, so counted as reading every host. */

@@ -153,6 +153,7 @@ export function fixAgain(
       ...again.releasingClusters().filter(changed),
     ],
     heldByLock: (key) => (changed(key) ? again : before).heldByLock(key),
+    vanished: (key) => (changed(key) ? again : before).vanished(key),
     contested: {
       get: (request) => {
         const host = request.kind === "mac" ? inventory.byMac(request.mac) : undefined;

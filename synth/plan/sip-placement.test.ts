@@ -37,6 +37,7 @@ function place(hosts: readonly HostOptions[], options: SipClusterOptions, setup:
     bestFit: inventory.bestFit(),
     ledger,
     lockEntries,
+    vanished: [],
     explains: true,
     warns: true,
     stillPlanning: () => true,

@@ -6,7 +6,8 @@
 import { checkedClusterKeyParts, sipKey, type ClusterKey } from "../cluster-key.ts";
 import { formatPath } from "../field-path.ts";
 import { compareText, type Issue } from "../issue.ts";
-import type { Host } from "../inventory/host.ts";
+import { unavailableFor, type Host } from "../inventory/host.ts";
+import { hostUnavailable, hostVanished } from "../rules/availability.ts";
 import { roleNoFit } from "../rules/hosts.ts";
 import { unusedTopologyKey } from "../rules/sip.ts";
 import { reporter } from "../rules/reporter.ts";
@@ -15,6 +16,7 @@ import type { Release } from "./claim-ledger.ts";
 import type { ClaimView } from "../model/claims.ts";
 import type { Placed, PlanningContext } from "./context.ts";
 import {
+  AVAILABLE,
   FILTERS,
   REASONS,
   addressed,
@@ -49,7 +51,11 @@ export function placeSipCluster(
   const previous = previousMembers(sip, context);
 
   for (const role of sip.roles.filter((candidate) => candidate.plannable)) {
-    const wanted = role.active + role.standby;
+    // A host the lock gives the role that the inventory lost keeps its place: no other host is
+    // labelled in its stead until the user releases it (decision 0052).
+    const vanished = context.vanished.filter((entry) => entry.kind === "sip" && entry.role === role.role);
+    for (const entry of vanished) issues.push(hostVanished(inventory, entry, role.path, report));
+    const wanted = role.active + role.standby - vanished.length;
     const filters = sipFilters(role, key, interfaceIds, context.ledger.view());
     // Values of the topology label the role's hosts have so far, counting kept hosts too.
     const topologyTaken = new Set<string>();
@@ -64,9 +70,14 @@ export function placeSipCluster(
     const kept = previous
       .filter((entry) => entry.role === role.role)
       .sort((a, b) => Number(a.standby) - Number(b.standby) || compareText(a.host.id, b.host.id));
+    // Availability is no filter of a kept host: its node stays, with a warning, until the user moves it.
     for (const entry of kept) {
-      if (context.rejection([...filters, spread], entry.host) === undefined)
-        add(entry.host, entry.why, entry.standby);
+      if (context.rejection([...filters, spread], entry.host) !== undefined) continue;
+      add(entry.host, entry.why, entry.standby);
+      if (context.warns) {
+        const reasons = unavailableFor(entry.host, true);
+        issues.push(...hostUnavailable(entry.host, reasons, true, `role ${role.role}`, role.path, report));
+      }
     }
     // Shrink: release standby hosts first, then the highest names.
     roleMembers.sort(
@@ -76,7 +87,12 @@ export function placeSipCluster(
     const candidates = inventory.matching(role.selector);
     issues.push(...unusedTopologyKey(role, candidates, report));
     // Fill from free hosts that match, in name order, one per topology value.
-    const fill = [...filters, notTaken(FILTERS.otherRole, (host) => chosenIds.has(host.id)), spread];
+    const fill = [
+      ...filters,
+      AVAILABLE,
+      notTaken(FILTERS.otherRole, (host) => chosenIds.has(host.id)),
+      spread,
+    ];
     for (const host of context.mayBeFree(candidates, role.selector)) {
       if (roleMembers.length >= wanted) break;
       if (context.rejection(fill, host) === undefined)
@@ -217,6 +233,7 @@ function sipRejections(
   const memberIds = new Set(members.map((host) => host.id));
   const complete = [
     ...filters,
+    AVAILABLE,
     notTaken(FILTERS.otherRole, (host) => otherRoles.has(host.id)),
     topologySpread(role.topologyKey, topologyValues(role, members)),
   ];

@@ -110,6 +110,7 @@ export function placeTurn(work: TurnWork, setting: TurnSetting): TurnOutcome {
     bestFit: reads,
     ledger,
     lockEntries: setting.fixed.heldByLock(turn.key),
+    vanished: setting.fixed.vanished(turn.key),
     explains: setting.explains ?? true,
     warns: setting.warns ?? true,
     stillPlanning: (cluster) => setting.stillPlanning(cluster),

@@ -6,7 +6,7 @@
  * user reads one vocabulary everywhere.
  */
 import type { ClusterKey } from "../cluster-key.ts";
-import type { Host } from "../inventory/host.ts";
+import type { Host, UnavailableReason } from "../inventory/host.ts";
 import { HOST_FACTS, type HostFacts } from "../inventory/host-facts.ts";
 import { matchesSelector, type LabelSelector } from "../inventory/selector.ts";
 import { ipForInterface } from "../inventory/host.ts";
@@ -21,6 +21,8 @@ export const FILTERS = {
   unclaimed: "Unclaimed",
   /** Another node of the same BPA cluster has the host. */
   unused: "Unused",
+  /** The host is consumed, going away, off, broken, paused or detached (decision 0052). */
+  available: "Available",
   cpus: "Cpus",
   memory: "Memory",
   sriov: "Sriov",
@@ -48,6 +50,18 @@ export const REASONS = {
   claimed: "claimed",
   /** Unused / OtherRole: this cluster already uses the host elsewhere. */
   taken: "taken",
+  /** Available: `spec.consumerRef` names a consumer (a machine of another cluster). */
+  consumed: "consumed",
+  /** Available: being deleted or deprovisioned. */
+  deleting: "deleting",
+  /** Available: `spec.online` or `status.poweredOn` is false. */
+  off: "off",
+  /** Available: operational status `error`/`detached`, or an error type. */
+  broken: "broken",
+  /** Available: the paused annotation. */
+  paused: "paused",
+  /** Available: the detached annotation. */
+  detached: "detached",
   /** Cpus / Memory: the host has no hardware details, so the request can't be checked. */
   unknown: "unknown",
   /** Cpus / Memory: less than `requested`; `available` is what the host has. */
@@ -72,6 +86,8 @@ export const REASONS = {
   smallerChosen: "smaller-chosen",
   /** Pick: the lock's host was kept. */
   lockedKept: "locked-kept",
+  /** Pick: the node stays on the lock's host, which the inventory lost (decision 0052). */
+  lockedVanished: "locked-vanished",
   /** Pick: the SIP role already has all the hosts it asks for. */
   roleFull: "role-full",
 } as const;
@@ -102,6 +118,18 @@ export function rejectionText(rejection: Rejection): string {
       return filter === FILTERS.otherRole
         ? "serves another role of this cluster"
         : "serves another node of this cluster";
+    case REASONS.consumed:
+      return "consumed by another consumer";
+    case REASONS.deleting:
+      return "being deleted";
+    case REASONS.off:
+      return "powered off";
+    case REASONS.broken:
+      return "in error";
+    case REASONS.paused:
+      return "paused";
+    case REASONS.detached:
+      return "detached";
     case REASONS.unknown:
       return "no hardware details";
     case REASONS.insufficient:
@@ -128,6 +156,8 @@ export function rejectionText(rejection: Rejection): string {
       return "fits, but a smaller host was chosen";
     case REASONS.lockedKept:
       return "fits, but the locked host is kept";
+    case REASONS.lockedVanished:
+      return "not considered: the node stays on its locked host, which vanished";
     case REASONS.roleFull:
       return "not needed: the role is full";
   }
@@ -172,6 +202,30 @@ class Unclaimed implements HostFilter {
 
 /** The rejection {@link Unclaimed} gives: the same object each time, as rejections are never changed. */
 const CLAIMED: Rejection = Object.freeze({ filter: FILTERS.unclaimed, reason: REASONS.claimed });
+
+/**
+ * Rejects hosts that can take no new node: consumed, going away, off, broken, paused or detached
+ * (decision 0052), for the first reason the host has. A host the cluster holds already is never
+ * judged by it: its node stays, with a `host-unavailable` warning (`rules/availability.ts`).
+ */
+export const AVAILABLE: HostFilter = Object.freeze({
+  name: FILTERS.available,
+  reads: HOST_FACTS.availability,
+  check: (host: Host): Rejection | undefined => {
+    const first = host.availability?.reasons[0];
+    return first === undefined ? undefined : UNAVAILABLE[first.reason];
+  },
+});
+
+/** The rejection of each {@link UnavailableReason}, made once. */
+const UNAVAILABLE: Readonly<Record<UnavailableReason, Rejection>> = {
+  consumed: Object.freeze({ filter: FILTERS.available, reason: REASONS.consumed }),
+  deleting: Object.freeze({ filter: FILTERS.available, reason: REASONS.deleting }),
+  off: Object.freeze({ filter: FILTERS.available, reason: REASONS.off }),
+  broken: Object.freeze({ filter: FILTERS.available, reason: REASONS.broken }),
+  paused: Object.freeze({ filter: FILTERS.available, reason: REASONS.paused }),
+  detached: Object.freeze({ filter: FILTERS.available, reason: REASONS.detached }),
+};
 
 /** Rejects hosts this cluster already uses for something else (`filter` says what). */
 export function notTaken(name: TakenFilterName, taken: (host: Host) => boolean): HostFilter {
