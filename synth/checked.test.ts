@@ -8,7 +8,10 @@ import {
   parseInterfaceId,
   parseIpAddress,
   parseLabelValue,
+  parseAnnotations,
+  parseLabels,
   parsePort,
+  qualifiedNameProblem,
 } from "./checked.ts";
 
 const ED25519 = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl ops@site";
@@ -80,6 +83,39 @@ describe("the door's parsers", () => {
   it("trims an authorized key, and says why a second line is refused (issue #21 case 3)", () => {
     expect(parseAuthorizedKey(`  ${ED25519}\n`)).toBe(ED25519);
     expect(authorizedKeyProblem(`${ED25519}\ncommand="sh -c id" ${ED25519}`)).toMatch(/exactly one line/);
+  });
+
+  it.each([
+    ["a", ""],
+    ["app.kubernetes.io/name", ""],
+    ["example.com/My_Name.v2", ""],
+    [`${"a".repeat(253)}/${"b".repeat(63)}`, ""],
+    ["a/b/c", "more than one '/'"],
+    ["/x", 'prefix "" is not a DNS-1123 subdomain'],
+    ["Example.com/x", 'prefix "Example.com" is not a DNS-1123 subdomain'],
+    [`${"a".repeat(254)}/x`, "is not a DNS-1123 subdomain"],
+    ["example.com/", "name part is empty"],
+    ["", "name part is empty"],
+    ["k".repeat(64), "64 characters long"],
+    ["bad key", 'name part "bad key" has a character other than'],
+    ["-a", 'name part "-a" has a character other than'],
+  ])("says whether %j is a qualified name (label and annotation keys)", (text, problem) => {
+    if (problem === "") expect(qualifiedNameProblem(text)).toBeUndefined();
+    else expect(qualifiedNameProblem(text)).toContain(problem);
+  });
+
+  it("checks labels and annotations whole: keys, values, the annotations' size", () => {
+    expect(parseLabels({ "app.kubernetes.io/name": "A-b_c.9", empty: "" })).toEqual({
+      "app.kubernetes.io/name": "A-b_c.9",
+      empty: "",
+    });
+    expect(parseLabels({ team: "team a" })).toBeUndefined();
+    expect(parseLabels({ "bad key": "x" })).toBeUndefined();
+    expect(parseAnnotations({ "Example.COM/Note": "any text: yes" })).toEqual({
+      "Example.COM/Note": "any text: yes",
+    });
+    expect(parseAnnotations({ "my note": "x" })).toBeUndefined();
+    expect(parseAnnotations({ a: "é".repeat(128 * 1024) })).toBeUndefined();
   });
 
   it("accepts ports 1-65535 only", () => {

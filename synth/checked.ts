@@ -22,6 +22,19 @@ export type DnsSubdomain = Checked<string, "DnsSubdomain">;
 export type IpAddress = Checked<string, "IpAddress">;
 /** A Kubernetes label value: empty, or at most 63 alphanumerics, `-`, `_`, `.`, alphanumeric at both ends. */
 export type LabelValue = Checked<string, "LabelValue">;
+/**
+ * A CR's labels as the API server accepts them (`metadata-invalid`): every key a qualified name
+ * ({@link qualifiedNameProblem}), every value a {@link LabelValue}.
+ */
+export type Labels = Checked<Readonly<Record<string, LabelValue>>, "Labels">;
+/**
+ * A CR's annotations as the API server accepts them (`metadata-invalid`): every key a qualified name
+ * once lowercased (the server checks `strings.ToLower(key)`, so `Example.COM/Note` is a key), keys
+ * and values at most {@link MAX_ANNOTATION_BYTES} in all.
+ */
+export type Annotations = Checked<Readonly<Record<string, string>>, "Annotations">;
+/** Kubernetes caps the annotations of an object at 256 KiB, keys and values together. */
+export const MAX_ANNOTATION_BYTES = 256 * 1024;
 /** A TCP/UDP port, 1–65535. */
 export type PortNumber = Checked<number, "PortNumber">;
 /**
@@ -42,6 +55,8 @@ const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
 const IPV6 = /^[0-9A-Fa-f:]+$/;
+/** The name part of a qualified name (apimachinery's `qualifiedNameFmt`), at most 63. */
+const QUALIFIED_NAME_PART = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
 const INTERFACE_ID = /^[A-Za-z0-9][-A-Za-z0-9_.:@]*$/;
 const HOST_PART = "[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?";
 /** A registry: only a first component with a `.` or a port, or `localhost`, is one (as Docker reads it). */
@@ -72,6 +87,8 @@ export const EXPECTED = {
   ipAddress: "an IPv4 address such as 10.41.0.11 or an IPv6 address such as fd00::11, nothing around it",
   labelValue:
     "a label value: at most 63 letters, digits, '-', '_' and '.', starting and ending with a letter or digit",
+  qualifiedName:
+    "a qualified name: at most 63 letters, digits, '-', '_' and '.', starting and ending with a letter or digit, after an optional DNS-1123 subdomain and '/' (example.com/My_name)",
   port: "a port number from 1 to 65535",
   image: "an image reference such as registry.example.com/team/image:1.2",
   interfaceId:
@@ -96,6 +113,47 @@ export function parseIpAddress(text: string): IpAddress | undefined {
 /** `text` as a {@link LabelValue}, or `undefined`. */
 export function parseLabelValue(text: string): LabelValue | undefined {
   return text.length <= 63 && LABEL_VALUE.test(text) ? (text as LabelValue) : undefined;
+}
+
+/**
+ * Why `text` is not a Kubernetes qualified name (apimachinery's `IsQualifiedName`, which label and
+ * annotation keys must be), or `undefined`: a phrase that completes "… is not a qualified name: ".
+ */
+export function qualifiedNameProblem(text: string): string | undefined {
+  const parts = text.split("/");
+  if (parts.length > 2) return "it has more than one '/'";
+  const name = parts.at(-1) ?? "";
+  if (parts.length === 2 && parseDnsSubdomain(parts[0] ?? "") === undefined)
+    return `its prefix ${JSON.stringify(parts[0])} is not a DNS-1123 subdomain`;
+  if (name === "") return "its name part is empty";
+  if (name.length > 63) return `its name part is ${name.length} characters long`;
+  if (!QUALIFIED_NAME_PART.test(name))
+    return `its name part ${JSON.stringify(name)} has a character other than letters, digits, '-', '_' and '.', or does not start and end with a letter or digit`;
+  return undefined;
+}
+
+/** `labels` as {@link Labels}, or `undefined` when a key or a value breaks the grammar. */
+export function parseLabels(labels: Readonly<Record<string, string>>): Labels | undefined {
+  for (const [key, value] of Object.entries(labels)) {
+    if (qualifiedNameProblem(key) !== undefined || parseLabelValue(value) === undefined) return undefined;
+  }
+  return labels as Labels;
+}
+
+/** `annotations` as {@link Annotations}, or `undefined` ({@link annotationsSize} for the size). */
+export function parseAnnotations(annotations: Readonly<Record<string, string>>): Annotations | undefined {
+  for (const key of Object.keys(annotations)) {
+    if (qualifiedNameProblem(key.toLowerCase()) !== undefined) return undefined;
+  }
+  return annotationsSize(annotations) <= MAX_ANNOTATION_BYTES ? (annotations as Annotations) : undefined;
+}
+
+/** Bytes of UTF-8 in annotations' keys and values, as the API server adds them up. */
+export function annotationsSize(annotations: Readonly<Record<string, string>>): number {
+  let bytes = 0;
+  for (const [key, value] of Object.entries(annotations))
+    bytes += Buffer.byteLength(key) + Buffer.byteLength(value);
+  return bytes;
 }
 
 /** `value` as a {@link PortNumber}, or `undefined`. */

@@ -2,6 +2,7 @@
  * What a document of a user's file is, and the Kubernetes size limits every document is held to.
  * Reading text into documents is the codec's (`codec/read-documents.ts`, `codec/chunks.ts`).
  */
+import { MAX_ANNOTATION_BYTES } from "./checked.ts";
 import type { FieldPath } from "./field-path.ts";
 import { issue, type Issue, type SourcePosition } from "./issue.ts";
 
@@ -17,9 +18,6 @@ export const MAX_DOCUMENT_BYTES = 1.5 * 1024 * 1024;
  * with that much text, and parsing a 60 MB scalar only to refuse it takes seconds.
  */
 export const MAX_DOCUMENT_TEXT_BYTES = 8 * 1024 * 1024;
-
-/** Kubernetes caps the annotations of an object at 256 KiB, keys and values together. */
-export const MAX_ANNOTATION_BYTES = 256 * 1024;
 
 /** One YAML (or JSON) document of a user's file, with the way back from a field path to a line. */
 export interface SourceDocument {

@@ -134,6 +134,13 @@ spec: {provisioningCR: alpha}
       "a kind: List wrapper",
       `apiVersion: v1\nkind: List\nitems:\n  - ${provisioning(oneMaster).replace(/\n/g, "\n    ")}\n`,
     ],
+    [
+      "labels and annotations the API server accepts (issue #35)",
+      provisioning(
+        oneMaster,
+        'cluster: alpha\n    app.kubernetes.io/part-of: "yes"\n  annotations:\n    Example.COM/Note: "free text: any"',
+      ),
+    ],
   ])("%s", (_name, yaml) => {
     expect(evaluateYaml(yaml, inventory).all).toEqual([]);
   });
@@ -275,6 +282,18 @@ describe("each rule reports its id at the field path", () => {
       provisioning(oneMaster, "cluster: alpha", "Alpha"),
       "metadata.name",
       /"Alpha" is not a Provisioning name/,
+    ],
+    [
+      "metadata-invalid",
+      provisioning(oneMaster, 'cluster: alpha\n    team: "team a"'),
+      "metadata.labels.team",
+      /label "team" has value "team a", expected a label value: .* \(did you mean "team-a"\?\)/,
+    ],
+    [
+      "metadata-invalid",
+      sip(sipNodes).replace("  namespace: edge\n", '  namespace: edge\n  annotations:\n    "my note": x\n'),
+      'metadata.annotations["my note"]',
+      /annotation key "my note" is not a qualified name/,
     ],
     [
       "mac-unknown",

@@ -1,5 +1,5 @@
 /** A CR as the site holds it once its schema accepted it (decision 0049: the vocabulary of synth/). */
-import type { DnsLabel, DnsSubdomain } from "../checked.ts";
+import type { Annotations, DnsLabel, DnsSubdomain, Labels } from "../checked.ts";
 import type { SourceDocument } from "../documents.ts";
 import type { FieldPath } from "../field-path.ts";
 import type { Issue } from "../issue.ts";
@@ -25,6 +25,10 @@ export interface Resource<K extends CrKind = CrKind> {
   readonly namespace: DnsLabel;
   /** Checked (`name-invalid`): it reaches object names and rendered/'s paths. */
   readonly name: DnsSubdomain;
+  /** Checked (`metadata-invalid`): `specs.yaml` carries them to the API server. */
+  readonly labels: Labels;
+  /** Checked (`metadata-invalid`), as {@link labels}. */
+  readonly annotations: Annotations;
   /** `Kind/namespace/name`: identity for "the object under review replaces the known one". */
   readonly key: string;
   readonly object: SpecByKind[K];

@@ -97,7 +97,8 @@ const CLIENT_ANNOTATIONS = new Set(["kubectl.kubernetes.io/last-applied-configur
  * A cluster CR as its directory carries it to the cluster (docs/contract.md §4 "What Git knows reaches the
  * cluster"): the schema-validated object of `specs/` re-serialised, so only what the schema admitted
  * is written. Kept: `apiVersion`, `kind`, name, namespace (the default namespace made explicit),
- * labels and annotations the user set, `spec`. Left out: `status` and whatever the server sets
+ * labels and annotations the user set (the checked ones, `metadata-invalid`: the API server would
+ * refuse the object over any other, and the GitOps agent the directory), `spec`. Left out: `status` and whatever the server sets
  * (uid, resourceVersion, managedFields, ...), which an object read back from a cluster carries. Added:
  * the standard metalsynth labels (a `rendered/` file synth may replace holds only labelled objects)
  * and the sync wave.
@@ -106,17 +107,15 @@ export function clusterSpecDocument(
   resource: AnyResource,
   cluster: DnsLabel,
 ): Readonly<Record<string, unknown>> {
-  const { apiVersion, kind, metadata, spec } = resource.object;
-  const annotations = Object.entries(metadata.annotations ?? {}).filter(
-    ([key]) => !CLIENT_ANNOTATIONS.has(key),
-  );
+  const { apiVersion, kind, spec } = resource.object;
+  const annotations = Object.entries(resource.annotations).filter(([key]) => !CLIENT_ANNOTATIONS.has(key));
   return {
     apiVersion,
     kind,
     metadata: {
       name: resource.name,
       namespace: resource.namespace,
-      labels: { ...metadata.labels, ...metalsynthLabels(cluster) },
+      labels: { ...resource.labels, ...metalsynthLabels(cluster) },
       annotations: { ...Object.fromEntries(annotations), [SYNC_WAVE]: SPECS_WAVE },
     },
     spec,

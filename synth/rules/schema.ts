@@ -1,10 +1,25 @@
 /**
  * The rules of reading a CR against its schema (docs/contract.md §2): `schema` (unknown field, wrong type, with
- * a "did you mean" for near field names) and `unknown-kind`. `synth/site/resources.ts` and the
- * settings reader call them; `secret-inline` is in `synth/rules/secrets.ts`.
+ * a "did you mean" for near field names), `unknown-kind`, and the API server's own grammar for what a
+ * CR carries to it (`name-invalid`, `metadata-invalid`). `synth/site/resources.ts` and the settings
+ * reader call them; `secret-inline` is in `synth/rules/secrets.ts`.
  */
 import type { z } from "zod";
-import { EXPECTED, parseDnsLabel, parseDnsSubdomain, type DnsLabel, type DnsSubdomain } from "../checked.ts";
+import {
+  EXPECTED,
+  MAX_ANNOTATION_BYTES,
+  annotationsSize,
+  parseAnnotations,
+  parseDnsLabel,
+  parseDnsSubdomain,
+  parseLabels,
+  parseLabelValue,
+  qualifiedNameProblem,
+  type Annotations,
+  type DnsLabel,
+  type DnsSubdomain,
+  type Labels,
+} from "../checked.ts";
 import type { FieldPath } from "../field-path.ts";
 import type { Issue } from "../issue.ts";
 import { describe, isRecord } from "../inventory/raw.ts";
@@ -46,6 +61,89 @@ export function crNames(
     issues.push(report("name-invalid", ["metadata", "name"], message));
   }
   return issues;
+}
+
+/**
+ * `metadata-invalid`: a CR's own labels and annotations reach the API server in its cluster's
+ * `specs.yaml` (docs/contract.md §4), which refuses the object, and Flux or Argo CD the whole
+ * directory, when a label key is not a qualified name, a label value not a label value, an annotation
+ * key not a qualified name (lowercased first, as the server checks it) or the annotations are over
+ * 256 KiB. One finding per entry, at `metadata.labels["bad key"]`; values of another type than string
+ * are `schema`'s. The checked maps, or the findings (none when only `schema` refused them).
+ *
+ * The size is `too-large`'s in a spec file, whose document is refused before it is read as a CR; the
+ * check here keeps {@link Annotations} true to its type for CRs that come another way (the webhook's).
+ */
+export function crMetadata(
+  metadata: Readonly<Record<string, unknown>>,
+  report: Reporter,
+): { labels: Labels; annotations: Annotations } | Issue[] {
+  const labels = stringEntries(metadata.labels);
+  const annotations = stringEntries(metadata.annotations);
+  const issues: Issue[] = [];
+  for (const [key, value] of Object.entries(isRecord(metadata.labels) ? metadata.labels : {})) {
+    const problems: string[] = [];
+    const keyProblem = qualifiedNameProblem(key);
+    if (keyProblem !== undefined)
+      problems.push(
+        `label key ${JSON.stringify(key)} is not a qualified name (${keyProblem}): expected ${EXPECTED.qualifiedName}`,
+      );
+    if (typeof value === "string" && parseLabelValue(value) === undefined) {
+      const fix = labelValueFix(value);
+      const hint = fix === undefined ? "" : ` (did you mean ${JSON.stringify(fix)}?)`;
+      problems.push(
+        `label ${JSON.stringify(key)} has value ${JSON.stringify(value)}, expected ${EXPECTED.labelValue}${hint}`,
+      );
+    }
+    if (problems.length > 0)
+      issues.push(report("metadata-invalid", ["metadata", "labels", key], problems.join("; ")));
+  }
+  for (const key of Object.keys(isRecord(metadata.annotations) ? metadata.annotations : {})) {
+    const problem = qualifiedNameProblem(key.toLowerCase());
+    if (problem === undefined) continue;
+    issues.push(
+      report(
+        "metadata-invalid",
+        ["metadata", "annotations", key],
+        `annotation key ${JSON.stringify(key)} is not a qualified name (${problem}): expected ${EXPECTED.qualifiedName}; the value may be any text`,
+      ),
+    );
+  }
+  const size = annotations === undefined ? 0 : annotationsSize(annotations);
+  if (size > MAX_ANNOTATION_BYTES) {
+    issues.push(
+      report(
+        "metadata-invalid",
+        ["metadata", "annotations"],
+        `annotations total ${size} bytes, over the Kubernetes limit of ${MAX_ANNOTATION_BYTES} (256 KiB of keys and values)`,
+      ),
+    );
+  }
+  const checkedLabels = labels && parseLabels(labels);
+  const checkedAnnotations = annotations && parseAnnotations(annotations);
+  if (issues.length > 0 || checkedLabels === undefined || checkedAnnotations === undefined) return issues;
+  return { labels: checkedLabels, annotations: checkedAnnotations };
+}
+
+/**
+ * `value` as a map of strings (`{}` when absent), `undefined` when it is something else or holds a
+ * value of another type: the schema's finding.
+ */
+function stringEntries(value: unknown): Readonly<Record<string, string>> | undefined {
+  if (value === undefined) return {};
+  if (!isRecord(value)) return undefined;
+  for (const entry of Object.values(value)) if (typeof entry !== "string") return undefined;
+  return value as Readonly<Record<string, string>>;
+}
+
+/** The label value nearest `value` (runs of other characters as '-'), when that one is valid. */
+function labelValueFix(value: string): string | undefined {
+  const fix = value
+    .replace(/[^-A-Za-z0-9_.]+/g, "-")
+    .replace(/^[^A-Za-z0-9]+|[^A-Za-z0-9]+$/g, "")
+    .slice(0, 63)
+    .replace(/[^A-Za-z0-9]+$/, "");
+  return fix !== "" && parseLabelValue(fix) !== undefined ? fix : undefined;
 }
 
 /** `schema`: `metalsynth.yaml` with more than one document; only the first is read. */

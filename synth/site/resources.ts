@@ -5,7 +5,7 @@ import { DEFAULT_NAMESPACE, isRecord } from "../inventory/raw.ts";
 import type { AnyResource, InvalidResource } from "../model/resource.ts";
 import { kindFor } from "../schema/kinds.ts";
 import { reporter } from "../rules/reporter.ts";
-import { crNames, notAnObject, schemaIssues, unknownKind } from "../rules/schema.ts";
+import { crMetadata, crNames, notAnObject, schemaIssues, unknownKind } from "../rules/schema.ts";
 import { secretInline } from "../rules/secrets.ts";
 
 /** The `Kind/namespace/name` key of an object. */
@@ -15,8 +15,9 @@ export function resourceKey(kind: string, namespace: string, name: string): stri
 
 /**
  * Classifies the documents of the site's `specs/`: unwraps `kind: List`, refuses unknown kinds (typo
- * protection), validates each CR against its schema and scans it for inline secrets. Objects with
- * schema errors are reported and left out, so later rules only ever see well-typed input.
+ * protection), validates each CR against its schema, its names and its labels and annotations
+ * against the API server's grammar, and scans it for inline secrets. Objects with any of these errors
+ * are reported and left out, so later rules (and `specs.yaml`) only ever see well-typed input.
  */
 export function readResources(documents: readonly SourceDocument[]): {
   resources: AnyResource[];
@@ -64,7 +65,10 @@ export function readResources(documents: readonly SourceDocument[]): {
     // A missing or non-string name is the schema's finding; any other is checked, schema error or not.
     const names = name === "" ? [] : crNames(definition.kind, namespace, name, report);
     if (Array.isArray(names)) issues.push(...names);
-    if (!parsed.success || Array.isArray(names)) {
+    // Labels and annotations likewise: every finding in one go, and no unchecked one reaches specs.yaml.
+    const checkedMetadata = crMetadata(metadata, report);
+    if (Array.isArray(checkedMetadata)) issues.push(...checkedMetadata);
+    if (!parsed.success || Array.isArray(names) || Array.isArray(checkedMetadata)) {
       const cluster = isRecord(metadata.labels) ? metadata.labels.cluster : undefined;
       invalid.push({
         kind: definition.kind,
@@ -79,6 +83,8 @@ export function readResources(documents: readonly SourceDocument[]): {
       kind: definition.kind,
       namespace: names.namespace,
       name: names.name,
+      labels: checkedMetadata.labels,
+      annotations: checkedMetadata.annotations,
       key,
       object: parsed.data,
       document,
