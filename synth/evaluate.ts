@@ -32,13 +32,16 @@ export function evaluateResources(
   return { model, plan, issues: [...modelIssues, ...planIssues].sort(compareIssues) };
 }
 
-/** Runs the whole rule catalogue on the documents of a site's specs (validate and synth). */
+/**
+ * Runs the whole rule catalogue on the documents of a site's specs (validate and synth); `invalid`
+ * are the CRs that failed their schema or names, which the plan leaves out (explain names them).
+ */
 export function evaluateSite(
   documents: readonly SourceDocument[],
   inventory: Inventory,
   lock: Lock,
-): Evaluation {
+): Evaluation & { readonly invalid: readonly InvalidResource[] } {
   const { resources, invalid, issues } = readResources(documents);
   const evaluation = evaluateResources(resources, inventory, lock, invalid);
-  return { ...evaluation, issues: [...issues, ...evaluation.issues].sort(compareIssues) };
+  return { ...evaluation, issues: [...issues, ...evaluation.issues].sort(compareIssues), invalid };
 }

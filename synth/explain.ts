@@ -1,7 +1,9 @@
 import { formatPath } from "./field-path.ts";
-import { compareText, oneLine } from "./issue.ts";
+import { compareIssues, compareText, issueText, oneLine, type Issue } from "./issue.ts";
+import type { InvalidResource } from "./model/resource.ts";
 import type { ClusterPlan, Decision, SitePlan } from "./plan/model.ts";
 import { fitHistogram, rejectionText } from "./rules/filters.ts";
+import { resourceKey } from "./site/resources.ts";
 
 /** One decision, explained: the chosen hosts and every rejected host with its reason. */
 export interface ExplainedDecision {
@@ -78,4 +80,62 @@ export function explanationText(explanations: readonly Explanation[]): string {
     }
   }
   return `${lines.map(oneLine).join("\n")}\n`;
+}
+
+/**
+ * A cluster the site names that has no plan: CRs of it failed their schema or names, so the planner
+ * never saw it (docs/contract.md §3.3). Explain says so, with the findings, instead of claiming the
+ * cluster does not exist.
+ */
+export interface FailedCluster {
+  /** `namespace/name`. */
+  readonly cluster: string;
+  /** `Kind/namespace/name` of each CR of the cluster that failed, sorted. */
+  readonly failed: readonly string[];
+  /** The findings about those CRs, sorted as validate reports them. */
+  readonly issues: readonly Issue[];
+}
+
+/**
+ * The clusters matching `name` (`cluster` or `namespace/cluster`) among the CRs that failed their
+ * rules (`invalid`, from evaluateSite), with their findings out of `issues`. A BPA CR belongs to
+ * the cluster of its `cluster` label (one without is in no cluster), a SIPCluster to its name.
+ */
+export function failedClusters(
+  invalid: readonly InvalidResource[],
+  issues: readonly Issue[],
+  name: string,
+): FailedCluster[] {
+  const clusters = new Map<string, Set<string>>();
+  for (const resource of invalid) {
+    const cluster = resource.kind === "SIPCluster" ? resource.name : resource.cluster;
+    if (cluster === undefined) continue;
+    const key = `${resource.namespace}/${cluster}`;
+    if (key !== name && cluster !== name) continue;
+    const failed = clusters.get(key) ?? new Set();
+    clusters.set(key, failed.add(resourceKey(resource.kind, resource.namespace, resource.name)));
+  }
+  return [...clusters]
+    .sort(([a], [b]) => compareText(a, b))
+    .map(([cluster, failed]) => ({
+      cluster,
+      failed: [...failed].sort(compareText),
+      issues: issues
+        .filter((found) => found.object !== undefined && failed.has(found.object))
+        .sort(compareIssues),
+    }));
+}
+
+/** Each failed cluster, its CRs, then their findings one per line as validate prints them. */
+export function failedClustersText(clusters: readonly FailedCluster[]): string {
+  return clusters
+    .map(({ cluster, failed, issues }) => {
+      const crs =
+        failed.length === 1
+          ? `its CR ${failed[0]} failed its rules`
+          : `its CRs ${failed.join(", ")} failed their rules`;
+      const lines = [`${cluster}: nothing is planned, because ${crs}:`, ...issues.map(issueText)];
+      return `${lines.map(oneLine).join("\n")}\n`;
+    })
+    .join("");
 }

@@ -1,6 +1,6 @@
 import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
-import { chmod, cp, mkdir, mkdtemp, rename, rm, symlink, writeFile } from "node:fs/promises";
+import { chmod, cp, mkdir, mkdtemp, readFile, rename, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -301,6 +301,37 @@ describe("metalsynth explain", () => {
       "master master-3",
       "worker worker-1",
       "worker worker-2",
+    ]);
+  });
+
+  it("names a cluster whose Provisioning has a schema typo, with the finding as validate prints it, exit 1", async () => {
+    const dir = await copyExampleSite();
+    const file = path.join(dir, "specs", "cluster-west", "provisioning.yaml");
+    const spec = await readFile(file, "utf8");
+    expect(spec).toContain("        cpu: 16\n");
+    await writeFile(file, spec.replace("        cpu: 16\n", "        cpu: lots\n"));
+    const validate = await run("validate", "--site", dir);
+    expect(validate.code).toBe(1);
+    expect(validate.out).toMatch(
+      /^\S+provisioning\.yaml:\d+:\d+: error\[schema\] spec\.masters\[0\]\.master-1\.cpu: .*"lots"\n$/,
+    );
+
+    const text = await run("explain", "cluster-west", "--site", dir);
+    expect(text).toEqual({
+      code: 1,
+      out:
+        "edge-a/cluster-west: nothing is planned, because its CR Provisioning/edge-a/cluster-west failed its rules:\n" +
+        validate.out,
+      err: "",
+    });
+    const json = await run("explain", "edge-a/cluster-west", "--site", dir, "-o", "json");
+    expect(json.code).toBe(1);
+    expect(JSON.parse(json.out)).toEqual([
+      {
+        cluster: "edge-a/cluster-west",
+        failed: ["Provisioning/edge-a/cluster-west"],
+        diagnostics: JSON.parse((await run("validate", "--site", dir, "-o", "json")).out),
+      },
     ]);
   });
 

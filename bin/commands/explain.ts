@@ -1,10 +1,14 @@
 import { UsageError } from "../../gitops/errors.ts";
+import { issueRows } from "../../gitops/report/report.ts";
 import { readSite } from "../../gitops/site-reader.ts";
 import { evaluateSite } from "../../synth/evaluate.ts";
-import { explainCluster, explanationText } from "../../synth/explain.ts";
+import { explainCluster, explanationText, failedClusters, failedClustersText } from "../../synth/explain.ts";
 import { EXIT, outputFormat, parseSiteArgs, siteLocation, type Console } from "../common.ts";
 
-/** `metalsynth explain <cluster>`: per role, the chosen hosts and why every other host was rejected. */
+/**
+ * `metalsynth explain <cluster>`: per role, the chosen hosts and why every other host was rejected;
+ * for a cluster whose CRs failed their rules, those CRs and their findings, exit 1.
+ */
 export async function explain(argv: readonly string[], io: Console): Promise<number> {
   const { values, positionals } = parseSiteArgs(argv, {}, true);
   const format = outputFormat(values.format);
@@ -13,8 +17,20 @@ export async function explain(argv: readonly string[], io: Console): Promise<num
     throw new UsageError("explain takes exactly one cluster name (name or namespace/name)");
   // As validate: not render-site's evaluateFromSite, which would load cdk8s (decision 0018).
   const input = await readSite(siteLocation(values));
-  const { plan } = evaluateSite(input.documents, input.inventory, input.lock);
+  const { plan, issues, invalid } = evaluateSite(input.documents, input.inventory, input.lock);
   const explanations = explainCluster(plan, cluster, input.inventory.size);
+  const failed = explanations.length === 0 ? failedClusters(invalid, issues, cluster) : [];
+  if (failed.length > 0) {
+    // The cluster exists, but its CRs failed their rules: nothing was planned, so the answer is
+    // their findings, and validate's exit code.
+    const rows = failed.map((found) => ({
+      cluster: found.cluster,
+      failed: found.failed,
+      diagnostics: issueRows(found.issues),
+    }));
+    io.out(format === "json" ? `${JSON.stringify(rows, null, 2)}\n` : failedClustersText(failed));
+    return EXIT.invalid;
+  }
   if (explanations.length === 0) {
     const known = plan.clusters.map((other) => other.key).join(", ");
     io.err(`metalsynth: no cluster "${cluster}" in the site (clusters: ${known || "none"})\n`);
