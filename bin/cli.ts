@@ -16,6 +16,7 @@ const COMMANDS: Readonly<Record<CommandName, () => Promise<Command>>> = {
   diff: async () => (await import("./commands/diff.ts")).diff,
   explain: async () => (await import("./commands/explain.ts")).explain,
   map: async () => (await import("./commands/map.ts")).map,
+  release: async () => (await import("./commands/release.ts")).release,
   commit: async () => (await import("./commands/commit.ts")).commit,
   inventory: async () => (await import("./commands/inventory.ts")).inventory,
   webhook: async () => (await import("./commands/webhook.ts")).webhook,

@@ -74,6 +74,22 @@ export const COMMAND_HELP = {
       `The page is written even when the site has errors (it marks them); the exit code is then 1.`,
     ].join("\n"),
   },
+  release: {
+    synopsis: "release HOST… [--site DIR] [--out DIR]",
+    summary:
+      "let the nodes of hosts the snapshot lost (host-vanished) or that are unavailable leave them, and render",
+    options: [
+      `  HOST…             namespace/name (or a name only one host of the lock has) of each host`,
+      SITE,
+      PATHS,
+      `  --out DIR         rendered tree whose lock is changed and written (default <site>/rendered)`,
+      ``,
+      `A node stays on its locked host until released: the lock's entries of these hosts are dropped (a`,
+      `SIPCluster's host still in the inventory is released, its labels removed) and the site is`,
+      `rendered as synth renders it. A healthy host is refused. Exit codes: 0, 1 refused or the site has`,
+      `errors (nothing written), 2 usage error.`,
+    ].join("\n"),
+  },
   commit: {
     synopsis:
       "commit [--site DIR] [--message MSG] [--push] [--remote NAME] [--branch NAME] [--retries N]\n" +

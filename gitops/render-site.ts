@@ -4,6 +4,7 @@ import { clusterKey, type ClusterKey } from "../synth/cluster-key.ts";
 import { evaluateSite } from "../synth/evaluate.ts";
 import { compareText, type Issue } from "../synth/issue.ts";
 import type { SitePlan } from "../synth/plan/model.ts";
+import { releaseHosts, type Release } from "../synth/plan/release.ts";
 import { renderPlan } from "../synth/plan/render-plan.ts";
 import { UsageError } from "./errors.ts";
 import { renderSite, type RenderedCluster } from "./render.ts";
@@ -83,4 +84,28 @@ export async function renderFromSite(location: SiteLocation): Promise<SiteRender
   const ready = renderPlan(plan, issues);
   if (!ready) return { input, plan, issues };
   return { input, plan, issues, rendered: await renderSite(ready, input.settings) };
+}
+
+/** What {@link releaseFromSite} found: the release, and the site rendered with it when it can be. */
+export interface SiteRelease extends SiteRender {
+  readonly release: Release;
+}
+
+/**
+ * `metalsynth release`: the site rendered with `hosts` released from its lock (decision 0052), so
+ * their nodes are placed again. Nothing is rendered when a host can't be released or the site, so
+ * released, has errors; the caller writes the tree as synth does.
+ */
+export async function releaseFromSite(
+  location: SiteLocation,
+  hosts: readonly string[],
+): Promise<SiteRelease> {
+  const read = await readSite(location);
+  const release = releaseHosts(read.lock, read.inventory, hosts);
+  const input = { ...read, lock: release.lock };
+  const evaluation = evaluateSite(input.documents, input.inventory, input.lock);
+  const issues = [...input.issues, ...evaluation.issues];
+  const ready = release.refused.length === 0 ? renderPlan(evaluation.plan, issues) : undefined;
+  const rendered = ready && (await renderSite(ready, input.settings));
+  return { input, plan: evaluation.plan, issues, release, ...(rendered && { rendered }) };
 }

@@ -217,7 +217,7 @@ describe("help, version and a bare metalsynth", () => {
     expect(result.code).toBe(2);
     expect(result.out).toBe("");
     expect(result.err).toBe(
-      "metalsynth: no command given (validate, synth, diff, explain, map, commit, inventory, webhook, manifests, completion)\nsee 'metalsynth --help'\n",
+      "metalsynth: no command given (validate, synth, diff, explain, map, release, commit, inventory, webhook, manifests, completion)\nsee 'metalsynth --help'\n",
     );
   });
 

@@ -13,6 +13,7 @@ import { compareText } from "../synth/issue.ts";
 import { Inventory } from "../synth/inventory/inventory.ts";
 import { field } from "../synth/inventory/raw.ts";
 import { hostSnapshot } from "../synth/plan/lock.ts";
+import { releaseHosts } from "../synth/plan/release.ts";
 import { EMPTY_LOCK } from "../synth/rules/lock.ts";
 import type { Lock, LockEntry } from "../synth/model/lock.ts";
 import type { SitePlan } from "../synth/plan/model.ts";
@@ -463,11 +464,25 @@ describe("docs/contract.md §3.4: a lost host never reshuffles its siblings", ()
   };
   const without = (hostId: string) => new Inventory(inventory.hosts.filter((host) => host.id !== hostId));
 
-  it("moves only cluster-west's master-1 when its host r01-node-05 leaves the inventory", () => {
+  it("keeps cluster-west's master-1 on r01-node-05 when the host leaves the inventory, with host-vanished", () => {
     const first = evaluateSite(documents, inventory, EMPTY_LOCK).plan;
     const second = evaluateSite(documents, without("metal3/r01-node-05"), first.lock);
-    expect(second.issues).toEqual([]);
+    expect(second.issues.map((found) => `${found.rule} ${found.object} ${found.path}`)).toEqual([
+      "host-vanished Provisioning/edge-a/cluster-west spec.masters[0].master-1",
+    ]);
+    // No other host for it: the plan leaves the node where the lock has it, and synth writes nothing.
+    expect(placements(second.plan).has("edge-a/cluster-west master master-1")).toBe(false);
     expect(moved(first, second.plan)).toEqual(["edge-a/cluster-west master master-1"]);
+  });
+
+  it("moves only cluster-west's master-1 once r01-node-05 is released", () => {
+    const first = evaluateSite(documents, inventory, EMPTY_LOCK).plan;
+    const gone = without("metal3/r01-node-05");
+    const { lock, released } = releaseHosts(first.lock, gone, ["metal3/r01-node-05"]);
+    expect(released.map(({ entry }) => entry.host)).toEqual(["metal3/r01-node-05"]);
+    const third = evaluateSite(documents, gone, lock);
+    expect(third.issues).toEqual([]);
+    expect(moved(first, third.plan)).toEqual(["edge-a/cluster-west master master-1"]);
   });
 
   it("moves only master-1 when r01-node-05 shrinks below what master-1 asks for", () => {

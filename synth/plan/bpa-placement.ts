@@ -510,8 +510,11 @@ function placeByMac(
         : hostVanished(context.inventory, gone, request.path, report);
     return { problem: `${problem.rule}: ${problem.message}`, issues: [problem] };
   }
+  // The lock's host for the node is gone and the MAC names another: the CR moves the node, said once.
+  const gone = context.warns ? vanishedEntry(request, context) : undefined;
+  const moved = gone === undefined ? [] : [hostVanished(context.inventory, gone, request.path, report, host)];
   const contested = context.contested.get(request);
-  if (contested !== undefined) return { problem: contested, issues: [] };
+  if (contested !== undefined) return { problem: contested, issues: moved };
   const ip = ipForMac(host, mac);
   const held = context.lockEntries.some((entry) => entry.host === host.id);
   const subject = `${request.role} ${request.label}`;
@@ -526,6 +529,7 @@ function placeByMac(
   return {
     placement: { request, host, ...(ip === undefined ? {} : { ip }), reason: `mac-address ${mac}` },
     issues: [
+      ...moved,
       ...unavailable,
       ...missingResources(request, host, report).filter(
         (found) => context.warns || found.severity === "error",

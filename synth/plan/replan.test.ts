@@ -10,7 +10,7 @@ import { Inventory } from "../inventory/inventory.ts";
 import type { Provisioning } from "../model/bpa.ts";
 import type { SipCluster } from "../model/sip.ts";
 import { EMPTY_LOCK } from "../rules/lock.ts";
-import type { Lock } from "../model/lock.ts";
+import type { Lock, LockEntry } from "../model/lock.ts";
 import type { SitePlan } from "./model.ts";
 import type { SiteModel } from "../model/site.ts";
 import { planClusters, tracePlan } from "./plan-site.ts";
@@ -68,9 +68,21 @@ const hostArbitrary = (index: number) =>
       ),
       mac: fc.option(fc.constantFrom(...SHARED_MACS), { freq: 4 }),
       ip: fc.boolean(),
-      state: fc.constantFrom("provisioned", "provisioned", "ready", undefined),
+      state: fc.constantFrom("provisioned", "provisioned", "ready", "deprovisioning", undefined),
+      // Availability facts (decision 0052), read by a filter of their own and kept hosts' warnings.
+      availability: fc.option(
+        fc.constantFrom(
+          { consumer: { kind: "Metal3Machine", namespace: "ns", name: "m" } },
+          { offline: true as const },
+          { poweredOff: true as const },
+          { operationalStatus: "error" },
+          { deletionTimestamp: "2026-11-29T00:00:00Z" },
+          { paused: "" },
+        ),
+        { freq: 3 },
+      ),
     })
-    .map(({ cpus, memory, rack, pool, owner, mac, ip, state }): HostOptions => {
+    .map(({ cpus, memory, rack, pool, owner, mac, ip, state, availability }): HostOptions => {
       const name = `h${String(index).padStart(2, "0")}`;
       return {
         name,
@@ -86,6 +98,7 @@ const hostArbitrary = (index: number) =>
           },
         ],
         provisioningState: state,
+        ...(availability !== null && { availabilityFacts: availability }),
         ...(owner?.labels === "all" && {
           sipOwner: { namespace: "ns", name: owner.name, nodeType: owner.role },
         }),
@@ -546,5 +559,85 @@ describe("replanInventory", () => {
     const fresh = tracePlan({ model: model(released.site), inventory: after, lock: EMPTY_LOCK });
     expect(outcome(fresh).clusters).toContain("ns/c0 bpa master-1=metal3/h2");
     expect(outcome(next)).toEqual(outcome(fresh));
+  });
+});
+
+/** The ways a living site changes a host between two snapshots (decision 0052). */
+const HOST_CHANGES = ["vanish", "consumed", "deleting", "off", "error", "bmc", "ip"] as const;
+
+/** `host` as a snapshot after `change` shows it; none when it vanished. */
+function changedHost(host: HostOptions, change: (typeof HOST_CHANGES)[number], index: number): HostOptions[] {
+  const facts = (availabilityFacts: NonNullable<HostOptions["availabilityFacts"]>) => [
+    { ...host, availabilityFacts: { ...host.availabilityFacts, ...availabilityFacts } },
+  ];
+  switch (change) {
+    case "vanish":
+      return [];
+    case "consumed":
+      return facts({ consumer: { kind: "Metal3Machine", namespace: "other", name: `m-${index}` } });
+    case "deleting":
+      return [{ ...host, provisioningState: "deleting" }];
+    case "off":
+      return facts({ offline: true, poweredOff: true });
+    case "error":
+      return facts({ operationalStatus: "error", errorType: "power management error" });
+    case "bmc":
+      return [{ ...host, bmc: { address: `redfish://10.99.0.${index}/redfish/v1/Systems/1` } }];
+    case "ip":
+      return [
+        {
+          ...host,
+          nics: (host.nics ?? []).map((nic) =>
+            nic.ipv4 === undefined ? nic : { ...nic, ipv4: `10.1.0.${index + 1}` },
+          ),
+        },
+      ];
+  }
+}
+
+describe("hosts live (decision 0052)", () => {
+  it("never moves a locked node off its host without a finding naming the host, whatever the snapshot did to it", () => {
+    const scenario = fc
+      .tuple(...Array.from({ length: HOSTS }, (_, index) => hostArbitrary(index)))
+      .chain((hosts) => {
+        const macs = makeInventory(hosts).hosts.flatMap((host) => host.macs);
+        return fc.record({
+          hosts: fc.constant(hosts),
+          site: siteArbitrary(macs),
+          changes: fc.tuple(
+            ...hosts.map(() => fc.option(fc.constantFrom(...HOST_CHANGES), { freq: 2, nil: undefined })),
+          ),
+        });
+      });
+    fc.assert(
+      fc.property(scenario, ({ hosts, site, changes }) => {
+        const before = makeInventory(hosts);
+        const lock = tracePlan({ model: model(site), inventory: before, lock: EMPTY_LOCK }).plan.lock;
+        const now = makeInventory(
+          hosts.flatMap((host, index) => {
+            const change = changes[index];
+            return change === undefined ? [host] : changedHost(host, change, index);
+          }),
+        );
+        const { plan, issues } = tracePlan({ model: model(site), inventory: now, lock });
+        const stays = (entry: LockEntry) =>
+          plan.lock.entries.some(
+            (kept) =>
+              kept.host === entry.host &&
+              kept.cluster === entry.cluster &&
+              kept.released !== true &&
+              (entry.kind === "bpa"
+                ? kept.kind === "bpa" && kept.role === entry.role && kept.node === entry.node
+                : kept.kind === "sip" && kept.role === entry.role),
+          );
+        const named = (entry: LockEntry) =>
+          issues.some((found) => found.host === entry.host || found.message.includes(entry.host));
+        const movedSilently = lock.entries.filter(
+          (entry) => entry.released !== true && !stays(entry) && !named(entry),
+        );
+        expect(movedSilently).toEqual([]);
+      }),
+      { numRuns: 300 },
+    );
   });
 });

@@ -21,6 +21,11 @@ export function hostVanished(
   entry: LockEntry,
   path: FieldPath,
   report: Reporter,
+  /**
+   * The host the entry's mac-address names now: the CR's own word moves the node there, so the finding
+   * is a warning that says so rather than an error that holds the node.
+   */
+  movesTo?: Host,
 ): Issue {
   const aside = inventory.setAsideById(entry.host);
   const where = aside?.source ? ` (${aside.source.file}:${aside.source.line})` : "";
@@ -29,12 +34,23 @@ export function hostVanished(
       ? "is missing from the inventory snapshot"
       : `is set aside in the inventory snapshot${where}: ${aside.reason}`;
   const node = entry.kind === "bpa" ? `${entry.role} ${entry.node}` : `role ${entry.role}`;
+  const lost = `host ${entry.host}, which the lock gives to ${entry.cluster} as ${node}, ${state}`;
+  if (movesTo !== undefined)
+    return {
+      host: entry.host,
+      ...report(
+        "host-vanished",
+        path,
+        `${lost}; the node moves to ${movesTo.id}, which its mac-address names now`,
+      ),
+      severity: "warning",
+    };
   return {
     host: entry.host,
     ...report(
       "host-vanished",
       path,
-      `host ${entry.host}, which the lock gives to ${entry.cluster} as ${node}, ${state}; the node stays on it: restore the host, or run \`metalsynth release ${entry.host}\` to place it again`,
+      `${lost}; the node stays on it: restore the host, or run \`metalsynth release ${entry.host}\` to place it again`,
     ),
   };
 }

@@ -9,7 +9,9 @@ import {
   QAT_LABEL,
   SIP_LABELS,
   SRIOV_LABEL,
+  availabilityOf,
   isOsInstalled,
+  type AvailabilityFacts,
   sipOwnerOf,
   sipPartialOf,
 } from "../../synth/inventory/bmh.ts";
@@ -80,7 +82,7 @@ export function makeBmh(options: BmhOptions = {}): RawObject {
   const state = options.state === undefined ? "provisioned" : options.state;
   const bmc =
     options.bmc === undefined
-      ? { address: `ipmi://192.168.111.1:${6230 + (hash(id) % 100)}`, credentialsName: `${name}-bmc-secret` }
+      ? { address: `redfish://${ipFor(id, 9)}/redfish/v1/Systems/1`, credentialsName: `${name}-bmc-secret` }
       : options.bmc;
   const hardware = {
     ...(cpus !== null && { cpu: { arch: "x86_64", count: cpus, model: "Intel Xeon" } }),
@@ -144,8 +146,10 @@ export interface NicOptions {
  * Names and addresses are plain text, checked by the loader's own parsers (a bad one throws).
  */
 export interface HostOptions extends Partial<
-  Omit<Host, "id" | "namespace" | "name" | "nics" | "networks" | "bmc">
+  Omit<Host, "id" | "namespace" | "name" | "nics" | "networks" | "bmc" | "availability">
 > {
+  /** What the BareMetalHost says of its availability, read as the loader reads it with the state. */
+  readonly availabilityFacts?: AvailabilityFacts;
   readonly namespace?: string;
   readonly bmc?: { readonly address: string; readonly credentialsName?: string };
   readonly name?: string;
@@ -211,6 +215,7 @@ export function makeHost(options: HostOptions = {}): Host {
   const provisioningState = "provisioningState" in options ? options.provisioningState : "provisioned";
   const sipOwner = sipOwnerOf(labels);
   const sipPartial = sipOwner ? undefined : sipPartialOf(labels);
+  const availability = availabilityOf(options.availabilityFacts, provisioningState);
   return {
     id,
     namespace: checked(parseDnsLabel, namespace),
@@ -224,6 +229,7 @@ export function makeHost(options: HostOptions = {}): Host {
     qat: labels[QAT_LABEL] === "true",
     ...(provisioningState !== undefined && { provisioningState }),
     osInstalled: options.osInstalled ?? isOsInstalled(provisioningState),
+    ...(availability && { availability }),
     networks: Object.fromEntries(
       Object.entries(options.networks ?? {}).map(([id, ip]) => [id, checked(parseIpAddress, ip)]),
     ),
@@ -462,8 +468,9 @@ export function macFor(id: string, nic: number): string {
 
 /** An IPv4 derived from `id`, stable across runs. */
 export function ipFor(id: string, nic: number): string {
-  const value = hash(id);
-  return `10.${nic}.${(value >>> 8) & 255}.${value & 255}`;
+  // 24 bits of the hash: a test's few hundred hosts would share addresses in 16 (\`ip-duplicate\`).
+  const value = hash(nic === 0 ? id : `${id}#${nic}`);
+  return `10.${(value >>> 16) & 255}.${(value >>> 8) & 255}.${value & 255}`;
 }
 
 function generatedMac(index: number, nic: number): string {

@@ -249,7 +249,7 @@ describe("the webhook fed by informers (--from-cluster)", () => {
     // A status refresh: only fields metalsynth does not read.
     const status = {
       ...(bmh.status as Record<string, unknown>),
-      poweredOn: false,
+      errorCount: 0,
       lastUpdated: "2026-11-24T05:00:00Z",
     };
     apiServer.put(BMHS, { ...bmh, status });
