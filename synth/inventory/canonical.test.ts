@@ -100,7 +100,7 @@ metadata:
   namespace: metal3
 spec:
   bmc:
-    address: ipmi://192.168.111.1:6248
+    address: redfish://10.215.173.110/redfish/v1/Systems/1
     credentialsName: r01-node-01-bmc-secret
   bootMACAddress: e4:43:4b:9b:9b:10
   networkData:
