@@ -709,6 +709,38 @@ describe("host-claimed by the rendered/ lock", () => {
   });
 });
 
+describe("YAML merge keys, which kubectl and the webhook's clients accept (issue #35)", () => {
+  const master =
+    "    - master-1: &node\n        mac-address: 00:c6:14:04:61:b3\n        cpu: 16\n        memory: 64Gi\n";
+  const expanded = provisioning(
+    `  masters:\n${master}  workers:\n    - worker-1:\n        mac-address: 00:c6:14:04:61:c0\n        cpu: 16\n        memory: 64Gi\n`,
+  );
+  const merged = (mac: string) =>
+    provisioning(
+      `  masters:\n${master}  workers:\n    - worker-1:\n        <<: *node\n        mac-address: ${mac}\n`,
+    );
+
+  it("validates a Provisioning with a merge key like its expanded form", () => {
+    const plain = evaluateYaml(expanded, inventory);
+    const viaMerge = evaluateYaml(merged("00:c6:14:04:61:c0"), inventory);
+    expect(plain.all).toEqual([]);
+    expect(viaMerge.all).toEqual([]);
+    expect(viaMerge.plan.lock).toEqual(plain.plan.lock);
+  });
+
+  it("reports a finding in merged content at the line it is written on", () => {
+    // The worker's size merged into the master: master-1's host has 16 CPUs, not 32.
+    const yaml = provisioning(
+      "  workers:\n    - worker-1: &big\n        mac-address: 00:c6:14:04:61:c0\n        cpu: 32\n" +
+        "  masters:\n    - master-1:\n        <<: *big\n        mac-address: 00:c6:14:04:61:b3\n",
+    );
+    const issues = evaluateYaml(yaml, inventory).all;
+    expect(issues.map((found) => `${found.rule} ${found.path} ${found.source?.line}`)).toEqual([
+      "cpu-insufficient spec.masters[0].master-1.cpu 12",
+    ]);
+  });
+});
+
 describe("a host set aside at load (issue #21 case 18, decision 0031)", () => {
   // Metal3's demo hosts repeat a MAC; one host's name would write a server line into haproxy.cfg.
   const bad = buildInventory(

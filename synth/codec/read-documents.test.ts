@@ -214,6 +214,85 @@ describe("parseDocuments", () => {
   });
 });
 
+describe("YAML merge keys, as kubectl, Argo CD and Flux read them (go-yaml, YAML 1.1)", () => {
+  const base = "base: &base\n  cpu: 16\n  memory: 64Gi\n";
+  const valueOf = (text: string) => {
+    const parsed = parseDocuments("f.yaml", text);
+    expect(parsed.issues).toEqual([]);
+    return parsed.documents[0]?.value;
+  };
+
+  it.each([
+    ["one map", `${base}node:\n  <<: *base\n`, { cpu: 16, memory: "64Gi" }],
+    [
+      "its own key over a merged one, after the merge",
+      `${base}node:\n  <<: *base\n  cpu: 8\n`,
+      { cpu: 8, memory: "64Gi" },
+    ],
+    [
+      "its own key over a merged one, before the merge",
+      `${base}node:\n  cpu: 8\n  <<: *base\n`,
+      { cpu: 8, memory: "64Gi" },
+    ],
+    [
+      "a list, the earlier map first",
+      `${base}small: &small {cpu: 4, disk: 1Ti}\nnode:\n  <<: [*small, *base]\n`,
+      { cpu: 4, disk: "1Ti", memory: "64Gi" },
+    ],
+    ["a map written in place", "node:\n  <<: {cpu: 2}\n  memory: 1Gi\n", { cpu: 2, memory: "1Gi" }],
+    [
+      "a merge inside the merged map",
+      `${base}mid: &mid\n  <<: *base\n  disk: 1Ti\nnode: {<<: *mid}\n`,
+      { cpu: 16, memory: "64Gi", disk: "1Ti" },
+    ],
+    ['a quoted "<<": a key like any other', 'node:\n  "<<": {cpu: 2}\n', { "<<": { cpu: 2 } }],
+  ])("merges %s", (_name, text, node) => {
+    expect((valueOf(text) as { node: unknown }).node).toEqual(node);
+    // The fast reader leaves merge keys to the full parser: the same values and positions either way.
+    expectSameAsFullParser("f.yaml", text);
+  });
+
+  it("places a merged field where it is written: in the map it is merged from", () => {
+    const text = `${base}node:\n  <<: *base\n  cpu: 8\n`;
+    const [document] = parseDocuments("f.yaml", text).documents;
+    expect(["memory", "cpu", "disk"].map((field) => document?.position(["node", field]))).toEqual([
+      { file: "f.yaml", line: 3, column: 3 },
+      { file: "f.yaml", line: 6, column: 3 },
+      // Absent everywhere: the node that would hold it.
+      { file: "f.yaml", line: 4, column: 1 },
+    ]);
+  });
+
+  it.each([
+    [
+      "merged maps that double at each level",
+      ["a: &a {x: [lol, lol, lol, lol, lol, lol, lol, lol]}"]
+        .concat(
+          Array.from({ length: 8 }, (_, level) => {
+            const below = level === 0 ? "a" : `m${level - 1}`;
+            const keys = Array.from({ length: 4 }, (_, key) => `k${key}: {<<: *${below}}`);
+            return `m${level}: &m${level} {${keys.join(", ")}}`;
+          }),
+        )
+        .join("\n"),
+      /alias/i,
+    ],
+    ["a map that merges itself", "a: &a {<<: *a, x: 1}\n", /alias/i],
+    ["a merge of a number", "node:\n  <<: 5\n", /merge/i],
+  ])("refuses %s as yaml-syntax", (_name, text, message) => {
+    const parsed = parseDocuments("f.yaml", text);
+    expect(parsed.documents).toEqual([]);
+    expect(parsed.issues.map((found) => found.rule)).toEqual(["yaml-syntax"]);
+    expect(parsed.issues[0]?.message).toMatch(message);
+  });
+
+  it("merges in an embedded value too (networkData a person wrote in YAML)", () => {
+    expect(readEmbeddedValue("a: &a {x: 1}\nb:\n  <<: *a\n  y: 2\n")).toEqual({
+      value: { a: { x: 1 }, b: { x: 1, y: 2 } },
+    });
+  });
+});
+
 describe("readEmbeddedValue", () => {
   it.each([
     ['{"networks": [{"id": "n1", "ip_address": "10.0.0.1"}]}', "JSON"],

@@ -9,9 +9,11 @@
 import {
   LineCounter,
   Parser,
+  isAlias,
   isMap,
   isNode,
   isScalar,
+  isSeq,
   parseAllDocuments,
   parseDocument,
   type Document,
@@ -33,6 +35,14 @@ import { BlockYamlReader, type BlockYaml } from "./block-yaml.ts";
  * "billion laughs" document fails fast instead of eating memory.
  */
 const MAX_ALIAS_COUNT = 100;
+
+/**
+ * How the full parser reads: YAML 1.2, with YAML 1.1's merge keys (`<<: *base`, `<<: [*a, *b]`) as
+ * kubectl, Argo CD and Flux read them (go-yaml): a key of the map itself wins over a merged one, an
+ * earlier map of a list over a later one (decision 0053). Merged content is expanded aliases, so the
+ * alias limit counts it. A quoted `"<<"` is a key like any other, as in go-yaml and in JSON.
+ */
+const PARSE_OPTIONS = { prettyErrors: false, merge: true } as const;
 
 /** How {@link parseDocuments} reads a file. */
 export interface ReadOptions {
@@ -84,7 +94,7 @@ export function parseDocumentsFully(file: string, text: string, options: ReadOpt
   const readable = objectLimits
     ? withoutHugeDocuments(text, (bytes, line) => issues.push(tooLarge(bytes, at(line, 1))))
     : text;
-  const parsed = parseAllDocuments(readable, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
+  const parsed = parseAllDocuments(readable, { ...PARSE_OPTIONS, lineCounter: lines, uniqueKeys: true });
   const all = Array.isArray(parsed) ? parsed : [];
   let star = readable.indexOf("*");
   all.forEach((document, index) => {
@@ -150,7 +160,7 @@ export function readEmbeddedValue(text: string): { readonly value: unknown } | {
   }
   const block = new BlockYamlReader().read(text);
   if (block !== undefined) return { value: block.value };
-  const document = parseDocument(text, { prettyErrors: false, logLevel: "silent", uniqueKeys: false });
+  const document = parseDocument(text, { ...PARSE_OPTIONS, logLevel: "silent", uniqueKeys: false });
   const firstError = document.errors[0];
   if (firstError !== undefined) return { problem: `is not JSON or YAML: ${firstLine(firstError.message)}` };
   try {
@@ -338,7 +348,7 @@ export function documentPosition(
   text: string,
 ): ((path: FieldPath) => SourcePosition) | undefined {
   const lines = new LineCounter();
-  const parsed = parseAllDocuments(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
+  const parsed = parseAllDocuments(text, { ...PARSE_OPTIONS, lineCounter: lines, uniqueKeys: true });
   const document = Array.isArray(parsed) ? parsed[0] : undefined;
   if (document === undefined) return undefined;
   const start = document.range[0];
@@ -427,26 +437,52 @@ function isClosed(source: string): boolean {
   return trailing % 2 === 0;
 }
 
-/** Offset of the deepest existing node along `path` (keys of a map, indexes of a sequence). */
+/**
+ * Offset of the deepest existing node along `path` (keys of a map, indexes of a sequence), through
+ * aliases and merge keys to where a value is written: a merged key is found in the map it is merged
+ * from, as {@link PARSE_OPTIONS} reads it (the map's own keys first, then its merges in order). For a
+ * map entry the offset is the key's (where the user's eye goes), not the value's.
+ */
 function nodeOffset(document: Document, path: FieldPath): number | undefined {
-  for (let length = path.length; length >= 0; length--) {
-    const prefix = path.slice(0, length);
-    const node = prefix.length === 0 ? document.contents : document.getIn(prefix, true);
-    if (isNode(node) && node.range) {
-      // For a map entry, point at the key (where the user's eye goes), not at the value.
-      const key = prefix.length > 0 ? keyOffset(document, prefix) : undefined;
-      return key ?? node.range[0];
-    }
+  let node: unknown = document.contents;
+  let offset = isNode(node) && node.range ? node.range[0] : undefined;
+  for (const segment of path) {
+    const entry = childOf(document, node, segment, 0);
+    if (entry === undefined) break;
+    node = entry.value;
+    const start = entry.keyOffset ?? (isNode(node) && node.range ? node.range[0] : undefined);
+    if (start !== undefined) offset = start;
   }
-  return undefined;
+  return offset;
 }
 
-function keyOffset(document: Document, path: FieldPath): number | undefined {
-  const parent = path.length === 1 ? document.contents : document.getIn(path.slice(0, -1), true);
-  const last = path[path.length - 1];
-  if (!isMap(parent) || typeof last !== "string") return undefined;
-  for (const { key } of parent.items) {
-    if (isScalar(key) && key.range && key.value === last) return key.range[0];
+/** How deep merges may nest before the search gives up: far beyond what expansion allows. */
+const MAX_MERGE_DEPTH = MAX_ALIAS_COUNT;
+
+/** The entry `segment` of `node` (an alias resolved first), and where its key starts in a map. */
+function childOf(
+  document: Document,
+  node: unknown,
+  segment: string | number,
+  depth: number,
+): { value: unknown; keyOffset?: number } | undefined {
+  const target = isAlias(node) ? node.resolve(document) : node;
+  if (isSeq(target)) return typeof segment === "number" ? { value: target.items[segment] } : undefined;
+  if (!isMap(target) || typeof segment !== "string" || depth > MAX_MERGE_DEPTH) return undefined;
+  const merges: unknown[] = [];
+  for (const { key, value } of target.items) {
+    if (!isScalar(key)) continue;
+    if (key.value === segment) {
+      return key.range ? { value, keyOffset: key.range[0] } : { value };
+    }
+    if (typeof key.value === "symbol" && key.value.description === "<<") merges.push(value);
+  }
+  for (const merge of merges) {
+    const sources = isAlias(merge) ? merge.resolve(document) : merge;
+    for (const source of isSeq(sources) ? sources.items : [sources]) {
+      const found = childOf(document, source, segment, depth + 1);
+      if (found !== undefined) return found;
+    }
   }
   return undefined;
 }
