@@ -27,7 +27,7 @@ describe("metalsynth completion", () => {
     [["metalsynth", "validate", "--si"], ["--site"]],
     [
       ["metalsynth", "diff", "--"],
-      ["--exit-code", "--format", "--help", "--map", "--out", "--patch", "--site"],
+      ["--exit-code", "--format", "--help", "--map", "--out", "--patch", "--site", "--staged"],
     ],
     [["metalsynth", "validate", "-o", "s"], ["sarif"]],
     [["metalsynth", "inventory", "p"], ["pull"]],
@@ -39,7 +39,15 @@ describe("metalsynth completion", () => {
 
   it("takes every flag from the help table, and only flags", () => {
     const flags = commandFlags();
-    expect(flags.validate).toEqual(["--format", "--help", "--inventory", "--site", "--specs", "-o"]);
+    expect(flags.validate).toEqual([
+      "--format",
+      "--help",
+      "--inventory",
+      "--site",
+      "--specs",
+      "--staged",
+      "-o",
+    ]);
     expect(flags.webhook).not.toContain("-n");
     for (const list of Object.values(flags))
       for (const flag of list) expect(flag).toMatch(/^(--[a-z][a-z-]*|-[a-zA-Z])$/);

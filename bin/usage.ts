@@ -12,6 +12,8 @@ const PATHS = `  --specs GLOB…     spec files, directories or globs (default <
                     the next option, and repeatable
   --inventory PATH… inventory files or directories (default <site>/inventory); as --specs`;
 const FORMAT = `  -o, --format FORMAT  text (default) or json`;
+const STAGED = `  --staged          read the site (specs, inventory, metalsynth.yaml, rendered/) as the Git index
+                    holds it, what a commit would hold, not the work tree; no other paths`;
 const FINDINGS = `  -o, --format FORMAT  text (default), json, github (workflow-command annotations) or sarif
                     (SARIF 2.1.0 for code scanning); the findings go to stdout, the rest to stderr`;
 
@@ -21,9 +23,11 @@ const KUBE = `  --kubeconfig FILE    kubeconfig to use (default KUBECONFIG, else
 /** Every command's help, by the name users type. */
 export const COMMAND_HELP = {
   validate: {
-    synopsis: "validate [--site DIR] [--specs GLOB…] [--inventory PATH…] [-o text|json|github|sarif]",
+    synopsis:
+      "validate [--site DIR] [--staged] [--specs GLOB…] [--inventory PATH…]\n" +
+      "         [-o text|json|github|sarif]",
     summary: "check the site's CRs against the rules and the inventory; exit 1 on errors",
-    options: [SITE, PATHS, FINDINGS].join("\n"),
+    options: [SITE, STAGED, PATHS, FINDINGS].join("\n"),
   },
   synth: {
     synopsis:
@@ -35,11 +39,12 @@ export const COMMAND_HELP = {
   },
   diff: {
     synopsis:
-      "diff [--site DIR] [--out DIR] [--exit-code] [--patch] [--map FILE.html]\n" +
+      "diff [--site DIR] [--staged] [--out DIR] [--exit-code] [--patch] [--map FILE.html]\n" +
       "         [-o text|json|github|sarif|markdown]",
     summary: "what synth would change in rendered/, per cluster (hosts, objects); writes nothing",
     options: [
       SITE,
+      STAGED,
       `  --out DIR         rendered tree to compare with (default <site>/rendered)`,
       `  --exit-code       exit 1 when rendered/ would change`,
       `  --patch           add a unified diff of every changed file`,

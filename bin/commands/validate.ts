@@ -1,4 +1,5 @@
 import { readSite } from "../../gitops/site-reader.ts";
+import { withStagedSite } from "../../gitops/staged-site.ts";
 import { evaluateSite } from "../../synth/evaluate.ts";
 import { hasErrors } from "../../synth/issue.ts";
 import {
@@ -14,14 +15,15 @@ import { findingsIn } from "../findings.ts";
 
 /**
  * `metalsynth validate`: every diagnostic of the site (text, json, GitHub annotations or SARIF);
- * exit 1 when any is an error.
+ * exit 1 when any is an error. With `--staged`, of the site as the Git index holds it.
  */
 export async function validate(argv: readonly string[], io: Console): Promise<number> {
-  const { values } = parseSiteArgs(argv);
+  const { values } = parseSiteArgs(argv, { staged: { type: "boolean" } });
   const format = outputFormat(values.format, FINDING_FORMATS);
+  const location = siteLocation(values);
   // readSite and evaluateSite, not render-site's evaluateFromSite: that module renders too, and
   // importing it would load cdk8s into a command that renders nothing (decision 0018).
-  const input = await readSite(siteLocation(values));
+  const input = values.staged ? await withStagedSite(location, "lock", readSite) : await readSite(location);
   const evaluation = evaluateSite(input.documents, input.inventory, input.lock);
   const issues = [...input.issues, ...evaluation.issues];
   io.out(findingsIn(issues, format));

@@ -2,6 +2,7 @@ import { execFileSync } from "node:child_process";
 import { chmod, mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { z } from "zod";
 import { run } from "../run-cli.ts";
 import { copyExampleSite } from "../support/example-site.ts";
 
@@ -93,6 +94,39 @@ export const WEST_IP = ["inventory/rack-r02.yaml", "172.22.0.27", "172.22.0.77"]
 /** Applies one of the inventory edits above to a site. */
 export async function changeInventory(site: string, [file, from, to]: readonly [string, string, string]) {
   await edit(path.join(site, file), from, to);
+}
+
+/**
+ * A host added in a new inventory file (a copy of r03-node-04 with new names, MACs and addresses,
+ * `inventory/r04-node-04.json`) and cluster-east's master-2 moved onto it: the site is valid with
+ * that file, and `mac-unknown` without it. Returns the two files, relative to the site.
+ */
+export async function hostInNewFile(site: string): Promise<{ inventory: string; spec: string }> {
+  const rack = z
+    .object({ items: z.array(z.looseObject({ metadata: z.looseObject({ name: z.string() }) })) })
+    .parse(JSON.parse(await readFile(path.join(site, "inventory/rack-r03.json"), "utf8")));
+  let host = JSON.stringify(
+    rack.items.find((item) => item.metadata.name === "r03-node-04"),
+    undefined,
+    2,
+  );
+  for (const [from, to] of [
+    ["r03-node-04", "r04-node-04"],
+    ['"r03"', '"r04"'],
+    ["ac:1f:6b:b2:0f:9", "ac:1f:6b:b2:4f:9"],
+    ["b8:ce:f6:79:ea:c", "b8:ce:f6:79:4a:c"],
+    ["10.23.3.14", "10.23.4.14"],
+    ["172.22.0.34", "172.22.0.64"],
+    ["10.20.3.14", "10.20.4.14"],
+  ] as const) {
+    if (!host.includes(from)) throw new Error(`r03-node-04 has no ${from}`);
+    host = host.split(from).join(to);
+  }
+  const inventory = "inventory/r04-node-04.json";
+  await writeFile(path.join(site, inventory), `${host}\n`);
+  const spec = "specs/cluster-east/provisioning.yaml";
+  await edit(path.join(site, spec), "3c:fd:fe:0c:62:48 # r02-node-03", "b8:ce:f6:79:4a:c0 # r04-node-04");
+  return { inventory, spec };
 }
 
 /** A remote whose main already holds the rendered tree (pushed from clone a), and a second clone b. */

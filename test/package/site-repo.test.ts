@@ -13,7 +13,7 @@ import { parse } from "yaml";
 import { z } from "zod";
 import { beforeAll, describe, expect, it } from "vitest";
 import { REPO } from "../harness.ts";
-import { EAST_IP, changeInventory, configure, edit, git, temporary } from "../git/repos.ts";
+import { EAST_IP, changeInventory, configure, edit, git, hostInNewFile, temporary } from "../git/repos.ts";
 import { copyExampleSite } from "../support/example-site.ts";
 import { runAction, runProcess, type ActionRun, type ProcessOutcome } from "../support/github-action.ts";
 import { preCommit } from "../support/pre-commit.ts";
@@ -254,6 +254,47 @@ describe("metalsynth in a site repository, installed and run as the README says"
     expect(git(site, "log", "--format=%s", "-1")).toBe("site-a: specs, inventory, rendered/ and metalsynth");
     git(site, "reset", "--quiet", "--", spec);
   });
+
+  it("the hooks check what is committed: a host in a file not added fails, an untracked draft does not", async () => {
+    const bin = preCommit();
+    // Without --all-files, as `git commit` runs them: on what is staged.
+    const hooks = (...ids: string[]) => exec(site, bin, "try-repo", REPO, ...ids);
+
+    const { inventory, spec } = await hostInNewFile(site);
+    git(site, "add", spec);
+    expect((await exec(site, "npx", "metalsynth", "validate")).code).toBe(0); // the work tree has the host
+    const missing = await hooks("metalsynth-validate");
+    expect(missing.code, missing.output).toBe(1);
+    expect(missing.output).toContain(
+      "specs/cluster-east/provisioning.yaml:17:9: error[mac-unknown] spec.masters[1].master-2.mac-address: b8:ce:f6:79:4a:c0 matches no BareMetalHost",
+    );
+    const commit = await exec(site, "git", "commit", "-m", "cluster-east: master-2 on r04-node-04");
+    expect(commit.code).not.toBe(0);
+    expect(commit.output).toContain("error[mac-unknown] spec.masters[1].master-2.mac-address");
+    git(site, "add", inventory);
+    const added = await hooks("metalsynth-validate");
+    expect(added.code, added.output).toBe(0);
+    git(site, "reset", "--quiet", "--", spec, inventory);
+    git(site, "checkout", "--", spec);
+    await rm(path.join(site, inventory));
+
+    const draft = path.join(site, "specs", "draft.yaml");
+    await writeFile(draft, "apiVersion: bpa.akraino.org/v1alpha1\nkind: Provisioning\n");
+    const reviewed = path.join(site, spec);
+    await writeFile(reviewed, `${readFileSync(reviewed, "utf8")}# reviewed\n`);
+    git(site, "add", spec);
+    expect((await exec(site, "npx", "metalsynth", "validate")).code).toBe(1); // the work tree has the draft
+    const passes = await hooks();
+    expect(passes.code, passes.output).toBe(0);
+    expect(passes.output).toMatch(/metalsynth validate\.+Passed/);
+    expect(passes.output).toMatch(/metalsynth rendered\/ is current\.+Passed/);
+    const plain = await exec(site, path.join(site, ".git", "hooks", "pre-commit"));
+    expect(plain.code, plain.output).toBe(0);
+    git(site, "reset", "--quiet", "--", spec);
+    git(site, "checkout", "--", spec);
+    await rm(draft);
+    expect(git(site, "status", "--porcelain")).toBe("");
+  }, 180_000);
 
   it("checks a proposed change: the shell steps fail on the diff, the GitHub job shows it and passes", async () => {
     git(site, "checkout", "--quiet", "-b", "renumber");
