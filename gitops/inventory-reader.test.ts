@@ -227,8 +227,8 @@ it("reads a copy of the upstream anchors directory as a site would hold it", asy
   const site = path.join(dir, "site-inventory");
   await cp(path.join(FIXTURES, "airship-sip"), site, { recursive: true });
   const { inventory, issues } = await readInventory([site], { relativeTo: dir });
-  // The sample copies one BMC address and some networkData addresses from host to host (decision 0052).
-  expect(new Set(issues.map((found) => found.rule))).toEqual(new Set(["bmc-duplicate", "ip-duplicate"]));
+  // The sample copies one BMC address from host to host (decision 0052).
+  expect(new Set(issues.map((found) => found.rule))).toEqual(new Set(["bmc-duplicate"]));
   expect(inventory.size).toBe(6);
   expect(inventory.byId("default/rdm9r009o002")?.source).toEqual({
     file: "site-inventory/bmh.yaml",

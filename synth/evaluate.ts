@@ -5,6 +5,8 @@ import type { Lock } from "./model/lock.ts";
 import type { SitePlan } from "./plan/model.ts";
 import type { SiteModel } from "./model/site.ts";
 import { planSite } from "./plan/plan-site.ts";
+import { renderedAddresses } from "./plan/rendered-addresses.ts";
+import { addressClashes } from "./rules/addresses.ts";
 import { siteModel } from "./site/model.ts";
 import { readResources } from "./site/resources.ts";
 import type { AnyResource, InvalidResource } from "./model/resource.ts";
@@ -29,7 +31,8 @@ export function evaluateResources(
 ): Evaluation {
   const { model, issues: modelIssues } = siteModel(resources, invalid);
   const { plan, issues: planIssues } = planSite({ model, inventory, lock });
-  return { model, plan, issues: [...modelIssues, ...planIssues].sort(compareIssues) };
+  const clashes = addressClashes(renderedAddresses(plan));
+  return { model, plan, issues: [...modelIssues, ...planIssues, ...clashes].sort(compareIssues) };
 }
 
 /**

@@ -245,8 +245,8 @@ export const RULES = {
   "ip-duplicate": {
     severity: "warning",
     summary:
-      "two BareMetalHosts report one IP on a NIC or networkData network, which reaches hosts.ini and load-balancer backends",
-    module: "synth/inventory/hygiene.ts",
+      "two hosts a plan uses have one address in what it renders (hosts.ini, a cluster ConfigMap, load-balancer backends)",
+    module: "synth/rules/addresses.ts",
   },
   "metadata-invalid": {
     severity: "error",

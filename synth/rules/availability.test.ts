@@ -253,18 +253,26 @@ describe("inventory hygiene", () => {
     expect(issues).toEqual([]);
   });
 
-  it("ip-duplicate: two hosts with one NIC address", () => {
+  it("ip-duplicate: two nodes a plan renders at one address, a warning on each naming the other", () => {
     const nic = (mac: string) => [{ name: "eno1", mac, ip: "10.20.0.5" }];
-    const { issues } = buildInventory(
+    const inventory = buildInventory(
       [
         makeBmh({ name: "a", bootMac: "00:00:00:00:00:0a", nics: nic("00:00:00:00:00:0a") }),
         makeBmh({ name: "b", bootMac: "00:00:00:00:00:0b", nics: nic("00:00:00:00:00:0b") }),
       ].map((value, line) => ({ value, source: { file: "inventory/hosts.yaml", line, column: 1 } })),
+    ).inventory;
+    const two = provisioning(
+      `  masters:\n    - master-1: {mac-address: "00:00:00:00:00:0a"}\n    - master-2: {mac-address: "00:00:00:00:00:0b"}\n`,
     );
-    expect(issues.map((found) => `${found.severity} ${found.rule} ${found.host} ${found.path}`)).toEqual([
+    const { all } = evaluateYaml(two, inventory, EMPTY_LOCK);
+    expect(all.map((found) => `${found.severity} ${found.rule} ${found.host} ${found.path}`)).toEqual([
       "warning ip-duplicate metal3/a status.hardware.nics",
       "warning ip-duplicate metal3/b status.hardware.nics",
     ]);
-    expect(issues[1]?.message).toMatch(/reports IP 10\.20\.0\.5, as metal3\/a does/);
+    expect(all[0]?.message).toMatch(
+      /metal3\/a serves edge-a\/alpha master master-1 at 10\.20\.0\.5, as metal3\/b for edge-a\/alpha master master-2 does/,
+    );
+    // Not rendered, not reported: one of them alone.
+    expect(evaluateYaml(BY_MAC("00:00:00:00:00:0a"), inventory, EMPTY_LOCK).all).toEqual([]);
   });
 });

@@ -136,7 +136,8 @@ export function sipPlan(options: SipPlanOptions = {}): SipClusterPlan {
     },
   });
   const evaluation = evaluateYaml(yaml, makeInventory(options.hosts ?? SIP_HOSTS()), options.lock);
-  if (evaluation.all.length > 0)
+  // Hosts sharing an address are rendered on purpose by some chart tests: `ip-duplicate` warns of them.
+  if (evaluation.all.some((found) => found.rule !== "ip-duplicate"))
     throw new Error(`fixture has issues:\n${yaml}\n${JSON.stringify(evaluation.all, null, 2)}`);
   return sipPlanOf(evaluation.plan.clusters, "edge-sip/tenant-a");
 }
