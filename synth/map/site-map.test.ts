@@ -190,6 +190,32 @@ spec:
     expect(big?.findings.map((found) => found.rule)).toEqual(["no-fit"]);
   });
 
+  it("shows a node whose locked host vanished: unplaced in its cluster, and the host among the site's findings", () => {
+    const inventory = makeInventory(HOSTS);
+    const documents = parseDocuments("spec.yaml", SPECS.split("---\n")[0] ?? "").documents;
+    const lock: Lock = {
+      entries: [
+        {
+          host: "metal3/gone",
+          cluster: clusterKey("edge", "east"),
+          kind: "bpa",
+          role: "worker",
+          node: "worker-1",
+        },
+      ],
+    };
+    const { plan, issues } = evaluateSite(documents, inventory, lock);
+    const vanished = siteMap({ inventory, plan, issues });
+    const east = vanished.clusters.find((cluster) => cluster.key === "edge/east");
+    expect(east?.unplaced.map((node) => node.subject)).toEqual(["worker worker-1"]);
+    expect(east?.findings.map((found) => `${found.rule} ${found.host}`)).toContain(
+      "host-vanished metal3/gone",
+    );
+    expect(vanished.siteFindings.map((found) => `${found.rule} ${found.host}`)).toEqual([
+      "host-vanished metal3/gone",
+    ]);
+  });
+
   it("sums up the free hosts by shape and the room left for each requested shape", () => {
     const east = map.clusters.find((cluster) => cluster.key === "edge/east");
     const taken = new Set(map.clusters.flatMap((cluster) => cluster.hosts.map((entry) => entry.host)));
