@@ -5,7 +5,9 @@
  * it with findings (rule, file, line), leave rendered/ as it was, and the webhook's review of the CRs
  * finds each error validate found in them; or every rendered file is read by its real reader as
  * exactly what the site planned (HAProxy's backends, ansible-inventory's groups and hosts, `ssh -G`'s
- * addresses, `ssh-keygen -l`'s keys) and the webhook admits every CR.
+ * addresses, `ssh-keygen -l`'s keys, and kubectl's objects: every YAML file as the YAML 1.2 reader
+ * reads it, the CRs' labels and annotations in `specs.yaml` as the site wrote them) and the webhook
+ * admits every CR.
  *
  * The directed tests first prove each reader invocation on known-good renders (the example site's
  * committed files and the fuzz's own baseline) and on tampered ones, so a broken invocation cannot
@@ -32,7 +34,9 @@ import {
   expectedKeyListing,
   haproxyBackends,
   haveReaders,
+  kubectlObjects,
   sshConfigFor,
+  withoutEmptyLabels,
   sshKeygenList,
 } from "./support/readers.ts";
 import { BASELINE, siteFiles, type SiteValues } from "./support/trust-site.ts";
@@ -164,6 +168,33 @@ describe.skipIf(!READERS)("the readers, on known-good and tampered files", () =>
     ]);
   });
 
+  it("kubectl reads every YAML file of the example site's render as the YAML 1.2 reader does, and an unquoted yes as a boolean", async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), "metalsynth-readers-"));
+    const rendered = path.join(REPO, "examples", "site", "rendered");
+    const files = (await readdir(rendered, { recursive: true }))
+      .filter((file) => file.endsWith(".yaml"))
+      .sort();
+    const texts = await Promise.all(
+      files.map(async (file) => [file, await readFile(path.join(rendered, file), "utf8")] as const),
+    );
+    const reading = await kubectlObjects(texts, dir);
+    const read = texts.flatMap(([, text]) =>
+      parseAllDocuments(text)
+        .map((document) => document.toJS() as unknown)
+        .filter((value) => value !== null),
+    );
+    expect(reading.ok).toBe(true);
+    // kubectl adds the empty labels of a label change to objects that had none; nothing else differs.
+    expect(reading.ok && reading.objects.map(withoutEmptyLabels)).toEqual(read.map(withoutEmptyLabels));
+    expect(read.length).toBeGreaterThan(40);
+    const specs = texts.find(([file]) => file.endsWith("specs.yaml"))!;
+    const unquoted = specs[1].replace("  labels:\n", "  labels:\n    on: yes\n");
+    expect(await kubectlObjects([[specs[0], unquoted]], dir)).toEqual({
+      ok: false,
+      why: expect.stringMatching(/cannot unmarshal bool into Go struct field ObjectMeta.metadata.labels/),
+    });
+  });
+
   it("judges the fuzz site's own baseline render content, and a tampered one not", async () => {
     const outcome = await synthSite(BASELINE);
     expect(outcome).toEqual({ accepted: true, dir: expect.any(String), files: expect.any(Map) });
@@ -191,6 +222,34 @@ describe.skipIf(!READERS)("the readers, on known-good and tampered files", () =>
     expect(await judgeRendered(BASELINE, renamed, outcome.dir)).toEqual([
       `${jumpHost}: Deployment/"jumphost-tenant-a": mounts "tenant a", which is not a DNS-1123 subdomain`,
     ]);
+    const specs = "clusters/edge-sip/tenant-a/specs.yaml";
+    const numbered = new Map(outcome.files);
+    numbered.set(specs, outcome.files.get(specs)!.replace("team: edge-ops", "team: edge-ops\n    rack: yes"));
+    expect(await judgeRendered(BASELINE, numbered, outcome.dir)).toEqual([
+      expect.stringMatching(/^kubectl refuses the rendered YAML: .*specs\.yaml.*cannot unmarshal bool/),
+    ]);
+  });
+
+  it("renders the words YAML 1.1 types as label and annotation keys and values that kubectl reads back", async () => {
+    const labelWords = YAML_1_1_WORDS.filter((word) =>
+      /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/.test(word),
+    );
+    const values = {
+      ...BASELINE,
+      crLabels: Object.fromEntries(
+        labelWords.map((word, index) => [word === "" ? `empty-${index}` : word, word]),
+      ),
+      crAnnotations: Object.fromEntries(
+        YAML_1_1_WORDS.map((word, index) => [
+          labelWords.includes(word) && word !== "" ? word : `w${index}`,
+          word,
+        ]),
+      ),
+    };
+    const outcome = await synthSite(values);
+    expect(outcome).toEqual({ accepted: true, dir: expect.any(String), files: expect.any(Map) });
+    if (!outcome.accepted) return;
+    expect(await judgeRendered(values, outcome.files, outcome.dir)).toEqual([]);
   });
 });
 
@@ -342,6 +401,36 @@ async function webhookProblems(
   return problems;
 }
 
+/**
+ * Words a YAML 1.1 reader (go-yaml in kubectl, Flux, Argo CD) takes for a boolean, null, number,
+ * date or merge key when they are written plain, and YAML 1.2 for strings (issue #35); most are
+ * valid label values, and any is an annotation value. The last ones YAML 1.1 readers break lines at.
+ */
+const YAML_1_1_WORDS = [
+  ...[
+    "y",
+    "Y",
+    "yes",
+    "Yes",
+    "n",
+    "N",
+    "no",
+    "NO",
+    "on",
+    "On",
+    "off",
+    "OFF",
+    "true",
+    "False",
+    "null",
+    "NULL",
+    "",
+  ],
+  ...["1_000", "0b101", "017", "0o17", "0X1F", "09", "1e3", "1_000.5", "2001-12-14"],
+  ...["~", "-1", ".inf", ".NaN", "190:20:30", "-0b1", "<<", "="],
+  ...["a\u2028b", "a\u0085b", " \n", "multi\nline\n"],
+];
+
 /** Replaces item `index` of `items` with `change` applied to it. */
 function replaceAt<T>(items: readonly T[], index: number, change: (item: T) => T): T[] {
   return items.map((item, at) => (at === index ? change(item) : item));
@@ -356,7 +445,12 @@ function replaceAt<T>(items: readonly T[], index: number, change: (item: T) => T
 const FIELDS: Readonly<
   Record<
     string,
-    { base: (values: SiteValues) => string; set: (values: SiteValues, value: string) => SiteValues }
+    {
+      base: (values: SiteValues) => string;
+      set: (values: SiteValues, value: string) => SiteValues;
+      /** What the fuzz puts in, when not only {@link hostile} variants of the base. */
+      values?: () => fc.Arbitrary<string>;
+    }
   >
 > = {
   "BareMetalHost name (ControlPlane)": {
@@ -474,6 +568,26 @@ const FIELDS: Readonly<
       masterPackages: replaceAt(values.masterPackages, 1, (item) => ({ ...item, version })),
     }),
   },
+  "CR label value (specs.yaml)": {
+    base: (values) => values.crLabels["team"] ?? "",
+    set: (values, value) => ({ ...values, crLabels: { team: value } }),
+    values: () => metadataValues("edge-ops"),
+  },
+  "CR label key (specs.yaml)": {
+    base: (values) => Object.keys(values.crLabels)[0] ?? "",
+    set: (values, key) => ({ ...values, crLabels: { [key]: "edge-ops" } }),
+    values: () => metadataValues("team"),
+  },
+  "CR annotation value (specs.yaml)": {
+    base: (values) => values.crAnnotations["metalsynth.io/note"] ?? "",
+    set: (values, value) => ({ ...values, crAnnotations: { "metalsynth.io/note": value } }),
+    values: () => metadataValues("racked in row 4"),
+  },
+  "CR annotation key (specs.yaml)": {
+    base: (values) => Object.keys(values.crAnnotations)[0] ?? "",
+    set: (values, key) => ({ ...values, crAnnotations: { [key]: "racked in row 4" } }),
+    values: () => metadataValues("metalsynth.io/note"),
+  },
   "setting sshKeySecret": {
     base: (values) => values.sshKeySecret,
     set: (values, sshKeySecret) => ({ ...values, sshKeySecret }),
@@ -584,6 +698,11 @@ function hostile(base: string): fc.Arbitrary<string> {
   );
 }
 
+/** A label or annotation entry's part: a YAML 1.1 word as often as a hostile variant of `base`. */
+function metadataValues(base: string): fc.Arbitrary<string> {
+  return fc.oneof(fc.constantFrom(...YAML_1_1_WORDS), hostile(base));
+}
+
 /** A field of {@link FIELDS} and the value the fuzz puts into it. */
 interface Mutation {
   readonly field: string;
@@ -594,9 +713,15 @@ interface Mutation {
 const MUTATIONS = fc.uniqueArray(
   fc
     .constantFrom(...Object.keys(FIELDS))
-    .chain((field) => hostile(FIELDS[field]!.base(BASELINE)).map((value): Mutation => ({ field, value }))),
+    .chain((field) => valuesFor(field).map((value): Mutation => ({ field, value }))),
   { minLength: 1, maxLength: 3, selector: (mutation) => mutation.field },
 );
+
+/** What the fuzz puts into `field`. */
+function valuesFor(field: string): fc.Arbitrary<string> {
+  const { base, values } = FIELDS[field]!;
+  return values?.() ?? hostile(base(BASELINE));
+}
 
 /** The property: `values` is refused cleanly, or every reader reads its render as planned. */
 async function refusedOrReadAsPlanned(mutations: readonly Mutation[]): Promise<void> {
@@ -615,7 +740,7 @@ describe.skipIf(!READERS)("the trust boundary under fuzz", () => {
     "%s: refused with findings, or read by every reader as planned",
     async (field) => {
       const base = FIELDS[field]!.base(BASELINE);
-      const values = hostile(base).map((value) => [{ field, value }]);
+      const values = valuesFor(field).map((value) => [{ field, value }]);
       // Always tried first, then RUNS random ones: a line break ends a line in every reader's syntax,
       // a space ends a token, and a field that lets either through must fail every run.
       const examples: [Mutation[]][] = [`${base}\n`, `${base}\nx`, `${base} x`].map((value) => [

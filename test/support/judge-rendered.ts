@@ -2,8 +2,9 @@
  * Judges a rendered tree by what its readers make of it (issue #21): every haproxy.cfg, hosts.ini,
  * ssh_config and authorized_keys goes to its program (./readers.ts), the hosts table to a JSON parser,
  * the Software line files are split as `read -r` splits them, and every YAML file must parse and its
- * objects validate; each reading is compared with what the site asked for
- * ({@link plannedReadings}). The answer is a sorted list of problems, empty when every reader agrees.
+ * objects validate, and read the same to kubectl (YAML 1.1, issue #35) as to the YAML 1.2 reader;
+ * each reading is compared with what the site asked for ({@link plannedReadings}). The answer is a
+ * sorted list of problems, empty when every reader agrees.
  */
 import { parseAllDocuments } from "yaml";
 import { asKubeObject, validateKubernetesObject, type KubeObject } from "./charts.ts";
@@ -11,7 +12,9 @@ import {
   ansibleInventory,
   expectedKeyListing,
   haproxyBackends,
+  kubectlObjects,
   sshConfigFor,
+  withoutEmptyLabels,
   sshKeygenList,
   type HaproxyBackend,
 } from "./readers.ts";
@@ -32,6 +35,8 @@ export async function judgeRendered(
   const planned = plannedReadings(values);
   const problems: string[] = [];
   const objects = new Map<string, KubeObject[]>();
+  /** Every document of every YAML file, as the YAML 1.2 reader reads it, for kubectl's reading. */
+  const read: { file: string; value: unknown }[] = [];
   for (const [file, text] of files) {
     if (!file.endsWith(".yaml")) continue;
     const documents = parseAllDocuments(text);
@@ -41,6 +46,7 @@ export async function judgeRendered(
         problems.push(`${shown(file)}: YAML does not parse: ${document.errors[0]!.message}`);
       else values.push(document.toJS());
     }
+    read.push(...values.filter((value) => value !== null).map((value) => ({ file, value })));
     // The component files of a cluster hold Kubernetes objects; the lock and kustomization.yaml don't.
     if (!/^clusters\/[^]*\/(?!kustomization\.yaml$)[^/]+$/.test(file)) continue;
     const parsed: KubeObject[] = [];
@@ -68,6 +74,7 @@ export async function judgeRendered(
     judgeHaproxy(`${sip}/loadbalancer-worker.yaml`, planned.workerBackends),
     judgeJumpHost(`${sip}/jumphost.yaml`),
     judgeInstaller(`${planned.bpaDirectory}/kud-installer.yaml`),
+    judgeYaml11(),
   ]);
   judgeSoftware(`${planned.bpaDirectory}/software.yaml`);
   for (const [name, image] of Object.entries(planned.images)) {
@@ -210,6 +217,50 @@ export async function judgeRendered(
       );
   }
 
+  /**
+   * kubectl reads every YAML file in one run; each object must come back as the YAML 1.2 reader read
+   * it, and the CRs of each `specs.yaml` with the labels and annotations the site gave them.
+   */
+  async function judgeYaml11() {
+    const yaml = [...files].filter(([file]) => file.endsWith(".yaml"));
+    const reading = await kubectlObjects(yaml, dir);
+    if (!reading.ok) return void problems.push(`kubectl refuses the rendered YAML: ${reading.why}`);
+    if (reading.objects.length !== read.length)
+      return void problems.push(
+        `kubectl reads ${reading.objects.length} objects in the rendered YAML, the YAML 1.2 reader ${read.length}`,
+      );
+    const byKubectl = new Map<string, unknown[]>();
+    read.forEach(({ file, value }, index) => {
+      const object = reading.objects[index];
+      const difference = firstDifference(withoutEmptyLabels(object), withoutEmptyLabels(value));
+      if (difference !== undefined)
+        problems.push(
+          `${shown(file)}: kubectl (YAML 1.1) reads ${difference}, the YAML 1.2 reader otherwise`,
+        );
+      byKubectl.set(file, [...(byKubectl.get(file) ?? []), object]);
+    });
+    for (const [directory, kind] of [
+      [planned.sipDirectory, "SIPCluster"],
+      [planned.bpaDirectory, "Provisioning"],
+    ] as const) {
+      const file = `${directory}/specs.yaml`;
+      const cr = byKubectl.get(file)?.find((object) => isRecord(object) && object["kind"] === kind);
+      const metadata = isRecord(cr) && isRecord(cr["metadata"]) ? cr["metadata"] : {};
+      for (const [field, wanted] of [
+        ["labels", planned.crLabels],
+        ["annotations", planned.crAnnotations],
+      ] as const) {
+        const found = isRecord(metadata[field]) ? metadata[field] : {};
+        for (const [key, value] of Object.entries(wanted)) {
+          if (found[key] !== value)
+            problems.push(
+              `${shown(file)}: kubectl reads ${kind} ${field}[${JSON.stringify(key)}] as ${JSON.stringify(found[key])}, planned ${JSON.stringify(value)}`,
+            );
+        }
+      }
+    }
+  }
+
   function judgeSoftware(file: string) {
     const data = configData(file);
     if (!data) return;
@@ -296,6 +347,30 @@ function containers(object: KubeObject | undefined): Record<string, unknown>[] {
   const spec = (object?.["spec"] as { template?: { spec?: Record<string, unknown> } } | undefined)?.template
     ?.spec;
   return [...((spec?.["initContainers"] as []) ?? []), ...((spec?.["containers"] as []) ?? [])];
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** Where `a` and `b` first differ, as `<path>: <a>` (JSON values, maps in any key order), or `undefined`. */
+function firstDifference(a: unknown, b: unknown, at = ""): string | undefined {
+  if (Array.isArray(a) && Array.isArray(b)) {
+    if (a.length !== b.length) return `${at || "."}: ${a.length} items`;
+    for (let index = 0; index < a.length; index++) {
+      const found = firstDifference(a[index], b[index], `${at}[${index}]`);
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  }
+  if (isRecord(a) && isRecord(b)) {
+    for (const key of new Set([...Object.keys(a), ...Object.keys(b)])) {
+      const found = firstDifference(a[key], b[key], `${at}.${key}`);
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  }
+  return Object.is(a, b) ? undefined : `${at || "."}: ${JSON.stringify(a) ?? "nothing"}`;
 }
 
 /** Backends as one comparable line: `backend[server=address,…]` sorted, addresses canonical. */

@@ -1,8 +1,9 @@
 /**
  * The programs that read what synth writes, run on a rendered file and asked what they understood
  * (docs/contract.md §9 "Real readers of what we write"): HAProxy for `haproxy.cfg`, ansible-inventory for
- * `hosts.ini`, `ssh -G` for `ssh_config` and `ssh-keygen -l` for `authorized_keys`. Debian's haproxy,
- * ansible-core and openssh-client packages provide them (.ci/run installs them). Each function
+ * `hosts.ini`, `ssh -G` for `ssh_config`, `ssh-keygen -l` for `authorized_keys` and kubectl for the
+ * YAML files themselves. Debian's haproxy, ansible-core and openssh-client packages provide them
+ * (.ci/run installs them; the machine has kubectl, which the e2e suite needs too). Each function
  * writes the text to a file of its own under `dir` and returns what the program made of it, or why
  * it refused it; none of them opens a network connection or binds a port.
  */
@@ -37,13 +38,14 @@ export function runReader(
   });
 }
 
-/** Whether all four reader programs are installed: the tests that need them are skipped otherwise. */
+/** Whether all five reader programs are installed: the tests that need them are skipped otherwise. */
 export async function haveReaders(): Promise<boolean> {
   const probes: [string, string[]][] = [
     ["haproxy", ["-v"]],
     ["ansible-inventory", ["--version"]],
     ["ssh", ["-V"]],
     ["ssh-keygen", ["-?"]],
+    ["kubectl", ["version", "--client"]],
   ];
   const found = await Promise.all(
     probes.map(([command, args]) =>
@@ -270,6 +272,57 @@ export function expectedKeyListing(key: string): ListedKey {
   const [, blob = "", ...comment] = key.trim().split(/[ \t]+/);
   const digest = createHash("sha256").update(Buffer.from(blob, "base64")).digest("base64");
   return { fingerprint: `SHA256:${digest.replace(/=+$/, "")}`, comment: comment.join(" ") };
+}
+
+/** What kubectl made of YAML files: every object they hold, in file order, or why it refused them. */
+export type KubectlReading =
+  { readonly ok: true; readonly objects: readonly unknown[] } | { readonly ok: false; readonly why: string };
+
+/**
+ * The objects of `files` (name → text) as kubectl reads them, all in one run: `kubectl label --local
+ * -f <file>… -o json <label>-`. kubectl decodes `-f` files as `create` and `apply` do, with
+ * sigs.k8s.io/yaml (go-yaml, YAML 1.1: `yes` is a boolean, `1_000` a number); `--local` spares the
+ * API server that `create --dry-run=client` asks for its REST mapping (there is none here). Removing
+ * a label no object has changes nothing but an absent `metadata.labels`, which kubectl adds empty
+ * (and `metadata` with it): compare through {@link withoutEmptyLabels}. No kubeconfig is read.
+ */
+export async function kubectlObjects(
+  files: readonly (readonly [string, string])[],
+  dir: string,
+): Promise<KubectlReading> {
+  const work = await scratch(dir, "kubectl");
+  const paths = files.map((_, index) => path.join(work, `${index}.yaml`));
+  await Promise.all(files.map(([, text], index) => writeFile(paths[index]!, text)));
+  const result = await runReader(
+    "kubectl",
+    ["label", "--local", "-o", "json", ...paths.flatMap((file) => ["-f", file]), "metalsynth.io/judged-"],
+    { PATH: process.env["PATH"] ?? "", HOME: work, KUBECONFIG: path.join(work, "no-kubeconfig") },
+  );
+  if (result.status !== 0) {
+    // kubectl names the scratch file; the caller's name says more.
+    const why = paths.reduce((text, file, index) => text.replaceAll(file, files[index]![0]), result.stderr);
+    return { ok: false, why: `kubectl exited ${result.status}: ${why.trim()}` };
+  }
+  // One pretty-printed JSON object after another: a line that is only `}` then `{` is between two.
+  const stdout = result.stdout.trim();
+  return {
+    ok: true,
+    objects: stdout === "" ? [] : JSON.parse(`[${stdout.replace(/^}\n(?=\{$)/gm, "},\n")}]`),
+  };
+}
+
+/**
+ * `object` without an empty `metadata.labels`, and without a `metadata` left empty: the same for an
+ * object as written and as {@link kubectlObjects} read it.
+ */
+export function withoutEmptyLabels(object: unknown): unknown {
+  if (!isRecord(object) || !isRecord(object["metadata"])) return object;
+  const { labels, ...metadata } = object["metadata"];
+  if (!isRecord(labels) || Object.keys(labels).length > 0) return object;
+  const rest: Record<string, unknown> = { ...object };
+  if (Object.keys(metadata).length > 0) rest["metadata"] = metadata;
+  else delete rest["metadata"];
+  return rest;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

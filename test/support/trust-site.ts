@@ -63,6 +63,12 @@ export interface SiteValues {
   readonly workerMac: string;
   readonly kudPlugins: readonly string[];
   readonly masterPackages: readonly SitePackage[];
+  /**
+   * Labels and annotations of the SIPCluster and the Provisioning besides the `cluster` label: each
+   * cluster's `specs.yaml` carries them to the API server, whose client (kubectl) must read them back.
+   */
+  readonly crLabels: Readonly<Record<string, string>>;
+  readonly crAnnotations: Readonly<Record<string, string>>;
   /** Site settings (metalsynth.yaml). */
   readonly sshKeySecret: string;
   readonly kudInstallerImage: string;
@@ -106,6 +112,8 @@ export const BASELINE: SiteValues = {
   workerMac: "00:c6:14:04:61:02",
   kudPlugins: ["multus", "ovn4nfv"],
   masterPackages: [{ name: "htop" }, { name: "jq", version: "1.6-2.1ubuntu3" }],
+  crLabels: { team: "edge-ops" },
+  crAnnotations: { "metalsynth.io/note": "racked in row 4" },
   sshKeySecret: "ssh-key-secret",
   kudInstallerImage: "integratedcloudnative/bpa-operator-kud:v0.4.0",
   haproxyImage: "haproxy:2.3.2",
@@ -188,7 +196,12 @@ export function siteFiles(values: SiteValues): Map<string, string> {
   const sipCluster = {
     apiVersion: "airship.airshipit.org/v1",
     kind: "SIPCluster",
-    metadata: { name: values.sipName, namespace: values.sipNamespace },
+    metadata: {
+      name: values.sipName,
+      namespace: values.sipNamespace,
+      labels: values.crLabels,
+      annotations: values.crAnnotations,
+    },
     spec: {
       nodes: {
         ControlPlane: role(values.controlPlaneFlavor, 2, values.controlPlane.length - 2),
@@ -220,7 +233,12 @@ export function siteFiles(values: SiteValues): Map<string, string> {
   const provisioning = {
     apiVersion: "bpa.akraino.org/v1alpha1",
     kind: "Provisioning",
-    metadata: { name: values.cluster, namespace: values.bpaNamespace, labels: { cluster: values.cluster } },
+    metadata: {
+      name: values.cluster,
+      namespace: values.bpaNamespace,
+      labels: { cluster: values.cluster, ...values.crLabels },
+      annotations: values.crAnnotations,
+    },
     spec: {
       masters: [{ [values.masterLabel]: { "mac-address": values.masterMac } }],
       workers: [{ [values.workerLabel]: { "mac-address": values.workerMac } }],
@@ -263,12 +281,15 @@ export function siteFiles(values: SiteValues): Map<string, string> {
  * fuzz puts in must reach metalsynth as it is, or a failure would be the writer's, not metalsynth's.
  */
 function yamlDocuments(objects: readonly unknown[]): string {
-  const text = objects.map((object) => stringify(object)).join("---\n");
-  const back = parseAllDocuments(text);
-  const read = Array.isArray(back) ? back.map((document) => document.toJS() as unknown) : [];
-  if (JSON.stringify(read) !== JSON.stringify(objects))
-    throw new Error(`the site's YAML does not read back as written:\n${text}`);
-  return text;
+  // The library writes blank-only lines (" \n") as a block scalar that loses their spaces: such a
+  // site is written with every multi-line string double-quoted instead.
+  for (const options of [{}, { blockQuote: false }]) {
+    const text = objects.map((object) => stringify(object, options)).join("---\n");
+    const back = parseAllDocuments(text);
+    const read = Array.isArray(back) ? back.map((document) => document.toJS() as unknown) : [];
+    if (JSON.stringify(read) === JSON.stringify(objects)) return text;
+  }
+  throw new Error(`the site's YAML does not read back as written:\n${JSON.stringify(objects)}`);
 }
 
 /** What each reader must find in the rendered files of a site that synth accepted. */
@@ -290,6 +311,9 @@ export interface PlannedReadings {
   readonly softwareLines: Readonly<Record<string, readonly string[]>>;
   /** Image of each Deployment the SIP services run, by rendered file. */
   readonly images: Readonly<Record<string, string>>;
+  /** Labels and annotations kubectl must read on the SIPCluster and the Provisioning of `specs.yaml`. */
+  readonly crLabels: Readonly<Record<string, string>>;
+  readonly crAnnotations: Readonly<Record<string, string>>;
 }
 
 /** What the readers must find when synth renders `values` (it plans every host of every role). */
@@ -333,5 +357,7 @@ export function plannedReadings(values: SiteValues): PlannedReadings {
       "loadbalancer-worker.yaml": values.loadBalancerImage || values.haproxyImage,
       "jumphost.yaml": values.jumpHostImage || DEFAULT_SETTINGS.images.jumpHost,
     },
+    crLabels: values.crLabels,
+    crAnnotations: values.crAnnotations,
   };
 }
