@@ -151,9 +151,12 @@ export function siteMap(input: MapInput): SiteMap {
     groupBy,
     groups: groupHosts(mapHosts, groupBy),
     clusters,
+    // A host nobody holds that can take no new node (off, in error, consumed: decision 0052) is no room.
     capacity: freeCapacity(
       inventory,
-      mapHosts.filter((mapHost) => mapHost.holdings.length === 0).map((mapHost) => mapHost.host),
+      mapHosts
+        .filter((mapHost) => mapHost.holdings.length === 0 && mapHost.host.availability === undefined)
+        .map((mapHost) => mapHost.host),
       plan,
     ),
     ...(input.previous && changes ? { changes: { source: input.previous.source, hosts: changes } } : {}),

@@ -138,8 +138,13 @@ describe("the site map in Chromium", () => {
       ["metal3/r02-node-06", ["error[cpu-insufficient", "error[memory-insufficient"]],
       ["metal3/r03-node-03", ["error[sriov-missing"]],
       ["metal3/r03-node-05", ["error[qat-missing"]],
+      ["metal3/r05-node-01", ["warning[ip-duplicate"]],
+      ["metal3/r05-node-02", ["warning[ip-duplicate"]],
+      ["metal3/r05-node-03", ["error[host-unavailable"]],
+      ["metal3/r05-node-04", ["warning[bmc-duplicate"]],
+      ["metal3/r05-node-05", ["warning[bmc-duplicate"]],
     ]);
-    expect((await state(page)).tiles).toBe(24);
+    expect((await state(page)).tiles).toBe(29);
     await expectScreenshot(await page.screenshot(), path.join(REFERENCES, "broken-site.png"));
     await page.close();
   });
