@@ -238,6 +238,40 @@ describe("inventory pull: refreshing a pulled snapshot", () => {
     );
   });
 
+  it("a host it can't read cleanly stays in the snapshot, set aside, so validate names it (decision 0052)", async () => {
+    // The issue's case: an extra NIC of cluster-west's locked master-1 reports an address with its prefix.
+    host("r01-node-05").status.hardware.nics.push({
+      name: "eno9",
+      mac: "0c:00:00:00:09:09",
+      ip: "10.0.0.2/24",
+    } as never);
+    const report = await pull();
+    expect(report.diagnostics.map((found) => `${found.rule} ${found.host}`)).toEqual([
+      "address-invalid metal3/r01-node-05",
+    ]);
+    expect(report.refused.map((found) => `${found.rule} ${found.path}`)).toEqual([
+      "host-vanished spec.masters[0].master-1",
+    ]);
+    expect(await inventoryFiles()).toEqual(["_set-aside.yaml", "metal3.yaml"]);
+    const aside = await readFile(path.join(site, "inventory", "_set-aside.yaml"), "utf8");
+    expect(aside).toContain(`metalsynth.io/set-aside: 'address-invalid: NIC 0c:00:00:00:09:09 has ip "10.0.0.2/24"`);
+    const again = await readInventory([path.join(site, "inventory")], { relativeTo: site });
+    expect(again.inventory.byId("metal3/r01-node-05")).toBeUndefined();
+    expect(again.inventory.setAsideById("metal3/r01-node-05")?.reason).toMatch(
+      /^set aside when the snapshot was taken: NIC 0c:00:00:00:09:09 has ip "10\.0\.0\.2\/24"/,
+    );
+    expect(again.issues.map((found) => `${found.severity} ${found.rule} ${found.source?.file}`)).toEqual([
+      "warning address-invalid inventory/_set-aside.yaml",
+    ]);
+    // Fixed in the cluster: the next pull takes the host back and drops the file.
+    host("r01-node-05").status.hardware.nics.pop();
+    const fixed = await pull();
+    expect(fixed.files).toEqual(
+      expect.arrayContaining([{ path: "inventory/_set-aside.yaml", status: "removed" }]),
+    );
+    expect(await inventoryFiles()).toEqual(["metal3.yaml"]);
+  });
+
   it("--namespace: files of other namespaces stay and still count", async () => {
     const other = path.join(site, "inventory", "lab.yaml");
     await writeFile(
