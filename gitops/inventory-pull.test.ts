@@ -254,7 +254,9 @@ describe("inventory pull: refreshing a pulled snapshot", () => {
     ]);
     expect(await inventoryFiles()).toEqual(["_set-aside.yaml", "metal3.yaml"]);
     const aside = await readFile(path.join(site, "inventory", "_set-aside.yaml"), "utf8");
-    expect(aside).toContain(`metalsynth.io/set-aside: 'address-invalid: NIC 0c:00:00:00:09:09 has ip "10.0.0.2/24"`);
+    expect(aside).toContain(
+      `metalsynth.io/set-aside: 'address-invalid: NIC 0c:00:00:00:09:09 has ip "10.0.0.2/24"`,
+    );
     const again = await readInventory([path.join(site, "inventory")], { relativeTo: site });
     expect(again.inventory.byId("metal3/r01-node-05")).toBeUndefined();
     expect(again.inventory.setAsideById("metal3/r01-node-05")?.reason).toMatch(
