@@ -56,6 +56,11 @@ describe("metalsynth map", () => {
       "metal3/r02-node-06",
       "metal3/r03-node-03",
       "metal3/r03-node-05",
+      "metal3/r05-node-01",
+      "metal3/r05-node-02",
+      "metal3/r05-node-03",
+      "metal3/r05-node-04",
+      "metal3/r05-node-05",
     ]);
   });
 
