@@ -4,7 +4,7 @@ import { clusterKey, type ClusterKey } from "../synth/cluster-key.ts";
 import { evaluateSite } from "../synth/evaluate.ts";
 import { compareText, type Issue } from "../synth/issue.ts";
 import type { SitePlan } from "../synth/plan/model.ts";
-import { releaseHosts, type Release } from "../synth/plan/release.ts";
+import { releaseHosts, type HostRelease } from "../synth/plan/release.ts";
 import { renderPlan } from "../synth/plan/render-plan.ts";
 import { UsageError } from "./errors.ts";
 import { renderSite, type RenderedCluster } from "./render.ts";
@@ -88,7 +88,7 @@ export async function renderFromSite(location: SiteLocation): Promise<SiteRender
 
 /** What {@link releaseFromSite} found: the release, and the site rendered with it when it can be. */
 export interface SiteRelease extends SiteRender {
-  readonly release: Release;
+  readonly release: HostRelease;
 }
 
 /**

@@ -7,22 +7,27 @@
  */
 import { formatPath, type FieldPath } from "../field-path.ts";
 import { compareText, type Issue } from "../issue.ts";
-import type { RuleId } from "../rule-catalogue.ts";
 import type { Host } from "./host.ts";
+
+const BMC_ADDRESS: FieldPath = ["spec", "bmc", "address"];
 
 /** The hygiene findings of `hosts`, in host order. */
 export function hygieneIssues(hosts: readonly Host[]): Issue[] {
   const byBmc = new Map<string, Host[]>();
-  for (const host of hosts) if (host.bmc !== undefined) addTo(byBmc, bmcIdentity(host.bmc.address), host);
+  for (const host of hosts) {
+    if (host.bmc === undefined) continue;
+    const key = bmcIdentity(host.bmc.address);
+    const sharing = byBmc.get(key);
+    if (sharing === undefined) byBmc.set(key, [host]);
+    else sharing.push(host);
+  }
   const issues: Issue[] = [];
   for (const [address, sharing] of byBmc) {
     if (sharing.length < 2) continue;
     for (const host of sharing)
       issues.push(
-        hygieneIssue(
-          "bmc-duplicate",
+        bmcDuplicate(
           host,
-          ["spec", "bmc", "address"],
           `BareMetalHost ${host.id} has BMC address ${host.bmc?.address ?? address}, as ${others(sharing, host)} ${sharing.length > 2 ? "do" : "does"}: one machine registered twice would serve two clusters; delete the extra BareMetalHost`,
         ),
       );
@@ -38,12 +43,6 @@ function bmcIdentity(address: string): string {
   return address.trim().toLowerCase().replace(/\/+$/, "");
 }
 
-function addTo(groups: Map<string, Host[]>, key: string, host: Host): void {
-  const group = groups.get(key);
-  if (group === undefined) groups.set(key, [host]);
-  else if (!group.includes(host)) group.push(host);
-}
-
 function others(sharing: readonly Host[], host: Host): string {
   return sharing
     .filter((other) => other !== host)
@@ -51,11 +50,11 @@ function others(sharing: readonly Host[], host: Host): string {
     .join(", ");
 }
 
-function hygieneIssue(rule: RuleId, host: Host, path: FieldPath, message: string): Issue {
+function bmcDuplicate(host: Host, message: string): Issue {
   return {
-    rule,
+    rule: "bmc-duplicate",
     severity: "warning",
-    path: formatPath(path),
+    path: formatPath(BMC_ADDRESS),
     message,
     host: host.id,
     ...(host.source && { source: host.source }),

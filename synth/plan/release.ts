@@ -12,7 +12,7 @@ import type { Lock, LockEntry } from "../model/lock.ts";
 import { hostSnapshot } from "./lock.ts";
 
 /** What releasing some hosts does to a lock. */
-export interface Release {
+export interface HostRelease {
   /** The lock without the released entries (a SIPCluster's present host: marked released). */
   readonly lock: Lock;
   /** The entries released, in lock order, with why the host could go. */
@@ -26,7 +26,7 @@ export interface Release {
  * hosts the inventory lost or sets aside, or holds as unavailable; a healthy host is refused, as
  * releasing it would only move its node for nothing (a node moves off a healthy host by its CR).
  */
-export function releaseHosts(lock: Lock, inventory: Inventory, hosts: readonly string[]): Release {
+export function releaseHosts(lock: Lock, inventory: Inventory, hosts: readonly string[]): HostRelease {
   const refused: string[] = [];
   const chosen = new Map<string, string>();
   for (const asked of hosts) {
@@ -34,7 +34,7 @@ export function releaseHosts(lock: Lock, inventory: Inventory, hosts: readonly s
     if (ids.length !== 1) {
       refused.push(
         ids.length === 0
-          ? `${asked}: the lock gives no live cluster this host`
+          ? `${asked}: the lock gives this host to no cluster`
           : `${asked}: several hosts of the lock are named so (${ids.join(", ")}); name one as namespace/name`,
       );
       continue;
