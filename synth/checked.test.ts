@@ -12,7 +12,21 @@ import {
   parseLabels,
   parsePort,
   qualifiedNameProblem,
+  issuerUrl,
+  parseClaimPrefix,
+  parseClientId,
+  parseConnectorConfig,
+  parseConnectorField,
+  parseConnectorId,
+  parseDisplayName,
+  parseEmailAddress,
+  parseGroupName,
+  parsePemCertificates,
+  parseRedirectUri,
+  parseRoleName,
+  parseSecretKey,
 } from "./checked.ts";
+import { TEST_CA } from "../test/support/auth.ts";
 
 const ED25519 = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl ops@site";
 
@@ -128,5 +142,121 @@ describe("the door's parsers", () => {
       undefined,
       undefined,
     ]);
+  });
+});
+
+describe("the door's parsers of tenant identity (issue #39)", () => {
+  it.each([
+    [
+      parseClientId,
+      ["kubectl", "a", "Headlamp.v2_x-1", "a".repeat(63)],
+      ["", "-a", "kube ctl", "a".repeat(64), "a\nb", "é"],
+    ],
+    [
+      parseRedirectUri,
+      [
+        "http://localhost:8000",
+        "http://127.0.0.1:18000/callback",
+        "http://[::1]:8000",
+        "https://headlamp.example.com/oidc-callback?x=1",
+        "urn:ietf:wg:oauth:2.0:oob",
+      ],
+      [
+        "",
+        "http://evil.example.com/",
+        "http://localhost.evil.com/",
+        "https://a.example.com/#frag",
+        "https://user@a.example.com/",
+        "https://a.example.com/\nx",
+        "https://a.example.com/\u2028x",
+        "https://a b.example.com/",
+        "ftp://a.example.com/",
+        "javascript:alert(1)",
+      ],
+    ],
+    [
+      parseDisplayName,
+      ["GitHub", "Corporate directory", "é".repeat(254)],
+      ["", " GitHub", "Git\nHub", "Git\u0085Hub", "a".repeat(255)],
+    ],
+    [parseConnectorId, ["github", "corp-ldap", "a"], ["", "local", "Corp", "a.b", "a_b"]],
+    [parseConnectorField, ["clientSecret", "bindPW", "a_1"], ["", "1a", "client-secret", "a.b"]],
+    [parseSecretKey, ["client-secret", "tls.crt", "A_b"], ["", "a b", "a/b", "a\n"]],
+    [
+      parseGroupName,
+      ["tenant-admins", "acme:platform", "Domain Admins", "cn=ops,dc=example,dc=com"],
+      ["", " a", "a ", "a\nsystem:masters", "a".repeat(257)],
+    ],
+    [
+      parseClaimPrefix,
+      ["oidc:", "tenant-a:", "A.b_c:"],
+      ["", "oidc", ":", "system:", "System:", "a b:", "oidc::"],
+    ],
+    [
+      parseEmailAddress,
+      ["alice@example.com", "break-glass+x@site-a.example.com"],
+      ["", "Alice@example.com", "alice", "a@b@c", "alice@example.com\n", "a b@c.d"],
+    ],
+    [
+      parseRoleName,
+      ["view", "cluster-admin", "system:aggregate-to-edit"],
+      ["", "View", "a b", "a/b", ":a", "a:"],
+    ],
+  ] as const)("%o accepts exactly its kind", (parse, good, bad) => {
+    for (const text of good) expect(parse(text), text).toBe(text);
+    for (const text of bad) expect(parse(text), text).toBeUndefined();
+  });
+
+  it("makes the issuer URL of an address and a port, bracketing IPv6", () => {
+    expect(issuerUrl(parseIpAddress("10.41.0.5")!, parsePort(30556)!)).toBe("https://10.41.0.5:30556");
+    expect(issuerUrl(parseIpAddress("fd00::5")!, parsePort(30556)!)).toBe("https://[fd00::5]:30556");
+  });
+
+  it("reads PEM certificates as blocks of DER sequences, and nothing else", () => {
+    expect(parsePemCertificates(TEST_CA)).toBe(TEST_CA);
+    expect(parsePemCertificates(`${TEST_CA}\n${TEST_CA}`)).toBe(`${TEST_CA}${TEST_CA}`);
+    expect(parsePemCertificates(TEST_CA.replaceAll("\n", "\r\n"))).toBe(TEST_CA);
+    expect(parsePemCertificates(TEST_CA.trimEnd())).toBe(TEST_CA);
+    for (const bad of [
+      "",
+      "text",
+      `${TEST_CA}x`,
+      TEST_CA.replace("AiEAjLDMMkzT6gBmnS2IxiNbWI6EsCvCOE45uO5wQhZMDUo=\n", ""),
+      TEST_CA.replace("-----END CERTIFICATE-----", ""),
+      TEST_CA.replaceAll("CERTIFICATE", "PRIVATE KEY"),
+    ])
+      expect(parsePemCertificates(bad), bad).toBeUndefined();
+  });
+
+  it("takes a connector config of one-line strings without '$', field-name keys, shallow and small", () => {
+    const good = {
+      clientID: "a",
+      orgs: [{ name: "acme", teams: ["x"] }],
+      insecure: false,
+      port: 636,
+      none: null,
+    };
+    expect(parseConnectorConfig(good)).toEqual({ config: good });
+    expect(parseConnectorConfig({ clientID: "$SECRET" })).toEqual({
+      problem: expect.stringMatching(/config.clientID holds '\$'/),
+    });
+    expect(parseConnectorConfig({ a: ["x\ny"] })).toEqual({
+      problem: expect.stringMatching(/config.a\[0\] is not one line/),
+    });
+    expect(parseConnectorConfig({ "bad key": 1 })).toEqual({ problem: expect.stringMatching(/"bad key"/) });
+    expect(parseConnectorConfig({ a: { b: { c: { d: { e: { f: { g: 1 } } } } } } })).toEqual({
+      problem: expect.stringMatching(/nests deeper/),
+    });
+    expect(
+      parseConnectorConfig({
+        a: "x".repeat(4000),
+        b: "x".repeat(4000),
+        c: "x".repeat(4000),
+        d: "x".repeat(4000),
+        e: "x".repeat(1000),
+      }),
+    ).toEqual({
+      problem: expect.stringMatching(/at most 16384/),
+    });
   });
 });

@@ -219,3 +219,230 @@ function isIPv6(text: string): boolean {
   if (groups.some((group) => group.length === 0 || group.length > 4)) return false;
   return halves.length === 2 ? groups.length <= 7 : groups.length === 8;
 }
+
+// --- Tenant identity: what a SIPCluster's `auth` service writes into Dex's configuration, the
+// tenant API server's AuthenticationConfiguration and its RBAC bindings (issue #39, decision 0058).
+
+/**
+ * The issuer URL of a tenant's OIDC provider, `https://<address>:<port>`: what Dex puts in `iss`,
+ * the tenant API server matches tokens against, and both read discovery from. Made only from a
+ * checked address and port ({@link issuerUrl}), so it has no path, query, user or fragment.
+ */
+export type IssuerUrl = Checked<string, "IssuerUrl">;
+/** An OAuth2 client id (Dex static client, the API server's audience): 1–63 of `A-Za-z0-9._-`. */
+export type ClientId = Checked<string, "ClientId">;
+/**
+ * A redirect URI Dex may send a login back to, kept as written (Dex compares it byte for byte):
+ * `https://…`, `http://` to a loopback host only (kubelogin's local server), or the out-of-band URN.
+ */
+export type RedirectUri = Checked<string, "RedirectUri">;
+/** A name shown to people (a client, a connector, a user): one line, 1–254 characters, no control. */
+export type DisplayName = Checked<string, "DisplayName">;
+/** A Dex connector id: a DNS-1123 label but `local`, which Dex gives its password database. */
+export type ConnectorId = Checked<string, "ConnectorId">;
+/** A top-level field of a Dex connector's `config`, such as `clientSecret` or `bindPW`. */
+export type ConnectorField = Checked<string, "ConnectorField">;
+/**
+ * A Dex connector's `config` without its secrets: a JSON object whose keys are field names and
+ * whose strings are one line without `$` (Dex expands `$NAME` in connector configs from its
+ * environment, which holds the secrets it is given), at most {@link MAX_CONNECTOR_CONFIG} as JSON.
+ */
+export type ConnectorConfig = Checked<Readonly<Record<string, unknown>>, "ConnectorConfig">;
+/** A key of a Secret's data: `-`, `_`, `.` and alphanumerics, at most 253. */
+export type SecretKey = Checked<string, "SecretKey">;
+/** A group name as an identity provider sends it: one line, 1–256 characters, no edge spaces. */
+export type GroupName = Checked<string, "GroupName">;
+/**
+ * What the tenant API server puts before a username or group from a token: 1–63 of `A-Za-z0-9._-`
+ * ending in `:` (`oidc:`), never `system:`, so no token can name a Kubernetes system user or group.
+ */
+export type ClaimPrefix = Checked<string, "ClaimPrefix">;
+/** An email address a static user logs in with, lowercase, at most 254 (Dex's password database key). */
+export type EmailAddress = Checked<string, "EmailAddress">;
+/** A ClusterRole's name: a DNS-1123 subdomain with `:` allowed (`system:aggregate-to-view`). */
+export type RoleName = Checked<string, "RoleName">;
+/** One or more PEM `CERTIFICATE` blocks, each an X.509 DER sequence; nothing else, not a key. */
+export type PemCertificates = Checked<string, "PemCertificates">;
+
+/** The most a connector's `config` may hold, as JSON: 16 KiB, far above any Dex connector's. */
+export const MAX_CONNECTOR_CONFIG = 16 * 1024;
+/** How deep a connector's `config` may nest (Dex's deepest, an LDAP search's fields, is 3). */
+const MAX_CONNECTOR_DEPTH = 6;
+
+const CLIENT_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/;
+const LOOPBACK_REDIRECT = /^http:\/\/(?:localhost|127\.0\.0\.1|\[::1\])(?::[0-9]{1,5})?(?:\/[^\s#]*)?$/;
+const HTTPS_REDIRECT = /^https:\/\/[^\s/?#@\\]+(?:[/?][^\s#]*)?$/;
+/** The URN of RFC 8252's out-of-band flow, which Dex serves for public clients. */
+const OUT_OF_BAND = "urn:ietf:wg:oauth:2.0:oob";
+const CONNECTOR_FIELD = /^[A-Za-z][A-Za-z0-9_]{0,62}$/;
+const SECRET_KEY = /^[-._a-zA-Z0-9]{1,253}$/;
+const CLAIM_PREFIX = /^[A-Za-z0-9][-A-Za-z0-9_.]{0,61}:$/;
+const EMAIL = /^[a-z0-9!#%&'*+/=?^_`{|}~.-]+@[a-z0-9](?:[-a-z0-9.]*[a-z0-9])?$/;
+const ROLE_NAME = /^[a-z0-9](?:[-a-z0-9.:]*[a-z0-9])?$/;
+/**
+ * A control character (C0, DEL, C1: NEL among them) or a line or paragraph separator: what would
+ * break a value out of its line in a YAML 1.1 reader (Dex reads its config with go-yaml) or a log.
+ */
+const UNSEEN = /[\p{Cc}\u2028\u2029]/u;
+
+const PEM_BLOCK = /-----BEGIN CERTIFICATE-----\r?\n([A-Za-z0-9+/=\r\n]+?)-----END CERTIFICATE-----\r?\n?/g;
+
+/** What the tenant identity parsers accept, in the words a finding uses. */
+export const EXPECTED_AUTH = {
+  clientId: "a client id: 1 to 63 letters, digits, '.', '_' and '-', starting with a letter or digit",
+  redirectUri: `an https:// URL, an http:// URL to localhost, 127.0.0.1 or [::1] (kubelogin's local server), or ${OUT_OF_BAND}, without spaces or a fragment`,
+  displayName: "one line of 1 to 254 characters without control characters or spaces at either end",
+  connectorId: "a connector id: a DNS-1123 label other than 'local', which Dex gives its password database",
+  connectorField:
+    "a Dex connector config field name such as clientSecret: a letter, then letters, digits and '_', at most 63",
+  secretKey: "a Secret key: letters, digits, '-', '_' and '.', at most 253",
+  groupName:
+    "a group name: one line of 1 to 256 characters without control characters or spaces at either end",
+  claimPrefix:
+    "a prefix such as oidc: : 1 to 63 letters, digits, '-', '_' and '.' ending in ':', never system:",
+  email: "a lowercase email address such as alice@example.com",
+  roleName:
+    "a ClusterRole name such as view or system:aggregate-to-edit: lowercase letters, digits, '-', '.' and ':'",
+  certificates:
+    "PEM CERTIFICATE blocks (-----BEGIN CERTIFICATE----- … -----END CERTIFICATE-----) and nothing else",
+} as const;
+
+/** `https://<host>:<port>`, the issuer of a tenant's OIDC provider; an IPv6 address is bracketed. */
+export function issuerUrl(host: IpAddress, port: PortNumber): IssuerUrl {
+  return `https://${host.includes(":") ? `[${host}]` : host}:${port}` as IssuerUrl;
+}
+
+/** `text` as a {@link ClientId}, or `undefined`. */
+export function parseClientId(text: string): ClientId | undefined {
+  return CLIENT_ID.test(text) ? (text as ClientId) : undefined;
+}
+
+/** `text` as a {@link RedirectUri}, or `undefined`. */
+export function parseRedirectUri(text: string): RedirectUri | undefined {
+  if (text === OUT_OF_BAND) return text as RedirectUri;
+  if (text.length > 2048 || UNSEEN.test(text) || !URL.canParse(text)) return undefined;
+  return LOOPBACK_REDIRECT.test(text) || HTTPS_REDIRECT.test(text) ? (text as RedirectUri) : undefined;
+}
+
+/** `text` as a {@link DisplayName}, or `undefined`. */
+export function parseDisplayName(text: string): DisplayName | undefined {
+  return oneLine(text, 254) ? (text as DisplayName) : undefined;
+}
+
+/** `text` as a {@link ConnectorId}, or `undefined`. */
+export function parseConnectorId(text: string): ConnectorId | undefined {
+  return text !== "local" && parseDnsLabel(text) !== undefined ? (text as ConnectorId) : undefined;
+}
+
+/** `text` as a {@link ConnectorField}, or `undefined`. */
+export function parseConnectorField(text: string): ConnectorField | undefined {
+  return CONNECTOR_FIELD.test(text) ? (text as ConnectorField) : undefined;
+}
+
+/**
+ * `config` as a {@link ConnectorConfig}, or why not: a phrase naming the offending place that
+ * completes "the connector config …".
+ */
+export function parseConnectorConfig(
+  config: Readonly<Record<string, unknown>>,
+): { config: ConnectorConfig } | { problem: string } {
+  const problem = jsonProblem(config, "config", 0);
+  if (problem !== undefined) return { problem };
+  const size = JSON.stringify(config).length;
+  if (size > MAX_CONNECTOR_CONFIG)
+    return { problem: `is ${size} characters as JSON; at most ${MAX_CONNECTOR_CONFIG}` };
+  return { config: config as ConnectorConfig };
+}
+
+/** Why a JSON value at `where` can't go into a Dex connector config, or `undefined`. */
+function jsonProblem(value: unknown, where: string, depth: number): string | undefined {
+  if (typeof value === "string") {
+    if (value.includes("$"))
+      return `${where} holds '$', which Dex expands as an environment variable: give the value through secretKeyRefs if it is a secret, or without '$'`;
+    if (UNSEEN.test(value) || value.length > 4096)
+      return `${where} is not one line of at most 4096 characters`;
+    return undefined;
+  }
+  if (typeof value === "number")
+    return Number.isFinite(value) ? undefined : `${where} is not a finite number`;
+  if (typeof value === "boolean" || value === null) return undefined;
+  if (depth >= MAX_CONNECTOR_DEPTH) return `${where} nests deeper than ${MAX_CONNECTOR_DEPTH} levels`;
+  if (Array.isArray(value)) {
+    for (const [index, item] of value.entries()) {
+      const problem = jsonProblem(item, `${where}[${index}]`, depth + 1);
+      if (problem !== undefined) return problem;
+    }
+    return undefined;
+  }
+  if (typeof value === "object") {
+    for (const [key, item] of Object.entries(value)) {
+      if (!CONNECTOR_FIELD.test(key))
+        return `${where} has the key ${JSON.stringify(key)}, which is not ${EXPECTED_AUTH.connectorField}`;
+      const problem = jsonProblem(item, `${where}.${key}`, depth + 1);
+      if (problem !== undefined) return problem;
+    }
+    return undefined;
+  }
+  return `${where} is not a JSON value`;
+}
+
+/** `text` as a {@link SecretKey}, or `undefined`. */
+export function parseSecretKey(text: string): SecretKey | undefined {
+  return SECRET_KEY.test(text) ? (text as SecretKey) : undefined;
+}
+
+/** `text` as a {@link GroupName}, or `undefined`. */
+export function parseGroupName(text: string): GroupName | undefined {
+  return oneLine(text, 256) ? (text as GroupName) : undefined;
+}
+
+/** `text` as a {@link ClaimPrefix}, or `undefined`. */
+export function parseClaimPrefix(text: string): ClaimPrefix | undefined {
+  return CLAIM_PREFIX.test(text) && !text.toLowerCase().startsWith("system:")
+    ? (text as ClaimPrefix)
+    : undefined;
+}
+
+/** `text` as an {@link EmailAddress}, or `undefined`. */
+export function parseEmailAddress(text: string): EmailAddress | undefined {
+  return text.length <= 254 && EMAIL.test(text) ? (text as EmailAddress) : undefined;
+}
+
+/** `text` as a {@link RoleName}, or `undefined`. */
+export function parseRoleName(text: string): RoleName | undefined {
+  return text.length <= 253 && ROLE_NAME.test(text) ? (text as RoleName) : undefined;
+}
+
+/**
+ * `text` as {@link PemCertificates}, or `undefined`: one or more CERTIFICATE blocks, whitespace
+ * between them, each body base64 of a DER SEQUENCE whose length is the body's (what Go's
+ * `x509.ParseCertificate` reads first). Written back as the blocks, one newline after each.
+ */
+export function parsePemCertificates(text: string): PemCertificates | undefined {
+  const blocks: string[] = [];
+  let rest = text;
+  for (const match of text.matchAll(PEM_BLOCK)) {
+    const body = (match[1] ?? "").replace(/\r?\n/g, "");
+    if (!/^[A-Za-z0-9+/]+={0,2}$/.test(body) || !isDerSequence(Buffer.from(body, "base64"))) return undefined;
+    blocks.push(match[0].replace(/\r\n/g, "\n").replace(/\n?$/, "\n"));
+    rest = rest.replace(match[0], "");
+  }
+  return blocks.length > 0 && rest.trim() === "" ? (blocks.join("") as PemCertificates) : undefined;
+}
+
+/** Whether `der` is exactly one DER SEQUENCE (tag 0x30, definite length covering the rest). */
+function isDerSequence(der: Buffer): boolean {
+  if (der.length < 2 || der[0] !== 0x30) return false;
+  const first = der[1]!;
+  if (first < 0x80) return first + 2 === der.length;
+  const bytes = first & 0x7f;
+  if (bytes === 0 || bytes > 4 || der.length < 2 + bytes) return false;
+  let length = 0;
+  for (let index = 0; index < bytes; index++) length = length * 256 + der[2 + index]!;
+  return length + 2 + bytes === der.length;
+}
+
+/** One line of 1 to `max` characters, no control characters, no whitespace at either end. */
+function oneLine(text: string, max: number): boolean {
+  return text.length >= 1 && text.length <= max && !UNSEEN.test(text) && text.trim() === text;
+}

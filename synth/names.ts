@@ -119,6 +119,7 @@ export const SERVICE_NAME_PREFIXES = {
   loadBalancerControlPlane: "loadbalancer-controlplane",
   loadBalancerWorker: "loadbalancer-worker",
   jumpHost: "jumphost",
+  auth: "auth",
 } as const;
 
 /** A DNS-1035 label: what a Service's name must be. */
@@ -140,4 +141,30 @@ export type ServiceNamePrefix = (typeof SERVICE_NAME_PREFIXES)[keyof typeof SERV
  */
 export function serviceObjectName(prefix: ServiceNamePrefix, cluster: DnsLabel, index: number): string {
   return boundedName(`${index === 0 ? prefix : `${prefix}${index}`}-${cluster}`, MAX_LABEL_NAME);
+}
+
+/**
+ * The objects of a SIPCluster's `auth` service besides its ConfigMap, Deployment and Service
+ * (`auth-<cluster>`, {@link serviceObjectName}), in the cluster's namespace (docs/contract.md §4.2,
+ * decision 0058):
+ * - `tls`: the Secret of its serving certificate when cert-manager issues it, `auth-<cluster>-tls`
+ *   (a fixed suffix after an injective name stays injective);
+ * - `authenticationConfig`: the ConfigMap holding the tenant API server's AuthenticationConfiguration;
+ * - `tenantRbac`: the ConfigMap holding the tenant cluster's RBAC bindings.
+ * The two ConfigMaps' prefixes start unlike every other prefix ends (`auth-…` cannot meet
+ * `authentication-config-…`, whose sixth character is not `-`), so no two clusters share one.
+ */
+export function authObjectNames(cluster: DnsLabel): {
+  readonly service: string;
+  readonly tls: string;
+  readonly authenticationConfig: string;
+  readonly tenantRbac: string;
+} {
+  const service = serviceObjectName(SERVICE_NAME_PREFIXES.auth, cluster, 0);
+  return {
+    service,
+    tls: `${service}-tls`,
+    authenticationConfig: `authentication-config-${cluster}`,
+    tenantRbac: `tenant-rbac-${cluster}`,
+  };
 }

@@ -207,6 +207,12 @@ export const RULES = {
       "an IP from a NIC or a networkData Secret is not a single IPv4/IPv6 address (a warning on a BareMetalHost no CR names: the host is set aside)",
     module: "synth/inventory/load.ts",
   },
+  "auth-config": {
+    severity: "error",
+    summary:
+      "a SIPCluster's auth service the tenant could not log in with: no address or an automatic nodePort for its issuer URL, no serving certificate the tenant's API server can trust, a client, connector or user twice, a connector field both written and taken from a Secret",
+    module: "synth/rules/auth.ts",
+  },
   "name-clash": {
     severity: "error",
     summary:

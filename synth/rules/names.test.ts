@@ -39,6 +39,7 @@ function sip(namespace: string, name: string, services: string[] = []): string {
     loadBalancerControlPlane: "{nodeInterfaceId: oam-ipv4, nodePort: 0}",
     loadBalancerWorker: "{nodeInterfaceId: oam-ipv4, nodePortRange: {start: 30000, end: 30001}}",
     jumpHost: "{nodeInterfaceId: oam-ipv4, nodePort: 0, sshAuthorizedKeys: [], nodeSSHPrivateKeys: keys}",
+    auth: "{clusterIP: 10.41.0.5, nodePort: 30556, tlsSecret: tls, roleBindings: [{group: a, clusterRole: view}]}",
   } as Record<string, string>;
   const lines = services.map((kind) => `    ${kind}: [${service[kind]}]`).join("\n");
   return `apiVersion: airship.airshipit.org/v1
@@ -79,6 +80,17 @@ describe("name-clash: sites whose clusters render distinct names", () => {
       site(sip("edge", `${"t".repeat(55)}-0000001`), sip("edge", `${"t".repeat(55)}-0000002`)),
     ],
     [
+      // Issue #39: auth-<c>, authentication-config-<c> and tenant-rbac-<c> never meet across tenants.
+      "SIPClusters authentication-config-x and x, config-x and x-tls, all with an auth service",
+      site(
+        sip("edge", "x", ["auth"]),
+        sip("edge", "authentication-config-x", ["auth"]),
+        sip("edge", "entication-config-x", ["auth"]),
+        sip("edge", "x-tls", ["auth"]),
+        sip("edge", "rbac-x", ["auth"]),
+      ),
+    ],
+    [
       "clusters of one name in two namespaces",
       site(provisioning("a", "x"), provisioning("b", "x"), sip("a", "y"), sip("b", "y")),
     ],
@@ -114,6 +126,13 @@ describe("name-clash: sites whose clusters would share an object", () => {
       site(provisioning("edge", "loadbalancer-worker-a"), sip("edge", "a-hosts-ini", ["loadBalancerWorker"])),
       "name-clash metadata.labels.cluster Provisioning/edge/loadbalancer-worker-a",
       /would render ConfigMap edge\/loadbalancer-worker-a-hosts-ini, which SIPCluster edge\/a-hosts-ini/,
+    ],
+    [
+      // Issue #39: the contract fixes both names: <cluster>-configmap and tenant-rbac-<name>.
+      "the address book of a BPA cluster and a tenant's RBAC ConfigMap",
+      site(provisioning("edge", "tenant-rbac-x"), sip("edge", "x-configmap", ["auth"])),
+      "name-clash metadata.name SIPCluster/edge/x-configmap",
+      /would render ConfigMap edge\/tenant-rbac-x-configmap, which Provisioning edge\/tenant-rbac-x/,
     ],
     [
       "two long SIPCluster names shortened to one hash",

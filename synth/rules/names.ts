@@ -10,6 +10,7 @@ import { clusterKey, type ClusterKey } from "../cluster-key.ts";
 import type { FieldPath } from "../field-path.ts";
 import { compareText, type Issue } from "../issue.ts";
 import {
+  authObjectNames,
   bpaObjectNames,
   clusterDirectoryName,
   labelJobName,
@@ -101,12 +102,21 @@ export function renderedNames(model: SiteModel, everySoftware = false): Rendered
   for (const { resource, name, services } of model.sips) {
     const { namespace } = resource;
     const source = { resource, cluster: clusterKey(namespace, name), path: ["metadata", "name"] };
-    for (const field of ["loadBalancerControlPlane", "loadBalancerWorker", "jumpHost"] as const) {
+    for (const field of ["loadBalancerControlPlane", "loadBalancerWorker", "jumpHost", "auth"] as const) {
       (services[field] ?? []).forEach((_, index) => {
         const object = serviceObjectName(SERVICE_NAME_PREFIXES[field], name, index);
         for (const kind of ["ConfigMap", "Deployment", "Service"])
           add(source, `${kind} ${namespace}/${object}`);
       });
+    }
+    for (const auth of services.auth ?? []) {
+      const objects = authObjectNames(name);
+      for (const configMap of [objects.authenticationConfig, objects.tenantRbac])
+        add(source, `ConfigMap ${namespace}/${configMap}`);
+      if ("caSecret" in auth.serving) {
+        for (const kind of ["Issuer", "Certificate"]) add(source, `${kind} ${namespace}/${objects.service}`);
+        add(source, `Secret ${namespace}/${objects.tls}`);
+      }
     }
     add(source, `ServiceAccount ${namespace}/${labelJobName(name)}`);
     add(source, `Role and RoleBinding ${labelRoleName(namespace, name)} in each BareMetalHost namespace`);

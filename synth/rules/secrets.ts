@@ -17,16 +17,22 @@ const SECRET_PATTERNS: readonly { readonly what: string; readonly pattern: RegEx
   { what: "a JSON Web Token", pattern: /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/ },
   { what: "an AWS access key", pattern: /\bAKIA[0-9A-Z]{16}\b/ },
   { what: "a GitHub token", pattern: /\bgh[pousr]_[A-Za-z0-9]{30,}\b/ },
+  // What Dex's password database and htpasswd files hold: a hash that can be attacked offline.
+  { what: "a bcrypt password hash", pattern: /\$2[abxy]?\$[0-9]{2}\$[./A-Za-z0-9]{53}/ },
 ];
 
-/** Map keys whose non-empty string value is a credential by name alone. */
-const SECRET_KEY = /^(pass(word|wd)?|pwd|token|secret|private[-_]?key|api[-_]?key)$/i;
+/**
+ * Map keys whose non-empty string value is a credential by name alone: the usual ones, and the
+ * secrets of Dex's connectors (OAuth2 client secrets, LDAP's bind password, Keystone's password).
+ */
+const SECRET_KEY =
+  /^(pass(word|wd)?|pwd|token|secret|private[-_]?key|api[-_]?key|client[-_]?secret|bind[-_]?pw|keystone[-_]?password)$/i;
 
 /**
  * What every pattern above needs somewhere in the text: a text without any of these (most names,
  * labels and plugin lists) is tested once instead of against each pattern. Keep it in step with them.
  */
-const MAY_HOLD_SECRET = /-----BEGIN|[:=]|eyJ|AKIA|gh[pousr]_/;
+const MAY_HOLD_SECRET = /-----BEGIN|[:=]|eyJ|AKIA|gh[pousr]_|\$2/;
 
 /** What secret material a text contains, if any. */
 export function secretMaterialIn(text: string): string | undefined {

@@ -38,6 +38,136 @@ const ServiceSpec = {
 
 const NodePort = z.int().describe("30000–32767, or 0 to let Kubernetes choose.");
 
+/** A key of a Secret in the SIPCluster's namespace: a value metalsynth references and never reads. */
+const SecretKeyRefSpec = z.strictObject({
+  name: z.string().describe("Secret in the SIPCluster's namespace."),
+  key: z.string().describe("Key of the Secret's data."),
+});
+
+/** Dex's connector types (`server.ConnectorsConfig` of Dex v2.45), without its test-only mocks. */
+export const DEX_CONNECTOR_TYPES = [
+  "atlassian-crowd",
+  "authproxy",
+  "bitbucket-cloud",
+  "gitea",
+  "github",
+  "gitlab",
+  "google",
+  "keystone",
+  "ldap",
+  "linkedin",
+  "microsoft",
+  "oauth",
+  "oidc",
+  "openshift",
+  "saml",
+] as const;
+
+/** The ID token claims Dex fills for every user that can name a tenant user (decision 0058). */
+export const USERNAME_CLAIMS = ["email", "sub", "preferred_username", "name"] as const;
+
+/**
+ * SIP's third service, an OIDC provider for the tenant cluster (Dex). A metalsynth extension with
+ * SIP's heritage: SIP v1 of late 2020 carried `services.auth[]` (the service fields and `caSecret`)
+ * before dropping it unbuilt, and its earliest API an `infra` entry of `serviceType: auth`
+ * (docs/contract.md §4.2, decision 0058).
+ */
+const AuthServiceSpec = z.strictObject({
+  ...ServiceSpec,
+  nodeInterfaceId: ServiceSpec.nodeInterfaceId
+    .optional()
+    .describe("Accepted for SIP's shape; the provider reaches no host, so it is ignored."),
+  clusterIP: z
+    .string()
+    .optional()
+    .describe(
+      "SIP's 'IP of the base cluster VIP': the address the tenant reaches this NodePort at, the issuer's host. Default: the control-plane load balancer's clusterIP.",
+    ),
+  nodePort: NodePort.describe("30000–32767: the issuer's port, so it can't be 0."),
+  caSecret: z
+    .string()
+    .optional()
+    .describe(
+      "SIP's field: a Secret (tls.crt, tls.key) holding the CA that a cert-manager Issuer signs the provider's serving certificate with.",
+    ),
+  tlsSecret: z
+    .string()
+    .optional()
+    .describe("Instead of caSecret: a Secret (tls.crt, tls.key) holding the serving certificate itself."),
+  certificateAuthority: z
+    .string()
+    .optional()
+    .describe(
+      "The PEM CA certificate(s) the tenant API server and kubectl trust the issuer with (public; required with caSecret).",
+    ),
+  clients: z
+    .array(
+      z.strictObject({
+        id: z.string().describe("Client id; the tenant API server's audience."),
+        name: z.string().optional().describe("Shown on the login page; default the id."),
+        redirectURIs: z.array(z.string()).describe("Where the login may return: kubelogin's local server."),
+      }),
+    )
+    .optional()
+    .describe("Public clients (kubectl with kubelogin). Default: kubectl, http://localhost:8000 and :18000."),
+  connectors: z
+    .array(
+      z.strictObject({
+        type: z.enum(DEX_CONNECTOR_TYPES).describe("Dex connector type."),
+        id: z.string().describe("Connector id (a DNS-1123 label, not 'local')."),
+        name: z.string().describe("Shown on the login page."),
+        config: z
+          .record(z.string(), z.unknown())
+          .optional()
+          .describe("Dex's config for the type, without secrets; redirectURI defaults to <issuer>/callback."),
+        secretKeyRefs: z
+          .record(z.string(), SecretKeyRefSpec)
+          .optional()
+          .describe("Config field → Secret key whose value the provider is given (clientSecret, bindPW)."),
+      }),
+    )
+    .optional()
+    .describe("Upstream identity providers."),
+  staticUsers: z
+    .array(
+      z.strictObject({
+        email: z.string().describe("Login name, lowercase."),
+        username: z.string().optional().describe("Display name (the name claim); default the email."),
+        userID: z.string().optional().describe("Stable id behind the sub claim; default the email."),
+        groups: z.array(z.string()).optional().describe("Groups in the groups claim."),
+        passwordHash: SecretKeyRefSpec.describe("Secret key holding the user's bcrypt password hash."),
+      }),
+    )
+    .optional()
+    .describe(
+      "Users of the provider's own password database (break-glass, automation): password grant enabled.",
+    ),
+  claimMappings: z
+    .strictObject({
+      username: z
+        .strictObject({
+          claim: z.enum(USERNAME_CLAIMS).optional().describe("Default email."),
+          prefix: z.string().optional().describe("Default oidc: ; never empty nor system:."),
+        })
+        .optional(),
+      groups: z
+        .strictObject({ prefix: z.string().optional().describe("Default oidc: ; never empty nor system:.") })
+        .optional(),
+    })
+    .optional()
+    .describe("How the tenant API server names the token's user and groups."),
+  roleBindings: z
+    .array(
+      z.strictObject({
+        group: z.string().describe("Group as the provider names it (before the prefix)."),
+        clusterRole: z.string().describe("ClusterRole the group is bound to in the tenant cluster."),
+        namespace: z.string().optional().describe("Bind in this namespace only (a RoleBinding)."),
+      }),
+    )
+    .optional()
+    .describe("RBAC of the tenant cluster for the provider's groups."),
+});
+
 /** `spec` of a SIPCluster (API airship.airshipit.org/v1). */
 export const SipClusterSpecSchema = z.strictObject({
   nodes: z
@@ -70,6 +200,11 @@ export const SipClusterSpecSchema = z.strictObject({
           }),
         )
         .optional(),
+      auth: z
+        .array(AuthServiceSpec)
+        .max(1)
+        .optional()
+        .describe("metalsynth extension: the tenant's OIDC provider (Dex), at most one per tenant."),
     })
     .optional(),
 });

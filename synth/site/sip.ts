@@ -12,6 +12,7 @@ import {
   sipClusterName,
   sshAuthorizedKeys,
 } from "../rules/sip.ts";
+import { authService } from "../rules/auth.ts";
 import { reporter } from "../rules/reporter.ts";
 import type { Resource } from "../model/resource.ts";
 import type { RequestedPort, SipCluster, SipRole, SipServices } from "../model/sip.ts";
@@ -89,6 +90,16 @@ export function normalizeSipCluster(resource: Resource<"SIPCluster">): { sip?: S
           const checked = checkedService(service, path);
           if (checked === undefined || secret.name === undefined) return undefined;
           return { ...checked, sshAuthorizedKeys: keys.keys, nodeSSHPrivateKeys: secret.name };
+        })
+        .filter(present),
+    }),
+    ...(specs.auth && {
+      auth: specs.auth
+        .map((service, index) => {
+          const fallback = specs.loadBalancerControlPlane?.[0]?.clusterIP;
+          const checked = authService(service, ["spec", "services", "auth", index], report, fallback);
+          take({ ports: [...checked.ports], issues: [...checked.issues] });
+          return checked.auth;
         })
         .filter(present),
     }),
