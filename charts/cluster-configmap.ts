@@ -1,4 +1,5 @@
 import { Chart } from "cdk8s";
+import { KubeObject } from "./kube-object.ts";
 import { k8s } from "cdk8s-plus-27";
 import type { Construct } from "constructs";
 import { kudRoles } from "../synth/hosts-ini.ts";
@@ -26,12 +27,16 @@ export class ClusterConfigMapChart extends Chart {
     const data: Record<string, string> = {};
     for (const node of roles.masters) data[`MASTER_${node.label}`] = node.ip;
     for (const node of roles.workers) data[`WORKER_${node.label}`] = node.ip;
-    new k8s.KubeConfigMap(this, "configmap", {
-      metadata: {
-        name: bpaObjectNames(cluster.name).addressBook,
-        annotations: waveAnnotations(SYNC_WAVES.installer),
-      },
-      data,
-    });
+    new KubeObject(
+      this,
+      "configmap",
+      k8s.KubeConfigMap.manifest({
+        metadata: {
+          name: bpaObjectNames(cluster.name).addressBook,
+          annotations: waveAnnotations(SYNC_WAVES.installer),
+        },
+        data,
+      }),
+    );
   }
 }

@@ -1,5 +1,6 @@
 import type { DnsLabel } from "../synth/checked.ts";
-import { ApiObject, Chart } from "cdk8s";
+import { Chart } from "cdk8s";
+import { KubeObject } from "./kube-object.ts";
 import type { Construct } from "constructs";
 import type { SiteSettings } from "../synth/schema/settings.ts";
 import { clusterDirectoryName, MAX_LABEL_NAME } from "../synth/names.ts";
@@ -21,7 +22,7 @@ export class ArgoApplicationSetChart extends Chart {
     super(scope, id, { namespace: argocd.namespace, labels: { [MANAGED_BY_LABEL]: "metalsynth" } });
     const segment = pathPrefix.split("/").length;
     const namespaceSegment = `{{ index .path.segments ${segment} }}`;
-    new ApiObject(this, "applicationset", {
+    new KubeObject(this, "applicationset", {
       apiVersion: "argoproj.io/v1alpha1",
       kind: "ApplicationSet",
       metadata: { name: "metalsynth-clusters" },
@@ -88,7 +89,7 @@ export class FluxKustomizationChart extends Chart {
     const { settings, namespace, cluster, jobs = [] } = props;
     const { flux, pathPrefix } = settings.gitops;
     super(scope, id, { namespace: flux.namespace, labels: clusterLabels(cluster) });
-    new ApiObject(this, "kustomization", {
+    new KubeObject(this, "kustomization", {
       apiVersion: "kustomize.toolkit.fluxcd.io/v1",
       kind: "Kustomization",
       metadata: { name: clusterDirectoryName(namespace, cluster) },

@@ -1,4 +1,5 @@
-import { ApiObject, Chart } from "cdk8s";
+import { Chart } from "cdk8s";
+import { KubeObject } from "./kube-object.ts";
 import { k8s } from "cdk8s-plus-27";
 import type { Construct } from "constructs";
 import { hostsIni } from "../synth/hosts-ini.ts";
@@ -202,37 +203,57 @@ export class KudInstallerChart extends Chart {
     });
     this.jobName = hashed.name;
 
-    new k8s.KubeConfigMap(this, "hosts-ini", {
-      metadata: { name: hostsConfigMap, annotations },
-      data: hostsConfigMapData,
-    });
-    new k8s.KubeConfigMap(this, "kubeconfig-kustomization", {
-      metadata: { name: kustomizationConfigMap, annotations },
-      data: kustomizationData,
-    });
-    new k8s.KubeServiceAccount(this, "service-account", {
-      metadata: { name: identity, annotations },
-      automountServiceAccountToken: false,
-    });
-    new k8s.KubeRole(this, "role", {
-      metadata: { name: identity, annotations },
-      rules: [
-        {
-          apiGroups: [""],
-          resources: ["secrets"],
-          resourceNames: [kubeconfigSecret],
-          // A plain create can't be limited by name; server-side apply's PATCH can (decision 0006).
-          verbs: ["create", "get", "patch", "update"],
-        },
-      ],
-    });
-    new k8s.KubeRoleBinding(this, "role-binding", {
-      metadata: { name: identity, annotations },
-      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: identity },
-      subjects: [{ kind: "ServiceAccount", name: identity, namespace: cluster.namespace }],
-    });
+    new KubeObject(
+      this,
+      "hosts-ini",
+      k8s.KubeConfigMap.manifest({
+        metadata: { name: hostsConfigMap, annotations },
+        data: hostsConfigMapData,
+      }),
+    );
+    new KubeObject(
+      this,
+      "kubeconfig-kustomization",
+      k8s.KubeConfigMap.manifest({
+        metadata: { name: kustomizationConfigMap, annotations },
+        data: kustomizationData,
+      }),
+    );
+    new KubeObject(
+      this,
+      "service-account",
+      k8s.KubeServiceAccount.manifest({
+        metadata: { name: identity, annotations },
+        automountServiceAccountToken: false,
+      }),
+    );
+    new KubeObject(
+      this,
+      "role",
+      k8s.KubeRole.manifest({
+        metadata: { name: identity, annotations },
+        rules: [
+          {
+            apiGroups: [""],
+            resources: ["secrets"],
+            resourceNames: [kubeconfigSecret],
+            // A plain create can't be limited by name; server-side apply's PATCH can (decision 0006).
+            verbs: ["create", "get", "patch", "update"],
+          },
+        ],
+      }),
+    );
+    new KubeObject(
+      this,
+      "role-binding",
+      k8s.KubeRoleBinding.manifest({
+        metadata: { name: identity, annotations },
+        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: identity },
+        subjects: [{ kind: "ServiceAccount", name: identity, namespace: cluster.namespace }],
+      }),
+    );
     // The label is metadata, outside the hash: adding it renames no Job and re-runs no installer.
-    new ApiObject(this, "job", {
+    new KubeObject(this, "job", {
       ...hashed.manifest,
       metadata: { name: hashed.name, annotations, labels: { [BPA_JOB_CLUSTER_LABEL]: name } },
     });

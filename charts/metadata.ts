@@ -71,7 +71,7 @@ export interface HashedJob {
  * everything the Job runs with: its namespace, its spec, and the data of the ConfigMaps it mounts,
  * which are updated in place under fixed names. The Job controller puts the name into pod labels,
  * which hold at most 63 characters, so a long cluster name is shortened; the content hash keeps it
- * unique. A chart renders the manifest as it is (`new ApiObject(this, id, { ...manifest, metadata })`):
+ * unique. A chart renders the manifest as it is (`new KubeObject(this, id, { ...manifest, metadata })`):
  * a `KubeJob` would convert the spec to Kubernetes JSON a second time, a tenth of a large site's
  * render (decision 0019), for the same object.
  */

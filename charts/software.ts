@@ -1,4 +1,5 @@
-import { ApiObject, Chart } from "cdk8s";
+import { Chart } from "cdk8s";
+import { KubeObject } from "./kube-object.ts";
 import { k8s } from "cdk8s-plus-27";
 import type { Construct } from "constructs";
 import { kudRoles, type InventoryNode } from "../synth/hosts-ini.ts";
@@ -205,8 +206,12 @@ export class SoftwareChart extends Chart {
 
     const hashed = hashedJob("software", cluster, jobSpec, { [configMapName]: data });
     this.jobName = hashed.name;
-    new k8s.KubeConfigMap(this, "configmap", { metadata: { name: configMapName, annotations }, data });
-    new ApiObject(this, "job", { ...hashed.manifest, metadata: { name: hashed.name, annotations } });
+    new KubeObject(
+      this,
+      "configmap",
+      k8s.KubeConfigMap.manifest({ metadata: { name: configMapName, annotations }, data }),
+    );
+    new KubeObject(this, "job", { ...hashed.manifest, metadata: { name: hashed.name, annotations } });
   }
 }
 

@@ -1,4 +1,5 @@
-import { ApiObject, Chart } from "cdk8s";
+import { Chart } from "cdk8s";
+import { KubeObject } from "../kube-object.ts";
 import { k8s } from "cdk8s-plus-27";
 import type { Construct } from "constructs";
 import { SIP_LABELS } from "../../synth/inventory/bmh.ts";
@@ -123,10 +124,14 @@ export class BmhLabelsChart extends Chart {
       labels: clusterLabels(cluster.name),
       annotations,
     });
-    new k8s.KubeServiceAccount(this, "sa", {
-      metadata: metadata(cluster.namespace),
-      automountServiceAccountToken: false,
-    });
+    new KubeObject(
+      this,
+      "sa",
+      k8s.KubeServiceAccount.manifest({
+        metadata: metadata(cluster.namespace),
+        automountServiceAccountToken: false,
+      }),
+    );
 
     const byNamespace = new Map<string, HostLabelChange[]>();
     for (const change of changes) {
@@ -137,22 +142,30 @@ export class BmhLabelsChart extends Chart {
     const roleName = labelRoleName(cluster.namespace, cluster.name);
     for (const [namespace, hosts] of byNamespace) {
       const roleMetadata = { ...metadata(namespace), name: roleName };
-      new k8s.KubeRole(this, `role-${namespace}`, {
-        metadata: roleMetadata,
-        rules: [
-          {
-            apiGroups: ["metal3.io"],
-            resources: ["baremetalhosts"],
-            resourceNames: hosts.map(({ host }) => host.name),
-            verbs: ["get", "patch"],
-          },
-        ],
-      });
-      new k8s.KubeRoleBinding(this, `rolebinding-${namespace}`, {
-        metadata: roleMetadata,
-        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: roleName },
-        subjects: [{ kind: "ServiceAccount", name, namespace: cluster.namespace }],
-      });
+      new KubeObject(
+        this,
+        `role-${namespace}`,
+        k8s.KubeRole.manifest({
+          metadata: roleMetadata,
+          rules: [
+            {
+              apiGroups: ["metal3.io"],
+              resources: ["baremetalhosts"],
+              resourceNames: hosts.map(({ host }) => host.name),
+              verbs: ["get", "patch"],
+            },
+          ],
+        }),
+      );
+      new KubeObject(
+        this,
+        `rolebinding-${namespace}`,
+        k8s.KubeRoleBinding.manifest({
+          metadata: roleMetadata,
+          roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: roleName },
+          subjects: [{ kind: "ServiceAccount", name, namespace: cluster.namespace }],
+        }),
+      );
     }
 
     const containers: k8s.Container[] = [];
@@ -209,7 +222,7 @@ export class BmhLabelsChart extends Chart {
       },
     };
     const hashed = hashedJob("bmh-labels", cluster, spec, {});
-    new ApiObject(this, "job", {
+    new KubeObject(this, "job", {
       ...hashed.manifest,
       metadata: {
         name: hashed.name,

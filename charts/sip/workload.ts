@@ -16,6 +16,7 @@ import { ipForInterface } from "../../synth/inventory/host.ts";
 import { compareText } from "../../synth/issue.ts";
 import type { SipMember } from "../../synth/plan/model.ts";
 import type { SipRender } from "../../synth/plan/render-plan.ts";
+import { KubeObject } from "../kube-object.ts";
 import { clusterLabels } from "../metadata.ts";
 
 /** Pod annotation holding a hash of the pod's ConfigMap: a changed config rolls the Deployment. */
@@ -102,36 +103,48 @@ export interface ServiceWorkloadProps {
 export function serviceWorkload(scope: Construct, props: ServiceWorkloadProps): void {
   const { name, annotations, cluster } = props;
   const selector = { "app.kubernetes.io/name": props.app, "app.kubernetes.io/instance": name };
-  new k8s.KubeConfigMap(scope, `${name}-config`, {
-    metadata: { name, annotations },
-    data: props.configData,
-  });
-  new k8s.KubeDeployment(scope, `${name}-deployment`, {
-    metadata: { name, annotations },
-    spec: {
-      replicas: props.replicas,
-      selector: { matchLabels: selector },
-      template: {
-        metadata: {
-          labels: { ...clusterLabels(cluster.name), ...selector },
-          annotations: { [CONFIG_HASH_ANNOTATION]: hash8(props.configData) },
+  new KubeObject(
+    scope,
+    `${name}-config`,
+    k8s.KubeConfigMap.manifest({
+      metadata: { name, annotations },
+      data: props.configData,
+    }),
+  );
+  new KubeObject(
+    scope,
+    `${name}-deployment`,
+    k8s.KubeDeployment.manifest({
+      metadata: { name, annotations },
+      spec: {
+        replicas: props.replicas,
+        selector: { matchLabels: selector },
+        template: {
+          metadata: {
+            labels: { ...clusterLabels(cluster.name), ...selector },
+            annotations: { [CONFIG_HASH_ANNOTATION]: hash8(props.configData) },
+          },
+          spec: props.podSpec(selector),
         },
-        spec: props.podSpec(selector),
       },
-    },
-  });
-  new k8s.KubeService(scope, `${name}-service`, {
-    metadata: { name, annotations },
-    spec: {
-      type: "NodePort",
-      selector,
-      ports: props.ports.map((published) => ({
-        name: published.name,
-        protocol: "TCP",
-        port: published.port,
-        targetPort: k8s.IntOrString.fromNumber(published.port),
-        ...(published.nodePort === 0 ? {} : { nodePort: published.nodePort }),
-      })),
-    },
-  });
+    }),
+  );
+  new KubeObject(
+    scope,
+    `${name}-service`,
+    k8s.KubeService.manifest({
+      metadata: { name, annotations },
+      spec: {
+        type: "NodePort",
+        selector,
+        ports: props.ports.map((published) => ({
+          name: published.name,
+          protocol: "TCP",
+          port: published.port,
+          targetPort: k8s.IntOrString.fromNumber(published.port),
+          ...(published.nodePort === 0 ? {} : { nodePort: published.nodePort }),
+        })),
+      },
+    }),
+  );
 }
