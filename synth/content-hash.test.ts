@@ -1,6 +1,35 @@
 import { createHash } from "node:crypto";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { canonicalJson, hash8 } from "./content-hash.ts";
+
+/**
+ * canonicalJson as it was written before it was made one pass (decision 0057): every Job name
+ * hashes it, so the two must agree on every value, or an upgrade would rename every Job.
+ */
+function reference(value: unknown): string {
+  const prepared = jsonValue(value);
+  if (prepared === undefined) throw new TypeError("no JSON form");
+  if (prepared === null || typeof prepared !== "object") return JSON.stringify(prepared);
+  if (Array.isArray(prepared))
+    return `[${prepared.map((item: unknown) => (jsonValue(item) === undefined ? "null" : reference(item))).join(",")}]`;
+  const members = Object.keys(prepared)
+    .sort()
+    .flatMap((key) => {
+      const member: unknown = Reflect.get(prepared, key);
+      return jsonValue(member) === undefined ? [] : [`${JSON.stringify(key)}:${reference(member)}`];
+    });
+  return `{${members.join(",")}}`;
+}
+
+function jsonValue(value: unknown): unknown {
+  if (value === undefined || typeof value === "function" || typeof value === "symbol") return undefined;
+  if (value !== null && typeof value === "object") {
+    const toJSON: unknown = Reflect.get(value, "toJSON");
+    if (typeof toJSON === "function") return jsonValue(Reflect.apply(toJSON, value, []));
+  }
+  return value;
+}
 
 describe("canonicalJson", () => {
   it.each([
@@ -14,6 +43,25 @@ describe("canonicalJson", () => {
     [{ a: 1, B: 2 }, '{"B":2,"a":1}'],
   ])("%j → %s", (value, expected) => {
     expect(canonicalJson(value)).toBe(expected);
+  });
+
+  it("writes what the list-joining writer wrote, for any value", () => {
+    const value = fc.letrec((tie) => ({
+      node: fc.oneof(
+        { depthSize: "small" },
+        fc.jsonValue(),
+        fc.constantFrom(undefined, null, "", "0", "10", "2"),
+        fc.array(tie("node")),
+        fc.dictionary(fc.constantFrom("a", "B", "10", "2", "é", "key", ""), tie("node")),
+      ),
+    })).node;
+    fc.assert(
+      fc.property(value, (found) => {
+        if (jsonValue(found) === undefined) return;
+        expect(canonicalJson(found)).toBe(reference(found));
+      }),
+      { numRuns: 500 },
+    );
   });
 
   it("refuses values without a JSON form", () => {
