@@ -218,7 +218,29 @@ const NOT_A_STRING =
 /** The longest key the library writes as an implicit key; longer ones get `? `. */
 const MAX_IMPLICIT_KEY = 1024;
 
+/**
+ * Written forms of short one-line strings, by the string, as keys and as values: a render writes the
+ * same label keys, names and images thousands of times, and working out each one's form takes up to
+ * seven regular expressions (decision 0057). Bounded: emptied when full.
+ */
+const WRITTEN_KEYS = new Map<string, string>();
+const WRITTEN_SCALARS = new Map<string, string>();
+const REMEMBERED = 20_000;
+const REMEMBERED_LENGTH = 200;
+
+function remember(written: Map<string, string>, value: string, text: string): string {
+  if (value.length <= REMEMBERED_LENGTH) {
+    if (written.size >= REMEMBERED) written.clear();
+    written.set(value, text);
+  }
+  return text;
+}
+
 function implicitKey(key: string): string {
+  return WRITTEN_KEYS.get(key) ?? remember(WRITTEN_KEYS, key, keyText(key));
+}
+
+function keyText(key: string): string {
   if (needsEscapes(key)) {
     const text = escapedString(key);
     if (text.length > MAX_IMPLICIT_KEY) throw UNSUPPORTED;
@@ -231,6 +253,14 @@ function implicitKey(key: string): string {
 }
 
 function stringValue(value: string, indent: string): string {
+  const written = WRITTEN_SCALARS.get(value);
+  if (written !== undefined) return written;
+  // A one-line string is written the same at any indentation.
+  const text = scalarText(value, indent);
+  return value.includes("\n") ? text : remember(WRITTEN_SCALARS, value, text);
+}
+
+function scalarText(value: string, indent: string): string {
   if (needsEscapes(value)) return escapedString(value);
   if (ESCAPED.test(value)) throw UNSUPPORTED;
   return value.includes("\n") ? literalBlock(value, indent) : plainOrQuoted(value);
