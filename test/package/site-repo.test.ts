@@ -7,7 +7,7 @@
  * machine's npm configuration, from its cache where it can.
  */
 import { existsSync, readFileSync } from "node:fs";
-import { chmod, rm, writeFile } from "node:fs/promises";
+import { chmod, rm, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { parse } from "yaml";
 import { z } from "zod";
@@ -102,8 +102,10 @@ async function githubJob(
       continue;
     }
     if (step.uses !== undefined) {
-      const [action] = step.uses.split("@");
+      const [action, ref] = step.uses.split("@");
       expect(["actions/checkout", "actions/setup-node"]).toContain(action);
+      // Pinned by commit, as a tag can move.
+      expect(ref).toMatch(/^[0-9a-f]{40}$/);
       if (action === "actions/setup-node") {
         expect(Number(process.versions.node.split(".")[0])).toBeGreaterThanOrEqual(
           Number(step.with?.["node-version"]),
@@ -121,7 +123,7 @@ async function githubJob(
 
 /** Whether a path in the tarball is something the package must ship. */
 function shipped(entry: string): boolean {
-  return /^package\/(package\.json|README\.md|bin\/metalsynth\.js|dist\/.+\.(js|d\.ts))$/.test(entry);
+  return /^package\/(package\.json|README\.md|LICENSE|bin\/metalsynth\.js|dist\/.+\.(js|d\.ts))$/.test(entry);
 }
 
 const TARBALL = `vendor/metalsynth-${PACKAGE.version}.tgz`;
@@ -150,6 +152,13 @@ describe("metalsynth in a site repository, installed and run as the README says"
 
     const entries = (await exec(site, "tar", "-tzf", TARBALL)).stdout.trim().split("\n");
     expect(entries.filter((entry) => !shipped(entry))).toEqual([]);
+    expect(entries).toContain("package/LICENSE");
+    // The README's "about N kB packed" stays true, within a fifth.
+    const said = Number(
+      /about (\d+) kB packed/.exec(readFileSync(path.join(REPO, "README.md"), "utf8"))?.[1],
+    );
+    const packed = (await stat(path.join(site, TARBALL))).size / 1000;
+    expect(Math.abs(packed - said) / said, `${packed} kB packed, the README says ${said}`).toBeLessThan(0.2);
     expect(entries).toContain("package/dist/bin/cli.js");
     const javascript = entries.filter((entry) => entry.endsWith(".js") && entry.startsWith("package/dist/"));
     for (const file of javascript) {
@@ -313,7 +322,10 @@ describe("metalsynth in a site repository, installed and run as the README says"
     const job = await githubJob("check", ci);
     expect(job.steps.map((step) => step.code)).toEqual([0, 0, 0, 0]);
     expect(job.success).toBe(true);
-    expect(job.action?.skipped).toEqual(["actions/upload-artifact@v4"]);
+    expect(job.action?.skipped).toEqual([
+      "actions/setup-node@249970729cb0ef3589644e2896645e5dc5ba9c38",
+      "actions/upload-artifact@b7c566a772e6b6bfb58ed0dc250532a479d7789f",
+    ]);
     expect(job.action?.outputs).toEqual({
       errors: "0",
       warnings: "0",

@@ -87,6 +87,9 @@ export async function runAction(
   for (const [index, step] of action.runs.steps.entries()) {
     if (step.if !== undefined && !holds(step.if)) continue;
     if (step.uses !== undefined) {
+      // An action a runner fetches is pinned by commit: a tag can move under the sites that use it.
+      if (!/@[0-9a-f]{40}$/.test(step.uses))
+        throw new Error(`step ${index}: ${step.uses} is not pinned by commit`);
       skipped.push(step.uses);
       continue;
     }
