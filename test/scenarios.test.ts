@@ -138,6 +138,7 @@ const COMPONENT_WAVES: Readonly<Record<string, string>> = {
   "specs.yaml": "-2",
   "bmh-labels.yaml": "-1",
   "jumphost.yaml": "0",
+  "auth.yaml": "0",
   "loadbalancer-controlplane.yaml": "0",
   "loadbalancer-worker.yaml": "0",
   "cluster-configmap.yaml": "1",
@@ -155,6 +156,9 @@ function specName(component: string, kind: string, clusterName: string): RegExp 
     "loadbalancer-controlplane.yaml Service": new RegExp(`^loadbalancer-controlplane-${cluster}(-\\d+)?$`),
     "loadbalancer-worker.yaml Service": new RegExp(`^loadbalancer-worker-${cluster}(-\\d+)?$`),
     "jumphost.yaml Service": new RegExp(`^jumphost-${cluster}(-\\d+)?$`),
+    "auth.yaml Service": new RegExp(`^auth-${cluster}$`),
+    "auth.yaml Deployment": new RegExp(`^auth-${cluster}$`),
+    "auth.yaml Certificate": new RegExp(`^auth-${cluster}$`),
   };
   return names[`${component} ${kind}`];
 }

@@ -51,6 +51,7 @@ describe("addSipClusterCharts", () => {
   it("renders one file per component the CR asks for, in name order", () => {
     const { plan, settings } = examplePlan();
     expect([...sipClusterObjects(plan, settings).keys()]).toEqual([
+      "auth.yaml",
       "bmh-labels.yaml",
       "jumphost.yaml",
       "loadbalancer-controlplane.yaml",
@@ -80,8 +81,9 @@ describe("addSipClusterCharts", () => {
   it("gives every object a valid schema, the common labels and its sync wave; services live in the CR's namespace", () => {
     const { plan, settings } = examplePlan();
     const objects = kubeObjects(sipClusterObjects(plan, settings));
-    // The label Job with its ServiceAccount, Role and RoleBinding; three objects per service.
-    expect(objects.length).toBe(4 + 3 * 3);
+    // The label Job with its ServiceAccount, Role and RoleBinding; three objects per service; the auth
+    // service's cert-manager Issuer and Certificate, and its two ConfigMaps for the tenant.
+    expect(objects.length).toBe(4 + 3 * 4 + 2 + 2);
     for (const object of objects) {
       validateKubernetesObject(object);
       expect(object.metadata.labels).toMatchObject({ "metalsynth.io/cluster": "tenant-a" });
@@ -129,10 +131,12 @@ describe("addSipClusterCharts", () => {
       ...addSipClusterCharts(app, other, settings).values(),
     ];
     expect(charts.map((chart) => chart.node.id)).toEqual([
+      "edge-sip.tenant-a.auth",
       "edge-sip.tenant-a.bmh-labels",
       "edge-sip.tenant-a.jumphost",
       "edge-sip.tenant-a.loadbalancer-controlplane",
       "edge-sip.tenant-a.loadbalancer-worker",
+      "edge-sip-b.tenant-a.auth",
       "edge-sip-b.tenant-a.bmh-labels",
       "edge-sip-b.tenant-a.jumphost",
       "edge-sip-b.tenant-a.loadbalancer-controlplane",

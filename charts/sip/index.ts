@@ -2,6 +2,7 @@ import type { Chart } from "cdk8s";
 import type { Construct } from "constructs";
 import type { SipRender } from "../../synth/plan/render-plan.ts";
 import type { SiteSettings } from "../../synth/schema/settings.ts";
+import { AuthChart } from "./auth.ts";
 import { BmhLabelsChart, type BmhLabelsChartProps } from "./bmh-labels.ts";
 import { JumpHostChart } from "./jumphost.ts";
 import { LoadBalancerChart } from "./loadbalancer.ts";
@@ -13,14 +14,15 @@ export { BmhLabelsChart, type BmhLabelsChartProps } from "./bmh-labels.ts";
 export function labelJobProps(settings: SiteSettings): BmhLabelsChartProps["labelJob"] {
   return { image: settings.images.kubectl, imagePullPolicy: settings.job.imagePullPolicy };
 }
+export { AuthChart, type AuthChartProps } from "./auth.ts";
 export { JumpHostChart, type JumpHostChartProps } from "./jumphost.ts";
 export { LoadBalancerChart, type LoadBalancerChartProps, type LoadBalancerTier } from "./loadbalancer.ts";
 
 /**
  * The charts of a SIPCluster, per file of its `rendered/clusters/<ns>/<cluster>/` directory
  * (docs/contract.md §4.2): `bmh-labels.yaml` when any host gains or loses SIP labels, and `jumphost.yaml`,
- * `loadbalancer-controlplane.yaml`, `loadbalancer-worker.yaml` each only when the CR asks for that
- * service, so no chart is empty. Chart ids carry the namespace and cluster, like the BPA charts', so
+ * `loadbalancer-controlplane.yaml`, `loadbalancer-worker.yaml`, `auth.yaml` each only when the CR asks
+ * for that service, so no chart is empty. Chart ids carry the namespace and cluster, like the BPA charts', so
  * one App can hold a whole site.
  */
 export function addSipClusterCharts(
@@ -31,6 +33,9 @@ export function addSipClusterCharts(
   const charts = new Map<string, Chart>();
   const id = (component: string) => chartId(cluster, component);
   const { services } = cluster.sip;
+  if ((services.auth ?? []).length > 0) {
+    charts.set("auth.yaml", new AuthChart(scope, id("auth"), { cluster, settings }));
+  }
   if (cluster.members.length > 0 || cluster.released.length > 0) {
     charts.set(
       "bmh-labels.yaml",

@@ -72,6 +72,9 @@ export const SiteSettingsSchema = z.strictObject({
       jumpHost: image()
         .prefault("quay.io/airshipit/jump-host:latest")
         .describe("Default SIP jump host image."),
+      auth: image()
+        .prefault("ghcr.io/dexidp/dex:v2.45.1")
+        .describe("Default image of a SIPCluster's auth service (Dex; its binary at /usr/local/bin/dex)."),
     })
     .prefault({}),
   sshKeySecret: objectName()

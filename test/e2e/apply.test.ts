@@ -115,7 +115,7 @@ const SIP_LABELS = [
 
 /** Every kind of object the rendered directories hold, and BareMetalHosts. */
 const RENDERED_KINDS =
-  "baremetalhosts,jobs,configmaps,deployments,services,serviceaccounts,roles,rolebindings";
+  "baremetalhosts,jobs,configmaps,deployments,services,serviceaccounts,roles,rolebindings,issuers.cert-manager.io,certificates.cert-manager.io";
 const AGENTS = ["flux", "argocd"] as const;
 type Agent = (typeof AGENTS)[number];
 /**

@@ -16,6 +16,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { parse, stringify } from "yaml";
+import { REPO } from "../../harness.ts";
 import { startControlPlane, type ControlPlane } from "./control-plane.ts";
 import {
   exec,
@@ -27,13 +28,21 @@ import {
   type Kubectl,
 } from "./kube.ts";
 
-/** A control plane with the Metal3 CRDs installed, for the agents to apply onto, and its kubectl. */
+/**
+ * A control plane with the Metal3 CRDs installed, and stand-ins for cert-manager's (a SIPCluster's
+ * auth service renders an Issuer and a Certificate), for the agents to apply onto, and its kubectl.
+ */
 export async function startAgentPlane(binDir: string): Promise<{ plane: ControlPlane; kubectl: Kubectl }> {
   const plane = await startControlPlane(binDir);
   const kubectl = kubectlFor(plane.kubeconfig);
   await installCrds(kubectl);
+  await must(kubectl, ["apply", "--server-side", "-f", OPERATOR_CRDS]);
+  await must(kubectl, ["wait", "--for=condition=Established", "--timeout=60s", "crd", "--all"]);
   return { plane, kubectl };
 }
+
+/** Stand-ins for cert-manager's and prometheus-operator's CRDs: any content accepted, no controller. */
+const OPERATOR_CRDS = path.join(REPO, "test", "e2e", "fixtures", "operator-crds.yaml");
 
 /** `kubectl kustomize <dir>`: what both agents build from a cluster directory. */
 export async function kustomize(plane: ControlPlane, directory: string): Promise<string> {
