@@ -55,7 +55,7 @@ export function placeSipCluster(
     // labelled in its stead until the user releases it (decision 0052).
     const vanished = context.vanished.filter((entry) => entry.kind === "sip" && entry.role === role.role);
     for (const entry of vanished) issues.push(hostVanished(inventory, entry, role.path, report));
-    const wanted = role.active + role.standby - vanished.length;
+    const wanted = Math.max(0, role.active + role.standby - vanished.length);
     const filters = sipFilters(role, key, interfaceIds, context.ledger.view());
     // Values of the topology label the role's hosts have so far, counting kept hosts too.
     const topologyTaken = new Set<string>();
@@ -70,20 +70,21 @@ export function placeSipCluster(
     const kept = previous
       .filter((entry) => entry.role === role.role)
       .sort((a, b) => Number(a.standby) - Number(b.standby) || compareText(a.host.id, b.host.id));
-    // Availability is no filter of a kept host: its node stays, with a warning, until the user moves it.
     for (const entry of kept) {
-      if (context.rejection([...filters, spread], entry.host) !== undefined) continue;
-      add(entry.host, entry.why, entry.standby);
-      if (context.warns) {
-        const reasons = unavailableFor(entry.host, true);
-        issues.push(...hostUnavailable(entry.host, reasons, true, `role ${role.role}`, role.path, report));
-      }
+      if (context.rejection([...filters, spread], entry.host) === undefined)
+        add(entry.host, entry.why, entry.standby);
     }
     // Shrink: release standby hosts first, then the highest names.
     roleMembers.sort(
       (a, b) => Number(a.wasStandby) - Number(b.wasStandby) || compareText(a.host.id, b.host.id),
     );
     for (const dropped of roleMembers.splice(wanted)) chosenIds.delete(dropped.host.id);
+    // Availability is no filter of a kept host: its node stays, with a warning, until the user moves it.
+    if (context.warns)
+      for (const { host } of roleMembers)
+        issues.push(
+          ...hostUnavailable(host, unavailableFor(host, true), true, `role ${role.role}`, role.path, report),
+        );
     const candidates = inventory.matching(role.selector);
     issues.push(...unusedTopologyKey(role, candidates, report));
     // Fill from free hosts that match, in name order, one per topology value.

@@ -155,6 +155,23 @@ describe("host-vanished: a locked host the snapshot lost keeps its node (decisio
     expect(sipHosts(inventory, sipLock("metal3/node-9"))).toEqual([]);
   });
 
+  it("a SIP role that lost more hosts than it asks for now: one error each, and no host labelled in their stead", () => {
+    const inventory = site({}, {});
+    const lock: Lock = {
+      entries: [
+        ...sipLock("metal3/node-1").entries,
+        ...sipLock("metal3/node-8").entries,
+        ...sipLock("metal3/node-9").entries,
+      ],
+    };
+    const { all } = evaluateYaml(SIP, inventory, lock);
+    expect(rulesAndPaths(errors(all))).toEqual([
+      "host-vanished spec.nodes.ControlPlane",
+      "host-vanished spec.nodes.ControlPlane",
+    ]);
+    expect(sipHosts(inventory, lock)).toEqual([]);
+  });
+
   it("says nothing of a released host, or of a cluster no longer in the site", () => {
     const inventory = site({});
     const released: Lock = {
