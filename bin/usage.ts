@@ -31,11 +31,16 @@ export const COMMAND_HELP = {
   },
   synth: {
     synopsis:
-      "synth [--site DIR] [--specs GLOB…] [--inventory PATH…] [--out DIR] [-o text|json|github|sarif]",
+      "synth [--site DIR] [--specs GLOB…] [--inventory PATH…] [--out DIR] [--full]\n" +
+      "         [-o text|json|github|sarif]",
     summary: "validate, plan and write the rendered/ tree (atomically; untouched when the input has errors)",
-    options: [SITE, PATHS, `  --out DIR         output directory (default <site>/rendered)`, FINDINGS].join(
-      "\n",
-    ),
+    options: [
+      SITE,
+      PATHS,
+      `  --out DIR         output directory (default <site>/rendered)`,
+      `  --full            render every cluster directory, not only those whose inputs or files changed`,
+      FINDINGS,
+    ].join("\n"),
   },
   diff: {
     synopsis:

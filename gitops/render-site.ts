@@ -7,7 +7,8 @@ import type { SitePlan } from "../synth/plan/model.ts";
 import { releaseHosts, type HostRelease } from "../synth/plan/release.ts";
 import { renderPlan } from "../synth/plan/render-plan.ts";
 import { UsageError } from "./errors.ts";
-import { renderSite, type RenderedCluster } from "./render.ts";
+import type { RenderedCluster } from "./render-units.ts";
+import { renderChanged, type ChangedRender } from "./render-incremental.ts";
 import { readSite, type SiteInput, type SiteLocation } from "./site-reader.ts";
 
 /** A site read and judged by every rule: what `validate` reports and `explain` explains. */
@@ -83,11 +84,32 @@ export async function renderFromSite(location: SiteLocation): Promise<SiteRender
   const { input, plan, issues } = await evaluateFromSite(location);
   const ready = renderPlan(plan, issues);
   if (!ready) return { input, plan, issues };
+  const { renderSite } = await import("./render.ts");
   return { input, plan, issues, rendered: await renderSite(ready, input.settings) };
 }
 
+/** What {@link synthFromSite} found: the site, and what of its tree changed. */
+export interface SiteSynth extends SiteRender {
+  readonly rendered?: ChangedRender;
+}
+
+/**
+ * `metalsynth synth` up to the write: the site rendered where its inputs or its files in the output
+ * directory changed, or everywhere with `full` (decision 0057). The tree it gives is the one
+ * {@link renderFromSite} gives; `rendered.kept` names the files that stand as they are.
+ */
+export async function synthFromSite(
+  location: SiteLocation,
+  options: { readonly full?: boolean } = {},
+): Promise<SiteSynth> {
+  const { input, plan, issues } = await evaluateFromSite(location);
+  const ready = renderPlan(plan, issues);
+  if (!ready) return { input, plan, issues };
+  return { input, plan, issues, rendered: await renderChanged(ready, input.settings, input.out, options) };
+}
+
 /** What {@link releaseFromSite} found: the release, and the site rendered with it when it can be. */
-export interface SiteRelease extends SiteRender {
+export interface SiteRelease extends SiteSynth {
   readonly release: HostRelease;
 }
 
@@ -106,6 +128,6 @@ export async function releaseFromSite(
   const evaluation = evaluateSite(input.documents, input.inventory, input.lock);
   const issues = [...input.issues, ...evaluation.issues];
   const ready = release.refused.length === 0 ? renderPlan(evaluation.plan, issues) : undefined;
-  const rendered = ready && (await renderSite(ready, input.settings));
+  const rendered = ready && (await renderChanged(ready, input.settings, input.out));
   return { input, plan: evaluation.plan, issues, release, ...(rendered && { rendered }) };
 }

@@ -9,23 +9,29 @@ import { objectsOf } from "../charts/index.ts";
 import { addSiteWiringCharts, clusterDirectoryCharts } from "../charts/site.ts";
 import { field, isRecord } from "../synth/inventory/raw.ts";
 import { compareText } from "../synth/issue.ts";
-import type { ClusterKey } from "../synth/cluster-key.ts";
-import { LOCK_FILE, lockDocument } from "../synth/plan/lock.ts";
-import type { ClusterRender, RenderPlan } from "../synth/plan/render-plan.ts";
+import { LOCK_FILE } from "../synth/plan/lock.ts";
+import type { RenderPlan } from "../synth/plan/render-plan.ts";
 import type { SiteSettings } from "../synth/schema/settings.ts";
 import { toYaml, toYamlStream } from "../synth/codec/yaml-output.ts";
 import { UsageError } from "./errors.ts";
 import { errorCode } from "./files.ts";
 import { replaceDirAtomically, resolveDir, type ExistingTree, type TreeChange } from "./replace-dir.ts";
+import {
+  APPLICATION_SET_FILE,
+  directoryInputsDigest,
+  directoryPlace,
+  FilesDigest,
+  KUSTOMIZATION_FILE,
+  lockText,
+  planDirectories,
+  thisRenderer,
+  unitHeader,
+  wiringInputsDigest,
+  type PlanShare,
+  type RenderedCluster,
+} from "./render-units.ts";
 
-/** What synth wrote for one cluster, for the CLI's summary. */
-export interface RenderedCluster {
-  readonly cluster: string;
-  readonly directory: string;
-  /** Per role (`master`, `worker`; `ControlPlane`, `Worker` for SIP), its hosts in plan order. */
-  readonly roles: readonly { readonly role: string; readonly hosts: readonly string[] }[];
-  readonly objects: number;
-}
+export type { PlanShare, RenderedCluster } from "./render-units.ts";
 
 /** A site's `rendered/` tree in memory, and what it holds per cluster directory. */
 export interface RenderedSite {
@@ -70,24 +76,50 @@ export async function renderSite(
   settings: SiteSettings,
   options: RenderOptions = {},
 ): Promise<RenderedSite> {
-  const directories = planDirectories(plan);
-  const workers = options.workers ?? defaultWorkers(directories.length);
-  const rendered =
-    workers > 0
-      ? await renderInWorkers(planShares(directories, options.shareSize ?? 100), settings, workers)
-      : [renderShare(plan, settings)];
-  const lock = `# Written by metalsynth: host allocations, read back so clusters are never reshuffled.\n${toYaml(lockDocument(plan.lock))}`;
-  const files = new Map([[LOCK_FILE, lock]]);
-  const app = new App({ recordConstructMetadata: false });
-  for (const [file, chart] of addSiteWiringCharts(app, settings))
-    files.set(file, toYamlStream(objectsOf(chart)));
+  const rendered = await renderDirectories(planDirectories(plan), settings, options);
+  const files = new Map([[LOCK_FILE, lockText(plan)]]);
+  for (const [file, content] of renderSiteWiring(settings)) files.set(file, content);
   for (const share of rendered) for (const [file, content] of share.wiring) files.set(file, content);
   for (const share of rendered) for (const [file, content] of share.files) files.set(file, content);
   return { files, clusters: rendered.flatMap((share) => share.clusters) };
 }
 
-/** Whole cluster directories of a plan: rendered on their own, they give what the whole plan gives. */
-export type PlanShare = Pick<RenderPlan, "clusters" | "retired" | "allocations" | "specs">;
+/**
+ * Renders whole cluster directories (each a share of one directory, in plan order) on this thread,
+ * or with worker threads for many of them; the results keep their order.
+ */
+export async function renderDirectories(
+  directories: readonly PlanShare[],
+  settings: SiteSettings,
+  options: RenderOptions = {},
+): Promise<RenderedShare[]> {
+  const workers = options.workers ?? defaultWorkers(directories.length);
+  const shares = planShares(directories, workers > 0 ? (options.shareSize ?? 100) : directories.length);
+  if (workers > 0) return renderInWorkers(shares, settings, workers);
+  return shares.map((share) => renderShare(share, settings));
+}
+
+/**
+ * The site's own wiring files (the Argo CD ApplicationSet, when the site asks for Argo CD), each
+ * with its header (decision 0057).
+ */
+export function renderSiteWiring(settings: SiteSettings): Map<string, string> {
+  const files = new Map<string, string>();
+  const app = new App({ recordConstructMetadata: false });
+  for (const [file, chart] of addSiteWiringCharts(app, settings)) {
+    const body = toYamlStream(objectsOf(chart));
+    const header = file === APPLICATION_SET_FILE ? applicationSetHeader(body, settings) : "";
+    files.set(file, `${header}${body}`);
+  }
+  return files;
+}
+
+function applicationSetHeader(body: string, settings: SiteSettings): string {
+  const renderer = thisRenderer();
+  const inputs = wiringInputsDigest(settings, renderer);
+  const files = new FilesDigest().add(APPLICATION_SET_FILE, body).digest();
+  return unitHeader({ version: renderer.version, inputs, files }, "file");
+}
 
 /** What a {@link PlanShare} renders to, each list in plan order; plain data, so it can cross threads. */
 export interface RenderedShare {
@@ -106,57 +138,54 @@ export function renderShare(share: PlanShare, settings: SiteSettings): RenderedS
   const wiring: [string, string][] = [];
   const files: [string, string][] = [];
   const clusters: RenderedCluster[] = [];
+  const renderer = thisRenderer();
+  const allocations = new Map<string, PlanShare["allocations"][number]>(
+    share.allocations.map((allocation) => [allocation.key, allocation]),
+  );
+  const specs = new Map<string, PlanShare["specs"][number]>(
+    share.specs.map((cluster) => [cluster.key, cluster]),
+  );
   const directories = clusterDirectoryCharts(
     share,
     settings,
     () => new App({ recordConstructMetadata: false }),
   );
   for (const cluster of directories) {
-    for (const [file, chart] of cluster.wiring) wiring.push([file, toYamlStream(objectsOf(chart))]);
+    const digest = new FilesDigest();
+    for (const [file, chart] of cluster.wiring) {
+      const content = toYamlStream(objectsOf(chart));
+      wiring.push([file, content]);
+      digest.add(file, content);
+    }
     const resources = [...cluster.files.keys()].sort(compareText);
     let objects = 0;
     for (const name of resources) {
       const content = objectsOf(cluster.files.get(name)!);
       objects += content.length;
-      files.push([`${cluster.directory}/${name}`, toYamlStream(content)]);
+      const file = `${cluster.directory}/${name}`;
+      const text = toYamlStream(content);
+      files.push([file, text]);
+      digest.add(file, text);
     }
-    files.push([
-      `${cluster.directory}/kustomization.yaml`,
-      toYaml({ apiVersion: "kustomize.config.k8s.io/v1beta1", kind: "Kustomization", resources }),
-    ]);
-    clusters.push({
-      cluster: cluster.key,
-      directory: cluster.directory,
-      roles: cluster.retired
-        ? [{ role: "released", hosts: cluster.retired.released.map((host) => host.id) }]
-        : cluster.plans.flatMap(roleSummary),
-      objects,
-    });
+    const kustomization = `${cluster.directory}/${KUSTOMIZATION_FILE}`;
+    const body = toYaml({ apiVersion: "kustomize.config.k8s.io/v1beta1", kind: "Kustomization", resources });
+    // The directory alone, as the next synth reads it back (render-incremental.ts).
+    const own = {
+      clusters: cluster.plans,
+      retired: cluster.retired ? [cluster.retired] : [],
+      allocations: [allocations.get(cluster.key)].filter((found) => found !== undefined),
+      specs: [specs.get(cluster.key)].filter((found) => found !== undefined),
+    };
+    const header = {
+      version: renderer.version,
+      inputs: directoryInputsDigest(own, settings, renderer),
+      files: digest.add(kustomization, body).digest(),
+    };
+    files.push([kustomization, `${unitHeader(header, "directory")}${body}`]);
+    const place = directoryPlace(own, settings);
+    clusters.push({ cluster: cluster.key, directory: cluster.directory, roles: place?.roles ?? [], objects });
   }
   return { wiring, files, clusters };
-}
-
-/**
- * The plan's cluster directories in plan order: the plans of each (a BPA cluster and a SIPCluster of
- * one name share one), then each retired SIPCluster's.
- */
-function planDirectories(plan: RenderPlan): PlanShare[] {
-  const directories = new Map<string, ClusterRender[]>();
-  for (const cluster of plan.clusters) {
-    const plans = directories.get(cluster.key);
-    if (plans) plans.push(cluster);
-    else directories.set(cluster.key, [cluster]);
-  }
-  const allocations = new Map(plan.allocations.map((allocation) => [allocation.key, allocation]));
-  const specs = new Map(plan.specs.map((cluster) => [cluster.key, cluster]));
-  const of = (key: ClusterKey) => ({
-    allocations: [allocations.get(key)].filter((found) => found !== undefined),
-    specs: [specs.get(key)].filter((found) => found !== undefined),
-  });
-  return [
-    ...[...directories.values()].map((clusters) => ({ clusters, retired: [], ...of(clusters[0]!.key) })),
-    ...plan.retired.map((retired) => ({ clusters: [], retired: [retired], ...of(retired.key) })),
-  ];
 }
 
 /** Directories joined into shares of `size`, in order. */
@@ -293,6 +322,11 @@ export interface WriteRenderedOptions {
    * @default false: a file about to be removed that metalsynth did not write refuses the write
    */
   readonly previousIsRendered?: boolean;
+  /**
+   * Files of the tree kept as `out` has them, not in `files` (`renderChanged`'s `kept`).
+   * @default none
+   */
+  readonly kept?: ReadonlySet<string>;
 }
 
 /**
@@ -318,11 +352,13 @@ export async function writeRendered(
       `writeRendered: the tree has no ${LOCK_FILE}, so the next run could not recognise it as ours`,
     );
   }
+  const kept = options.kept ?? new Set<string>();
   return replaceDirAtomically(out, files, {
     ...(options.signal && { signal: options.signal }),
+    kept,
     checkPrevious: async (previous) => {
       refuseForeign(previous);
-      if (!options.previousIsRendered) await refuseUnrendered(out, previous, files);
+      if (!options.previousIsRendered) await refuseUnrendered(out, previous, files, kept);
     },
   });
 }
@@ -366,10 +402,12 @@ async function refuseUnrendered(
   out: string,
   previous: ExistingTree,
   files: ReadonlyMap<string, string>,
+  kept: ReadonlySet<string>,
 ): Promise<void> {
-  const unowned = [...previous.specials].filter((file) => !files.has(file));
+  const inTree = (file: string) => files.has(file) || kept.has(file);
+  const unowned = [...previous.specials].filter((file) => !inTree(file));
   for (const file of previous.files)
-    if (!files.has(file) && !isRenderedFile(file, await previous.read(file))) unowned.push(file);
+    if (!inTree(file) && !isRenderedFile(file, await previous.read(file))) unowned.push(file);
   unowned.sort();
   if (unowned.length === 0) return;
   const listed = unowned.slice(0, LISTED_PATHS).join(", ");
@@ -427,21 +465,3 @@ function isRenderedObject(value: unknown): boolean {
 }
 
 const MANAGED_BY = "app.kubernetes.io/managed-by";
-
-/** The hosts of each role, `label=host` for BPA nodes and `host (standby)` for SIP standbys. */
-function roleSummary(cluster: ClusterRender): RenderedCluster["roles"] {
-  if (cluster.kind === "sip") {
-    const roles = [...new Set(cluster.members.map((member) => member.role))];
-    return roles.map((role) => ({
-      role,
-      hosts: cluster.members
-        .filter((member) => member.role === role)
-        .map((member) => `${member.host.id}${member.standby ? " (standby)" : ""}`),
-    }));
-  }
-  const describe = (node: { label: string; host: { id: string } }) => `${node.label}=${node.host.id}`;
-  return [
-    { role: "master", hosts: cluster.masters.map(describe) },
-    { role: "worker", hosts: cluster.workers.map(describe) },
-  ];
-}

@@ -1,5 +1,7 @@
 import { spawnSync } from "node:child_process";
 import {
+  chmod,
+  lstat,
   mkdir,
   mkdtemp,
   readdir,
@@ -207,6 +209,39 @@ describe("replaceDirAtomically", () => {
 
     expect((await readTree(out)).get("notes.yaml")).toBe("name: größe ✓\n");
     expect((await stat(path.join(out, "notes.yaml"))).size).toBe(Buffer.byteLength("name: größe ✓\n"));
+  });
+
+  it("keeps the files the caller kept as the same files, without reading them", async () => {
+    await replaceDirAtomically(out, makeTree());
+    await age(out);
+    const before = await identities(out);
+    const installer = "clusters/site-a/cluster-a/kud-installer.yaml";
+    // Unreadable: the writer must take the caller's word for its bytes.
+    await chmod(path.join(out, installer), 0o000);
+    const files = makeTree({ [installer]: undefined, [LOCK]: "clusters: {b: 2}\n" });
+
+    const change = await replaceDirAtomically(out, files, { kept: new Set([installer]) });
+
+    expect(change).toEqual({ added: [], changed: [LOCK], removed: [], unchanged: files.size });
+    expect((await identities(out)).get(installer)).toBe(before.get(installer));
+    await chmod(path.join(out, installer), 0o644);
+    expect((await readTree(out)).get(installer)).toBe("kind: Job\n");
+  });
+
+  it("copies a kept file that is a link into the tree as a regular file", async () => {
+    await replaceDirAtomically(out, makeTree());
+    const flux = "flux/site-a-cluster-a.yaml";
+    await writeFile(path.join(parent, "elsewhere.yaml"), "kind: Kustomization\n");
+    await rm(path.join(out, flux));
+    await symlink(path.join(parent, "elsewhere.yaml"), path.join(out, flux));
+
+    const change = await replaceDirAtomically(out, makeTree({ [flux]: undefined }), {
+      kept: new Set([flux]),
+    });
+
+    expect(change.changed).toEqual([flux]);
+    expect((await lstat(path.join(out, flux))).isFile()).toBe(true);
+    expect((await readTree(out)).get(flux)).toBe("kind: Kustomization\n");
   });
 
   it("writes through a symbolic link to the real directory, keeping the link", async () => {

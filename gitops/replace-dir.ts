@@ -67,6 +67,13 @@ export interface ReplaceDirOptions {
    */
   readonly checkPrevious?: (previous: ExistingTree) => Promise<void>;
   /**
+   * Paths of the new tree whose bytes the caller has read from `dir` and found right, so they are
+   * not in `files`: each stays the same file, without being read again. One that is not a regular
+   * file of `dir` (a link to one) is copied in as one.
+   * @default none
+   */
+  readonly kept?: ReadonlySet<string>;
+  /**
    * Test-only failure injection (the filesystem edge docs/style.md allows): throw once this many files
    * have been placed in the temporary tree, as if the process died there. With `0` the run fails
    * right after the temporary directory is created; with exactly the number of files in the tree it
@@ -111,7 +118,8 @@ export async function replaceDirAtomically(
 ): Promise<TreeChange> {
   const { signal } = options;
   signal?.throwIfAborted();
-  const wanted = checkPaths(files);
+  const kept = options.kept ?? new Set<string>();
+  const wanted = checkPaths([...files.keys(), ...kept]);
   const target = await resolveDir(dir);
   const parent = path.dirname(target);
   const base = path.basename(target);
@@ -121,6 +129,10 @@ export async function replaceDirAtomically(
   const previous = await scanTree(target);
   if (previous) await options.checkPrevious?.(previous);
   const same = previous ? await unchangedFiles(previous, files, signal) : new Set<string>();
+  for (const file of kept) {
+    if (!previous) throw new Error(`replaceDirAtomically: ${file} is kept, but ${dir} has no tree`);
+    if (previous.files.has(file)) same.add(file);
+  }
   const change = compare(previous, wanted, same);
   if (previous && isEmptyChange(change) && !hasLeftovers(previous, wanted)) return change;
 
@@ -155,7 +167,7 @@ export async function replaceDirAtomically(
       async (file) => {
         const destination = inTree(temporary, file);
         if (same.has(file)) await keep(inTree(target, file), destination);
-        else await writeFile(destination, files.get(file) ?? "", "utf8");
+        else await writeFile(destination, files.get(file) ?? (await readFile(inTree(target, file))));
         placed += 1;
         if (placed < wanted.length) checkpoint(placed);
       },
@@ -260,9 +272,9 @@ async function scanTree(target: string): Promise<ExistingTree | undefined> {
   };
 }
 
-/** Validates the keys of `files` and returns them sorted. */
-function checkPaths(files: ReadonlyMap<string, string>): string[] {
-  const sorted = [...files.keys()].sort();
+/** Validates the paths of a tree and returns them sorted. */
+function checkPaths(files: readonly string[]): string[] {
+  const sorted = [...files].sort();
   for (const file of sorted) {
     const segments = file.split("/");
     const bad = segments.some((segment) => segment === "" || segment === "." || segment === "..");

@@ -30,7 +30,8 @@ export async function release(argv: readonly string[], io: Console): Promise<num
     io.err(`${summary(issues)}; nothing released, ${input.out} left unchanged\n`);
     return EXIT.invalid;
   }
-  const change = await interruptible((signal) => writeRendered(input.out, rendered.files, { signal }));
+  const { kept } = rendered;
+  const change = await interruptible((signal) => writeRendered(input.out, rendered.files, { signal, kept }));
   if (issues.length > 0) io.err(findingsIn(issues, "text"));
   for (const { entry, why } of outcome.released) {
     const node = entry.kind === "bpa" ? `${entry.role} ${entry.node}` : `role ${entry.role}`;

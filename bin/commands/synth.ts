@@ -1,6 +1,6 @@
 import path from "node:path";
 import { UsageError } from "../../gitops/errors.ts";
-import { clustersOutsideSubset, renderFromSite } from "../../gitops/render-site.ts";
+import { clustersOutsideSubset, synthFromSite } from "../../gitops/render-site.ts";
 import { formatIssues, jsonReport } from "../../gitops/report/report.ts";
 import { checkSite } from "../../gitops/site-reader.ts";
 import { checkOutput, writeRendered } from "../../gitops/render.ts";
@@ -18,13 +18,14 @@ import { findingsIn } from "../findings.ts";
 
 /** `metalsynth synth`: validate, plan and write `rendered/`; on errors the tree is left as it was. */
 export async function synth(argv: readonly string[], io: Console): Promise<number> {
-  const { values } = parseSiteArgs(argv);
+  const { values } = parseSiteArgs(argv, { full: { type: "boolean" } });
   const format = outputFormat(values.format, FINDING_FORMATS);
   const location = siteLocation(values);
   // Before reading and rendering: a wrong --site or --out is said at once.
   await checkSite(location.site ?? ".");
   await checkOutput(location.out ?? path.join(location.site ?? ".", "rendered"));
-  const render = await renderFromSite(location);
+  // Only the cluster directories whose inputs or files changed are rendered, unless --full (decision 0057).
+  const render = await synthFromSite(location, { full: values.full === true });
   const { input, issues, rendered } = render;
   if (rendered === undefined) {
     // The same report shape as a successful run, so a CI script reads one format either way.
@@ -44,7 +45,8 @@ export async function synth(argv: readonly string[], io: Console): Promise<numbe
       { showHelp: false },
     );
   }
-  const change = await interruptible((signal) => writeRendered(input.out, rendered.files, { signal }));
+  const { kept } = rendered;
+  const change = await interruptible((signal) => writeRendered(input.out, rendered.files, { signal, kept }));
   if (input.pathPrefixNote !== undefined) io.err(`metalsynth: note: ${input.pathPrefixNote}\n`);
   if (format === "json") {
     io.out(jsonReport({ out: input.out, clusters: rendered.clusters, change, diagnostics: issues }));
