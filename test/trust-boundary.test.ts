@@ -39,9 +39,11 @@ import {
   withoutEmptyLabels,
   sshKeygenList,
 } from "./support/readers.ts";
-import { BASELINE, siteFiles, type SiteValues } from "./support/trust-site.ts";
+import { dex, judgeAuth } from "./support/judge-auth.ts";
+import { BASELINE, siteFiles, type AuthValues, type SiteValues } from "./support/trust-site.ts";
 
-const READERS = await haveReaders();
+/** The readers, Dex among them (built from its Go module, cached per machine: test/e2e/setup.sh). */
+const READERS = (await haveReaders()) && dex() !== undefined;
 /**
  * Fuzz runs per field (and three times as many for fields together). Each input synth accepts execs
  * every reader, ansible-inventory taking most of a second; a refused one costs a few milliseconds.
@@ -193,6 +195,59 @@ describe.skipIf(!READERS)("the readers, on known-good and tampered files", () =>
       ok: false,
       why: expect.stringMatching(/cannot unmarshal bool into Go struct field ObjectMeta.metadata.labels/),
     });
+  });
+
+  it("dex reads the example tenant's auth.yaml as planned: issuer, client, connector, user; and a tampered one otherwise", async () => {
+    const file = "edge-sip/tenant-a/auth.yaml";
+    const text = await readFile(path.join(EXAMPLE, file), "utf8");
+    const ca = (
+      await readFile(path.join(REPO, "examples", "site", "specs", "tenant-a", "sipcluster.yaml"), "utf8")
+    )
+      .match(/-----BEGIN CERTIFICATE-----[^]*?-----END CERTIFICATE-----/)![0]
+      .replace(/\n\s+/g, "\n");
+    const issuer = "https://10.41.0.5:30556";
+    const planned = {
+      issuer,
+      clients: [{ id: "kubectl", redirectURIs: ["http://localhost:8000", "http://localhost:18000"] }],
+      connector: { id: "github", clientId: "3f9c2e7a4b1d5e6f0a8b", redirectUri: `${issuer}/callback` },
+      user: {
+        email: "break-glass@site-a.example.com",
+        name: "break-glass@site-a.example.com",
+        groups: ["tenant-a-admins"],
+      },
+      certificateAuthority: `${ca}\n`,
+      usernamePrefix: "oidc:",
+      groupsPrefix: "oidc:",
+      bindings: {
+        "cluster-admin": ["oidc:edge-site-a:tenant-a-ops", "oidc:tenant-a-admins"],
+        view: ["oidc:edge-site-a:tenant-a-dev"],
+        edit: ["oidc:edge-site-a:tenant-a-dev"],
+      },
+    };
+    expect(await judgeAuth(file, text, planned)).toEqual([]);
+    // Another issuer: Dex serves it, and its tokens name it.
+    const moved = await judgeAuth(
+      file,
+      text.replace(`issuer: ${issuer}`, "issuer: https://10.41.0.6:30556"),
+      planned,
+    );
+    expect(moved).toContain(`${file}: Dex serves issuer "https://10.41.0.6:30556", planned "${issuer}"`);
+    expect(moved).toContainEqual(expect.stringMatching(/token says \{"iss":"https:\/\/10\.41\.0\.6:30556"/));
+    expect(
+      await judgeAuth(file, text.replace("clientID: 3f9c2e7a4b1d5e6f0a8b", "clientID: evil"), planned),
+    ).toEqual([
+      expect.stringMatching(/connector "github" sends a login to \{"host":"github.com","clientId":"evil"/),
+    ]);
+    expect(await judgeAuth(file, text.replace("type: memory", "type: sqlite9"), planned)).toEqual([
+      expect.stringMatching(/dex refuses config\.yaml: .*unknown storage type/),
+    ]);
+    expect(
+      await judgeAuth(
+        file,
+        text.replace("- tenant-a-admins\n", "- tenant-a-admins\n          - evil\n"),
+        planned,
+      ),
+    ).toEqual([expect.stringMatching(/Dex's token says .*"groups":\["tenant-a-admins","evil"\]/)]);
   });
 
   it("judges the fuzz site's own baseline render content, and a tampered one not", async () => {
@@ -600,7 +655,70 @@ const FIELDS: Readonly<
     base: (values) => values.haproxyImage,
     set: (values, haproxyImage) => ({ ...values, haproxyImage }),
   },
+  ...authFields(),
 };
+
+/**
+ * The auth service's fields (issue #39): each string that reaches Dex's config, the tenant API
+ * server's AuthenticationConfiguration or the tenant's RBAC.
+ */
+function authFields(): Record<
+  string,
+  { base: (values: SiteValues) => string; set: (values: SiteValues, value: string) => SiteValues }
+> {
+  const field = <K extends keyof AuthValues>(
+    key: K,
+    read: (auth: AuthValues) => string,
+    write: (auth: AuthValues, value: string) => AuthValues[K],
+  ) => ({
+    base: (values: SiteValues) => read(values.auth),
+    set: (values: SiteValues, value: string): SiteValues => ({
+      ...values,
+      auth: { ...values.auth, [key]: write(values.auth, value) },
+    }),
+  });
+  const text = <
+    K extends { [P in keyof AuthValues]: AuthValues[P] extends string ? P : never }[keyof AuthValues],
+  >(
+    key: K,
+  ) =>
+    field(
+      key,
+      (auth) => auth[key] as string,
+      (_, value) => value as AuthValues[K],
+    );
+  return {
+    "auth image": text("image"),
+    "auth clusterIP (the issuer's host)": text("address"),
+    "auth certificateAuthority": text("certificateAuthority"),
+    "auth caSecret": text("caSecret"),
+    "auth client id": text("clientId"),
+    "auth redirect URI": text("redirectUri"),
+    "auth connector id": text("connectorId"),
+    "auth connector name": text("connectorName"),
+    "auth connector config value (clientID)": text("connectorClientId"),
+    "auth connector secretKeyRefs name": field(
+      "connectorSecret",
+      (auth) => auth.connectorSecret.name,
+      (auth, name) => ({ ...auth.connectorSecret, name }),
+    ),
+    "auth connector secretKeyRefs key": field(
+      "connectorSecret",
+      (auth) => auth.connectorSecret.key,
+      (auth, key) => ({ ...auth.connectorSecret, key }),
+    ),
+    "auth static user email": text("userEmail"),
+    "auth static user name": text("userName"),
+    "auth group (user and binding)": text("group"),
+    "auth ClusterRole": text("clusterRole"),
+    "auth claim prefix": text("prefix"),
+    "auth password hash key": field(
+      "passwordSecret",
+      (auth) => auth.passwordSecret.key,
+      (auth, key) => ({ ...auth.passwordSecret, key }),
+    ),
+  };
+}
 
 /**
  * What an attacker or a slip of the keyboard adds to a value: line breaks that start a new directive,

@@ -1,6 +1,7 @@
 /**
  * Judges a rendered tree by what its readers make of it (issue #21): every haproxy.cfg, hosts.ini,
- * ssh_config and authorized_keys goes to its program (./readers.ts), the hosts table to a JSON parser,
+ * ssh_config and authorized_keys goes to its program (./readers.ts), Dex's config to Dex
+ * (./judge-auth.ts, issue #39), the hosts table to a JSON parser,
  * the Software line files are split as `read -r` splits them, and every YAML file must parse and its
  * objects validate, and read the same to kubectl (YAML 1.1, issue #35) as to the YAML 1.2 reader;
  * each reading is compared with what the site asked for ({@link plannedReadings}). The answer is a
@@ -8,6 +9,7 @@
  */
 import { parseAllDocuments } from "yaml";
 import { asKubeObject, validateKubernetesObject, type KubeObject } from "./charts.ts";
+import { judgeAuth } from "./judge-auth.ts";
 import {
   ansibleInventory,
   expectedKeyListing,
@@ -75,6 +77,12 @@ export async function judgeRendered(
     judgeJumpHost(`${sip}/jumphost.yaml`),
     judgeInstaller(`${planned.bpaDirectory}/kud-installer.yaml`),
     judgeYaml11(),
+    (async () => {
+      const file = `${sip}/auth.yaml`;
+      const text = files.get(file);
+      if (text === undefined) return void problems.push(`${shown(file)}: missing`);
+      problems.push(...(await judgeAuth(shown(file), text, planned.auth)));
+    })(),
   ]);
   judgeSoftware(`${planned.bpaDirectory}/software.yaml`);
   for (const [name, image] of Object.entries(planned.images)) {

@@ -1,5 +1,5 @@
 /**
- * A small site for the trust-boundary fuzz (issue #21): one SIPCluster with all three services over
+ * A small site for the trust-boundary fuzz (issue #21): one SIPCluster with all four services over
  * five hosts with networkData Secrets, and one BPA cluster (Provisioning + Software) over two hosts
  * pinned by MAC. Every value of it that can reach a rendered text file is a field of
  * {@link SiteValues}, so the fuzz can replace any of them and {@link plannedReadings} can say what
@@ -8,6 +8,7 @@
  */
 import { parseAllDocuments, stringify } from "yaml";
 import { DEFAULT_SETTINGS } from "../../synth/schema/settings.ts";
+import { TEST_CA } from "./auth.ts";
 
 /** A host of the site as the fuzz sees it: its BareMetalHost name and its address. */
 export interface SiteHost {
@@ -30,6 +31,31 @@ export interface BpaHost extends SiteHost {
 export interface SitePackage {
   readonly name: string;
   readonly version?: string;
+}
+
+/** The values of the auth service: one client, one GitHub connector, one static user and binding. */
+export interface AuthValues {
+  readonly image: string;
+  /** `clusterIP`: the issuer's host. */
+  readonly address: string;
+  readonly certificateAuthority: string;
+  readonly caSecret: string;
+  readonly clientId: string;
+  readonly redirectUri: string;
+  readonly connectorId: string;
+  readonly connectorName: string;
+  /** The GitHub connector's `clientID`, a value of its free-form config. */
+  readonly connectorClientId: string;
+  /** The Secret and key its `clientSecret` comes from. */
+  readonly connectorSecret: { readonly name: string; readonly key: string };
+  readonly userEmail: string;
+  readonly userName: string;
+  /** The user's group, bound in the tenant to {@link clusterRole}. */
+  readonly group: string;
+  readonly clusterRole: string;
+  /** The prefix of both the username and the groups. */
+  readonly prefix: string;
+  readonly passwordSecret: { readonly name: string; readonly key: string };
 }
 
 /** Every value of the site that reaches a rendered file. */
@@ -69,6 +95,8 @@ export interface SiteValues {
    */
   readonly crLabels: Readonly<Record<string, string>>;
   readonly crAnnotations: Readonly<Record<string, string>>;
+  /** The SIPCluster's auth service (issue #39): what reaches Dex, the API server's file and RBAC. */
+  readonly auth: AuthValues;
   /** Site settings (metalsynth.yaml). */
   readonly sshKeySecret: string;
   readonly kudInstallerImage: string;
@@ -114,6 +142,24 @@ export const BASELINE: SiteValues = {
   masterPackages: [{ name: "htop" }, { name: "jq", version: "1.6-2.1ubuntu3" }],
   crLabels: { team: "edge-ops" },
   crAnnotations: { "metalsynth.io/note": "racked in row 4" },
+  auth: {
+    image: "ghcr.io/dexidp/dex:v2.45.1",
+    address: "10.41.0.5",
+    certificateAuthority: TEST_CA,
+    caSecret: "tenant-a-auth-ca",
+    clientId: "kubectl",
+    redirectUri: "http://localhost:8000",
+    connectorId: "github",
+    connectorName: "GitHub",
+    connectorClientId: "3f9c2e7a4b1d5e6f0a8b",
+    connectorSecret: { name: "tenant-a-github-oauth", key: "client-secret" },
+    userEmail: "break-glass@site-a.example.com",
+    userName: "Break glass",
+    group: "tenant-a-admins",
+    clusterRole: "cluster-admin",
+    prefix: "oidc:",
+    passwordSecret: { name: "tenant-a-auth-users", key: "break-glass" },
+  },
   sshKeySecret: "ssh-key-secret",
   kudInstallerImage: "integratedcloudnative/bpa-operator-kud:v0.4.0",
   haproxyImage: "haproxy:2.3.2",
@@ -123,6 +169,8 @@ export const BASELINE: SiteValues = {
 export const WORKER_PORTS = [30100, 30101] as const;
 /** The port of the control-plane load balancer's backends. */
 export const API_SERVER_PORT = 6443;
+/** The auth service's NodePort, the issuer's port. */
+export const AUTH_NODE_PORT = 30556;
 
 /** The site's input files, relative path → text, as a person (or `kubectl get -o yaml`) writes them. */
 export function siteFiles(values: SiteValues): Map<string, string> {
@@ -227,6 +275,38 @@ export function siteFiles(values: SiteValues): Map<string, string> {
             nodeSSHPrivateKeys: values.nodeSshPrivateKeys,
           },
         ],
+        auth: [
+          {
+            image: values.auth.image,
+            clusterIP: values.auth.address,
+            nodePort: AUTH_NODE_PORT,
+            caSecret: values.auth.caSecret,
+            certificateAuthority: values.auth.certificateAuthority,
+            clients: [{ id: values.auth.clientId, redirectURIs: [values.auth.redirectUri] }],
+            connectors: [
+              {
+                type: "github",
+                id: values.auth.connectorId,
+                name: values.auth.connectorName,
+                config: { clientID: values.auth.connectorClientId },
+                secretKeyRefs: { clientSecret: values.auth.connectorSecret },
+              },
+            ],
+            staticUsers: [
+              {
+                email: values.auth.userEmail,
+                username: values.auth.userName,
+                groups: [values.auth.group],
+                passwordHash: values.auth.passwordSecret,
+              },
+            ],
+            claimMappings: {
+              username: { prefix: values.auth.prefix },
+              groups: { prefix: values.auth.prefix },
+            },
+            roleBindings: [{ group: values.auth.group, clusterRole: values.auth.clusterRole }],
+          },
+        ],
       },
     },
   };
@@ -314,6 +394,22 @@ export interface PlannedReadings {
   /** Labels and annotations kubectl must read on the SIPCluster and the Provisioning of `specs.yaml`. */
   readonly crLabels: Readonly<Record<string, string>>;
   readonly crAnnotations: Readonly<Record<string, string>>;
+  /** What Dex, the tenant API server's file and the tenant's RBAC must say. */
+  readonly auth: PlannedAuth;
+}
+
+/** What the auth service's readers must find. */
+export interface PlannedAuth {
+  readonly issuer: string;
+  readonly clients: readonly { readonly id: string; readonly redirectURIs: readonly string[] }[];
+  readonly connector: { readonly id: string; readonly clientId: string; readonly redirectUri: string };
+  /** The ID token claims of the static user, by the password grant. */
+  readonly user: { readonly email: string; readonly name: string; readonly groups: readonly string[] };
+  readonly certificateAuthority: string;
+  readonly usernamePrefix: string;
+  readonly groupsPrefix: string;
+  /** ClusterRole → the groups (prefixed) bound to it. */
+  readonly bindings: Readonly<Record<string, readonly string[]>>;
 }
 
 /** What the readers must find when synth renders `values` (it plans every host of every role). */
@@ -356,8 +452,31 @@ export function plannedReadings(values: SiteValues): PlannedReadings {
       "loadbalancer-controlplane.yaml": values.loadBalancerImage || values.haproxyImage,
       "loadbalancer-worker.yaml": values.loadBalancerImage || values.haproxyImage,
       "jumphost.yaml": values.jumpHostImage || DEFAULT_SETTINGS.images.jumpHost,
+      "auth.yaml": values.auth.image || DEFAULT_SETTINGS.images.auth,
     },
     crLabels: values.crLabels,
     crAnnotations: values.crAnnotations,
+    auth: plannedAuth(values.auth),
+  };
+}
+
+/** What the auth service of `auth` must be read as: the issuer on its address, everything as written. */
+function plannedAuth(auth: AuthValues): PlannedAuth {
+  const host = auth.address.includes(":") ? `[${auth.address}]` : auth.address;
+  const issuer = `https://${host}:${AUTH_NODE_PORT}`;
+  return {
+    issuer,
+    clients: [{ id: auth.clientId, redirectURIs: [auth.redirectUri] }],
+    connector: { id: auth.connectorId, clientId: auth.connectorClientId, redirectUri: `${issuer}/callback` },
+    user: { email: auth.userEmail, name: auth.userName, groups: [auth.group] },
+    // The CA as the door keeps it: its CERTIFICATE blocks, each ending in one newline.
+    certificateAuthority: [
+      ...auth.certificateAuthority.matchAll(/-----BEGIN CERTIFICATE-----[^]*?-----END CERTIFICATE-----/g),
+    ]
+      .map((block) => `${block[0].replace(/\r\n/g, "\n")}\n`)
+      .join(""),
+    usernamePrefix: auth.prefix,
+    groupsPrefix: auth.prefix,
+    bindings: { [auth.clusterRole]: [`${auth.prefix}${auth.group}`] },
   };
 }
