@@ -198,6 +198,7 @@ describe.skipIf(!READERS)("the readers, on known-good and tampered files", () =>
   });
 
   it("dex reads the example tenant's auth.yaml as planned: issuer, client, connector, user; and a tampered one otherwise", async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), "metalsynth-readers-"));
     const file = "edge-sip/tenant-a/auth.yaml";
     const text = await readFile(path.join(EXAMPLE, file), "utf8");
     const ca = (
@@ -224,21 +225,22 @@ describe.skipIf(!READERS)("the readers, on known-good and tampered files", () =>
         edit: ["oidc:edge-site-a:tenant-a-dev"],
       },
     };
-    expect(await judgeAuth(file, text, planned)).toEqual([]);
+    expect(await judgeAuth(file, text, planned, dir)).toEqual([]);
     // Another issuer: Dex serves it, and its tokens name it.
     const moved = await judgeAuth(
       file,
       text.replace(`issuer: ${issuer}`, "issuer: https://10.41.0.6:30556"),
       planned,
+      dir,
     );
     expect(moved).toContain(`${file}: Dex serves issuer "https://10.41.0.6:30556", planned "${issuer}"`);
     expect(moved).toContainEqual(expect.stringMatching(/token says \{"iss":"https:\/\/10\.41\.0\.6:30556"/));
     expect(
-      await judgeAuth(file, text.replace("clientID: 3f9c2e7a4b1d5e6f0a8b", "clientID: evil"), planned),
+      await judgeAuth(file, text.replace("clientID: 3f9c2e7a4b1d5e6f0a8b", "clientID: evil"), planned, dir),
     ).toEqual([
       expect.stringMatching(/connector "github" sends a login to \{"host":"github.com","clientId":"evil"/),
     ]);
-    expect(await judgeAuth(file, text.replace("type: memory", "type: sqlite9"), planned)).toEqual([
+    expect(await judgeAuth(file, text.replace("type: memory", "type: sqlite9"), planned, dir)).toEqual([
       expect.stringMatching(/dex refuses config\.yaml: .*unknown storage type/),
     ]);
     expect(
@@ -246,8 +248,12 @@ describe.skipIf(!READERS)("the readers, on known-good and tampered files", () =>
         file,
         text.replace("- tenant-a-admins\n", "- tenant-a-admins\n          - evil\n"),
         planned,
+        dir,
       ),
     ).toEqual([expect.stringMatching(/Dex's token says .*"groups":\["tenant-a-admins","evil"\]/)]);
+    expect(
+      await judgeAuth(file, text.replace("name: oidc:tenant-a-admins", "name: oidc:evil"), planned, dir),
+    ).toEqual([expect.stringMatching(/the tenant's RBAC binds .*"oidc:evil"/)]);
   });
 
   it("judges the fuzz site's own baseline render content, and a tampered one not", async () => {

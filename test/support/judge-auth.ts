@@ -4,11 +4,12 @@
  * asked what it read: the issuer it serves, the clients and redirect URIs it lets a login return to,
  * where its GitHub connector sends a browser (the client id and callback it was configured with), and
  * the claims of the static user's ID token. The tenant API server's AuthenticationConfiguration and
- * RBAC are read as YAML (their objects also go to kubectl with the rest) and held to the same plan.
+ * the tenant's RBAC are read by kubectl, whose decoder (sigs.k8s.io/yaml, YAML 1.1) is the one
+ * kube-apiserver loads its file with and `kubectl apply` reads the bindings with, and held to the plan.
  * Dex refusing to start is a problem like any reader's refusal.
  */
 import { createHash } from "node:crypto";
-import { parse, parseAllDocuments } from "yaml";
+import { parseAllDocuments } from "yaml";
 import { createTestCa, issueServerCertificate, type TestCa } from "../webhook/tls-fixture.ts";
 import {
   DexExited,
@@ -23,6 +24,7 @@ import {
   type HttpsAnswer,
 } from "./dex.ts";
 import { freePort } from "./free-port.ts";
+import { kubectlObjects } from "./readers.ts";
 import type { PlannedAuth } from "./trust-site.ts";
 
 type Json = Record<string, unknown>;
@@ -47,20 +49,23 @@ function servingCertificate(): Promise<{ ca: TestCa; cert: string; key: string }
 /** Verdicts by the rendered file and the plan: most fuzz inputs leave `auth.yaml` as it was. */
 const verdicts = new Map<string, Promise<string[]>>();
 
-/** The problems Dex and the YAML readers find in `text`, the rendered `auth.yaml` at `file`. */
-export function judgeAuth(file: string, text: string, planned: PlannedAuth): Promise<string[]> {
+/**
+ * The problems Dex and kubectl find in `text`, the rendered `auth.yaml` at `file`; scratch files go
+ * under `dir`.
+ */
+export function judgeAuth(file: string, text: string, planned: PlannedAuth, dir: string): Promise<string[]> {
   const key = createHash("sha256")
     .update(JSON.stringify([text, planned]))
     .digest("hex");
   let verdict = verdicts.get(key);
   if (verdict === undefined) {
-    verdict = judge(file, text, planned);
+    verdict = judge(file, text, planned, dir);
     verdicts.set(key, verdict);
   }
   return verdict;
 }
 
-async function judge(file: string, text: string, planned: PlannedAuth): Promise<string[]> {
+async function judge(file: string, text: string, planned: PlannedAuth, dir: string): Promise<string[]> {
   const problems: string[] = [];
   const objects = parseAllDocuments(text).map((document) => document.toJS() as Json);
   const named = (kind: string, prefix: string) =>
@@ -74,12 +79,16 @@ async function judge(file: string, text: string, planned: PlannedAuth): Promise<
     ...(await judgeDex(file, objects, String((deployment["metadata"] as Json)["name"]), planned)),
   );
 
-  let authentication: Json | undefined;
-  try {
-    authentication = parse(data("authentication-config-")["authentication-config.yaml"] ?? "") as Json;
-  } catch (error) {
-    problems.push(`${file}: authentication-config.yaml is not YAML: ${String(error)}`);
-  }
+  const inner = [
+    [
+      `${file} authentication-config.yaml`,
+      data("authentication-config-")["authentication-config.yaml"] ?? "",
+    ],
+    [`${file} rbac.yaml`, data("tenant-rbac-")["rbac.yaml"] ?? ""],
+  ] as const;
+  const reading = await kubectlObjects(inner, dir);
+  if (!reading.ok) return [...problems, `${file}: kubectl refuses the tenant's files: ${reading.why}`];
+  const [authentication, ...rbac] = reading.objects as Json[];
   const jwt = (authentication?.["jwt"] as Json[] | undefined)?.[0] ?? {};
   const issuer = (jwt["issuer"] ?? {}) as Json;
   const mappings = (jwt["claimMappings"] ?? {}) as Record<string, Json>;
@@ -101,14 +110,11 @@ async function judge(file: string, text: string, planned: PlannedAuth): Promise<
     problems.push(`${file}: the AuthenticationConfiguration says ${found}, planned ${wanted}`);
 
   const bindings: Record<string, string[]> = {};
-  try {
-    for (const document of parseAllDocuments(data("tenant-rbac-")["rbac.yaml"] ?? "")) {
-      const binding = document.toJS() as Json;
-      const role = String((binding["roleRef"] as Json)["name"]);
-      bindings[role] = ((binding["subjects"] as Json[]) ?? []).map((subject) => String(subject["name"]));
-    }
-  } catch (error) {
-    problems.push(`${file}: rbac.yaml does not read as bindings: ${String(error)}`);
+  for (const binding of rbac) {
+    const role = String((binding["roleRef"] as Json | undefined)?.["name"]);
+    bindings[role] = ((binding["subjects"] as Json[] | undefined) ?? []).map((subject) =>
+      String(subject["name"]),
+    );
   }
   if (JSON.stringify(bindings) !== JSON.stringify(planned.bindings))
     problems.push(

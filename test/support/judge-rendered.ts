@@ -81,7 +81,7 @@ export async function judgeRendered(
       const file = `${sip}/auth.yaml`;
       const text = files.get(file);
       if (text === undefined) return void problems.push(`${shown(file)}: missing`);
-      problems.push(...(await judgeAuth(shown(file), text, planned.auth)));
+      problems.push(...(await judgeAuth(shown(file), text, planned.auth, dir)));
     })(),
   ]);
   judgeSoftware(`${planned.bpaDirectory}/software.yaml`);
