@@ -100,6 +100,8 @@ describe("metalsynth commit", () => {
     expect(git(a.dir, "diff", "--name-only", "HEAD~1", "HEAD").split("\n")).toEqual([
       `${RENDERED}/clusters/edge-a/cluster-east/cluster-configmap.yaml`,
       `${RENDERED}/clusters/edge-a/cluster-east/kud-installer.yaml`,
+      // Its header holds the digest of the directory's inputs and files (decision 0057).
+      `${RENDERED}/clusters/edge-a/cluster-east/kustomization.yaml`,
       `${RENDERED}/clusters/edge-a/cluster-east/software.yaml`,
     ]);
     expect(git(a.dir, "status", "--porcelain")).toBe("");

@@ -44,7 +44,7 @@ describe("metalsynth map", () => {
     const result = await run("map", "--site", BROKEN, "--out", file);
     expect(result.code).toBe(1);
     expect(result.err).toBe(
-      "metalsynth: 33 errors, 14 warnings, shown on the map ('metalsynth validate' lists them)\n",
+      "metalsynth: 34 errors, 14 warnings, shown on the map ('metalsynth validate' lists them)\n",
     );
     const marked = tiles(await readFile(file, "utf8")).filter(([, classes]) =>
       classes.split(" ").includes("bad"),
