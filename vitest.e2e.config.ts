@@ -8,6 +8,9 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["test/e2e/**/*.test.ts"],
+    // The node tier (a kubelet and containerd beside the API server) has its own configuration:
+    // vitest.node.config.ts, `npm run test:node`.
+    exclude: ["test/e2e/node/**", "**/node_modules/**"],
     globalSetup: ["test/e2e/support/global-setup.ts"],
     fileParallelism: false,
     testTimeout: 120_000,

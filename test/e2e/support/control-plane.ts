@@ -49,6 +49,18 @@ export interface ControlPlaneOptions {
    * ServiceAccount would be.
    */
   readonly users?: readonly string[];
+  /**
+   * The address kube-apiserver binds and advertises: the e2e node's own (test/e2e/node), whose pods
+   * cannot reach the node's loopback. @default "127.0.0.1"
+   */
+  readonly address?: string;
+  /** Further kube-apiserver flags, `--name=value`; each replaces the default flag of its name. */
+  readonly apiServerFlags?: readonly string[];
+  /**
+   * The CA the kubeconfigs trust, for a serving certificate given in {@link apiServerFlags}.
+   * @default the CA of the certificate kube-apiserver makes itself
+   */
+  readonly certificateAuthority?: string;
 }
 
 /** A process of the control plane could not listen on the port it was given. */
@@ -117,11 +129,12 @@ async function launchControlPlane(binDir: string, options: ControlPlaneOptions):
     "--log-level=error",
   ]);
 
-  const server = `https://127.0.0.1:${apiPort}`;
-  const apiServerArgs = [
+  const address = options.address ?? "127.0.0.1";
+  const server = `https://${address}:${apiPort}`;
+  const defaultArgs = [
     `--etcd-servers=${etcdUrl}`,
-    "--bind-address=127.0.0.1",
-    "--advertise-address=127.0.0.1",
+    `--bind-address=${address}`,
+    `--advertise-address=${address}`,
     `--secure-port=${apiPort}`,
     `--cert-dir=${path.join(state, "certs")}`,
     `--token-auth-file=${path.join(state, "tokens.csv")}`,
@@ -132,6 +145,12 @@ async function launchControlPlane(binDir: string, options: ControlPlaneOptions):
     "--service-cluster-ip-range=10.96.0.0/16",
     "--enable-priority-and-fairness=false",
     "--v=0",
+  ];
+  const flagName = (flag: string): string => flag.split("=")[0] ?? flag;
+  const overridden = new Set((options.apiServerFlags ?? []).map(flagName));
+  const apiServerArgs = [
+    ...defaultArgs.filter((flag) => !overridden.has(flagName(flag))),
+    ...(options.apiServerFlags ?? []),
   ];
   let apiServer = launch(path.join(binDir, "kube-apiserver"), apiServerArgs);
 
@@ -144,7 +163,7 @@ async function launchControlPlane(binDir: string, options: ControlPlaneOptions):
       "    cluster:",
       `      server: ${server}`,
       // kube-apiserver writes its self-signed certificate and CA here when it starts.
-      `      certificate-authority: ${path.join(state, "certs", "apiserver.crt")}`,
+      `      certificate-authority: ${options.certificateAuthority ?? path.join(state, "certs", "apiserver.crt")}`,
       "users:",
       "  - name: e2e",
       "    user:",
