@@ -103,14 +103,16 @@ export interface ArgoSyncResult {
 /**
  * One automated sync of `app` to the objects in `manifests` (a kustomize build) by Argo CD's own
  * sync engine (test/e2e/go-argo/argo-sync). Resolves with the outcome whether the sync succeeded or
- * failed; the caller asserts.
+ * failed; the caller asserts. On the e2e node (`node: true`, test/e2e/node) the kubelet runs the Jobs
+ * and the controllers make Deployments available: no stand-in does.
  */
 export async function argoSync(
   plane: ControlPlane,
   app: ArgoApplication,
   manifests: string,
+  options: { node?: boolean } = {},
 ): Promise<ArgoSyncResult> {
-  const syncing = { done: false };
+  const syncing = { done: !!options.node };
   const standIn = deploymentsBecomeAvailable(plane, syncing);
   const result = await exec(
     path.join(plane.binDir, "argo-sync"),
@@ -123,6 +125,7 @@ export async function argoSync(
       app.namespace,
       "--sync-options",
       app.syncOptions.join(","),
+      ...(options.node ? ["--node"] : []),
     ],
     { input: manifests },
   ).finally(() => (syncing.done = true));

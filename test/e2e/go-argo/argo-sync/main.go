@@ -1,6 +1,7 @@
 // argo-sync syncs one Argo CD Application's manifests (a kustomize build on stdin) with Argo CD's own
 // sync engine (gitops-engine), passing the options the application controller passes for an automated
-// sync (controller/sync.go), and stands in for the kubelet: a Job the engine waits on is run here.
+// sync (controller/sync.go), and stands in for the kubelet: a Job the engine waits on is run here,
+// unless --node says a real node runs it (test/e2e/node).
 // It prints the operation's end state as JSON and exits 0 whether the sync succeeded or failed; the
 // caller decides. Test tooling for the e2e suite, never part of the product.
 package main
@@ -90,6 +91,7 @@ func main() {
 	options := flag.String("sync-options", "", "spec.syncPolicy.syncOptions, comma-separated")
 	prune := flag.Bool("prune", true, "spec.syncPolicy.automated.prune")
 	timeout := flag.Duration("timeout", 3*time.Minute, "how long the operation may run")
+	node := flag.Bool("node", false, "a real node runs the Jobs and kube-controller-manager's garbage collector runs: no stand-in for either")
 	flag.Parse()
 	if *kubeconfig == "" || *app == "" {
 		fail(fmt.Errorf("--kubeconfig and --app are required"))
@@ -98,7 +100,7 @@ func main() {
 	if err != nil {
 		fail(err)
 	}
-	result, err := run(*kubeconfig, *app, *namespace, syncOptions(*options), *prune, manifests, *timeout)
+	result, err := run(*kubeconfig, *app, *namespace, syncOptions(*options), *prune, manifests, *timeout, *node)
 	if err != nil {
 		fail(err)
 	}
@@ -145,7 +147,7 @@ func (o syncOptions) value(key string) *string {
 	return nil
 }
 
-func run(kubeconfig, app, namespace string, options syncOptions, prune bool, manifests []byte, timeout time.Duration) (*output, error) {
+func run(kubeconfig, app, namespace string, options syncOptions, prune bool, manifests []byte, timeout time.Duration, node bool) (*output, error) {
 	config, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		return nil, err
@@ -254,13 +256,15 @@ func run(kubeconfig, app, namespace string, options syncOptions, prune bool, man
 			phase, message = common.OperationError, fmt.Sprintf("argo-sync: still %s after %s: %s", phase, timeout, message)
 			break
 		}
-		ran, err := kubelet.runJobs(context.Background(), results)
-		if err != nil {
-			return nil, err
-		}
-		out.Jobs = append(out.Jobs, ran...)
-		if err := collector.finishForegroundDeletions(context.Background(), clusterCache); err != nil {
-			return nil, err
+		if !node {
+			ran, err := kubelet.runJobs(context.Background(), results)
+			if err != nil {
+				return nil, err
+			}
+			out.Jobs = append(out.Jobs, ran...)
+			if err := collector.finishForegroundDeletions(context.Background(), clusterCache); err != nil {
+				return nil, err
+			}
 		}
 		// The controller re-drives a running operation when a managed resource changes or after a few
 		// seconds; the cache's watches deliver what the engine and the Jobs just wrote.
