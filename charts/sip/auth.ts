@@ -1,4 +1,4 @@
-import { ApiObject, Chart } from "cdk8s";
+import { Chart } from "cdk8s";
 import { k8s } from "cdk8s-plus-27";
 import type { Construct } from "constructs";
 import type { ImageReference } from "../../synth/checked.ts";
@@ -7,6 +7,7 @@ import type { SipAuth } from "../../synth/model/sip.ts";
 import { authObjectNames } from "../../synth/names.ts";
 import type { SipRender } from "../../synth/plan/render-plan.ts";
 import type { SiteSettings } from "../../synth/schema/settings.ts";
+import { KubeObject } from "../kube-object.ts";
 import {
   NOBODY,
   SYNC_WAVES,
@@ -79,21 +80,29 @@ export class AuthChart extends Chart {
         ports: [{ name: "https", port: DEX_PORTS.https, nodePort: auth.nodePort }],
       });
       if ("caSecret" in auth.serving) this.certificate(auth, auth.serving.caSecret, names, annotations);
-      new k8s.KubeConfigMap(this, "authentication-config", {
-        metadata: { name: names.authenticationConfig, annotations },
-        data: {
-          [AUTHENTICATION_CONFIG_KEY]: toYaml(authenticationConfiguration(auth)),
-          ...(auth.serving.certificateAuthority === undefined
-            ? {}
-            : { "ca.crt": auth.serving.certificateAuthority }),
-        },
-      });
+      new KubeObject(
+        this,
+        "authentication-config",
+        k8s.KubeConfigMap.manifest({
+          metadata: { name: names.authenticationConfig, annotations },
+          data: {
+            [AUTHENTICATION_CONFIG_KEY]: toYaml(authenticationConfiguration(auth)),
+            ...(auth.serving.certificateAuthority === undefined
+              ? {}
+              : { "ca.crt": auth.serving.certificateAuthority }),
+          },
+        }),
+      );
       const rbac = tenantRbac(auth, cluster.name);
       if (rbac.length > 0)
-        new k8s.KubeConfigMap(this, "tenant-rbac", {
-          metadata: { name: names.tenantRbac, annotations },
-          data: { [TENANT_RBAC_KEY]: toYamlStream(rbac) },
-        });
+        new KubeObject(
+          this,
+          "tenant-rbac",
+          k8s.KubeConfigMap.manifest({
+            metadata: { name: names.tenantRbac, annotations },
+            data: { [TENANT_RBAC_KEY]: toYamlStream(rbac) },
+          }),
+        );
     }
   }
 
@@ -110,13 +119,13 @@ export class AuthChart extends Chart {
     names: ReturnType<typeof authObjectNames>,
     annotations: Record<string, string>,
   ): void {
-    new ApiObject(this, "issuer", {
+    new KubeObject(this, "issuer", {
       apiVersion: "cert-manager.io/v1",
       kind: "Issuer",
       metadata: { name: names.service, annotations },
       spec: { ca: { secretName: caSecret } },
     });
-    new ApiObject(this, "certificate", {
+    new KubeObject(this, "certificate", {
       apiVersion: "cert-manager.io/v1",
       kind: "Certificate",
       metadata: { name: names.service, annotations },
