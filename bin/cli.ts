@@ -1,5 +1,6 @@
 import { UsageError } from "../gitops/errors.ts";
 import { errorCode, systemReason } from "../gitops/files.ts";
+import { didYouMean, normalizeArgs } from "./argv.ts";
 import { EXIT, packageVersion, type Command, type Console } from "./common.ts";
 import { COMMAND_HELP, commandUsage, globalUsage, type CommandName } from "./usage.ts";
 
@@ -22,6 +23,7 @@ const COMMANDS: Readonly<Record<CommandName, () => Promise<Command>>> = {
   webhook: async () => (await import("./commands/webhook.ts")).webhook,
   manifests: async () => (await import("./commands/manifests.ts")).manifests,
   completion: async () => (await import("./commands/completion.ts")).completion,
+  version: async () => (await import("./commands/version.ts")).version,
 };
 
 const processConsole: Console = {
@@ -37,7 +39,7 @@ const HELP = new Set(["--help", "-h"]);
  * line naming the path (exit 2); only a bug prints "internal error" and its stack (exit 3).
  */
 export async function main(argv: readonly string[], io: Console = processConsole): Promise<number> {
-  const [command, ...rest] = argv;
+  const [command, ...rest] = normalizeArgs(argv);
   if (command === "help" || (command !== undefined && HELP.has(command))) {
     const [topic] = rest;
     io.out(topic !== undefined && isCommand(topic) ? commandUsage(topic) : globalUsage());
@@ -53,7 +55,9 @@ export async function main(argv: readonly string[], io: Console = processConsole
     return EXIT.usage;
   }
   if (!isCommand(command)) {
-    io.err(`metalsynth: unknown command "${command}"\n${hint()}`);
+    io.err(
+      `metalsynth: unknown command "${command}"${didYouMean(command, Object.keys(COMMANDS))}\n${hint()}`,
+    );
     return EXIT.usage;
   }
   if (rest.some((word) => HELP.has(word))) {
@@ -67,8 +71,10 @@ export async function main(argv: readonly string[], io: Console = processConsole
     if (error instanceof UsageError || isParseArgsError(error)) {
       // parseArgs adds advice about `--` to an unknown option that is rarely what was meant.
       const message = error.message.replace(/\. To specify a positional argument[^]*$/, "");
+      const unknown = /^Unknown option '(--[^']+)'/.exec(message)?.[1];
+      const suggestion = unknown === undefined ? "" : didYouMean(unknown, commandFlags(command));
       const more = error instanceof UsageError && !error.showHelp ? "" : hint(command);
-      io.err(`metalsynth ${command}: ${message}\n${more}`);
+      io.err(`metalsynth ${command}: ${message}${suggestion}\n${more}`);
       return EXIT.usage;
     }
     const system = systemErrorLine(error);
@@ -81,6 +87,12 @@ export async function main(argv: readonly string[], io: Console = processConsole
     );
     return EXIT.internal;
   }
+}
+
+/** The long options `command`'s help lists, for "did you mean". */
+function commandFlags(command: CommandName): string[] {
+  const help: { synopsis: string; options: string } = COMMAND_HELP[command];
+  return [...new Set(`${help.synopsis}\n${help.options}`.match(/--[a-z][a-z-]*/g) ?? [])];
 }
 
 function isCommand(name: string): name is CommandName {

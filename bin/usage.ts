@@ -59,14 +59,15 @@ export const COMMAND_HELP = {
     ].join("\n"),
   },
   explain: {
-    synopsis: "explain <cluster> [--site DIR] [--format text|json]",
+    synopsis: "explain <cluster> [--site DIR] [--all] [-o text|json|yaml]",
     summary: "show, per role, the chosen hosts and why every other host was rejected",
     options: [
       `  <cluster>         cluster name, or namespace/name`,
       SITE,
       PATHS,
       `  --out DIR         rendered tree whose lock is read (default <site>/rendered)`,
-      FORMAT,
+      `  --all             list every rejected host (text lists 20 per decision, then counts the rest)`,
+      `  -o, --format FORMAT  text (default), json or yaml (every host, as data)`,
     ].join("\n"),
   },
   map: {
@@ -167,6 +168,11 @@ export const COMMAND_HELP = {
       `  --inventory-namespace NS  a namespace of the inventory's networkData Secrets, the only`,
       `                    ones the webhook may read (repeatable; default metal3)`,
     ].join("\n"),
+  },
+  version: {
+    synopsis: "version [-o text|json]",
+    summary: "print metalsynth's version (json: with the Node.js version running it)",
+    options: FORMAT,
   },
   completion: {
     synopsis: "completion bash|zsh|fish",
