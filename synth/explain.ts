@@ -63,7 +63,15 @@ export function explainDecision(decision: Decision, hostCount: number): Explaine
  * Human-readable explanation: chosen hosts, the histogram, then each rejected host. One line per
  * item whatever a node label or a problem's message holds (see {@link oneLine}).
  */
-export function explanationText(explanations: readonly Explanation[]): string {
+export function explanationText(
+  explanations: readonly Explanation[],
+  /**
+   * Rejected hosts listed per decision; the rest are counted (the summary line already says why).
+   * A region's cluster explained host by host is tens of thousands of lines no one reads.
+   * @default every one
+   */
+  rejectedShown = Number.POSITIVE_INFINITY,
+): string {
   const lines: string[] = [];
   for (const explanation of explanations) {
     lines.push(`${explanation.kind} ${explanation.cluster}`);
@@ -74,8 +82,10 @@ export function explanationText(explanations: readonly Explanation[]): string {
       for (const chosen of decision.chosen) lines.push(`    chosen:   ${chosen.host}  ${chosen.reason}`);
       if (decision.rejected.length > 0) {
         lines.push(`    ${decision.summary}`);
-        for (const rejected of decision.rejected)
+        for (const rejected of decision.rejected.slice(0, rejectedShown))
           lines.push(`    rejected: ${rejected.host}  ${rejected.reason}`);
+        const more = decision.rejected.length - rejectedShown;
+        if (more > 0) lines.push(`    … and ${more} more rejected (--all lists every host)`);
       }
     }
   }

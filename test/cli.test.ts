@@ -4,6 +4,7 @@ import { chmod, cp, mkdir, mkdtemp, readFile, rename, rm, symlink, writeFile } f
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { parse as parseYaml } from "yaml";
 import { listInputFiles } from "../gitops/files.ts";
 import { once } from "node:events";
 import { createServer, type AddressInfo } from "node:net";
@@ -207,9 +208,33 @@ describe("help, version and a bare metalsynth", () => {
       expect(result.out).toMatch(new RegExp(`^  ${command} `, "m"));
   });
 
-  it("prints the package version for --version", async () => {
+  it("prints the package version for --version and version, and with -o json the Node.js too", async () => {
     const { version } = JSON.parse(readFileSync(path.join(REPO, "package.json"), "utf8"));
     expect(await run("--version")).toEqual({ code: 0, out: `metalsynth ${version}\n`, err: "" });
+    expect(await run("version")).toEqual({ code: 0, out: `metalsynth ${version}\n`, err: "" });
+    expect(JSON.parse((await run("version", "-o=json")).out)).toEqual({
+      metalsynth: version,
+      node: process.versions.node,
+    });
+  });
+
+  it("reads kubectl's -o=FORMAT, --output FORMAT and --output=FORMAT as --format", async () => {
+    for (const argv of [["-o=json"], ["--output", "json"], ["--output=json"]]) {
+      const result = await run("validate", "--site", site, ...argv);
+      expect(result.code).toBe(0);
+      expect(JSON.parse(result.out)).toEqual([]);
+    }
+  });
+
+  it("says which command or option was meant when one is mistyped", async () => {
+    const command = await run("synht", "--site", site);
+    expect(command.code).toBe(2);
+    expect(command.err).toBe(
+      `metalsynth: unknown command "synht" (did you mean synth?)\nsee 'metalsynth --help'\n`,
+    );
+    const option = await run("validate", "--stie", site);
+    expect(option.code).toBe(2);
+    expect(option.err).toMatch(/^metalsynth validate: Unknown option '--stie' \(did you mean --site\?\)\n/);
   });
 
   it("exits 2 with a short hint on stderr when no command is given, like git", async () => {
@@ -217,7 +242,7 @@ describe("help, version and a bare metalsynth", () => {
     expect(result.code).toBe(2);
     expect(result.out).toBe("");
     expect(result.err).toBe(
-      "metalsynth: no command given (validate, synth, diff, explain, map, release, commit, inventory, webhook, manifests, completion)\nsee 'metalsynth --help'\n",
+      "metalsynth: no command given (validate, synth, diff, explain, map, release, commit, inventory, webhook, status, manifests, completion, version)\nsee 'metalsynth --help'\n",
     );
   });
 
@@ -302,6 +327,21 @@ describe("metalsynth explain", () => {
       "worker worker-1",
       "worker worker-2",
     ]);
+  });
+
+  it("lists 20 rejected hosts a decision in text unless --all, and every one as YAML", async () => {
+    const count = (out: string) => (out.match(/^ {4}rejected: /gm) ?? []).length;
+    const capped = await run("explain", "cluster-west", "--site", site);
+    // The example site's 24 hosts: one chosen, 23 rejected per decision, five decisions.
+    expect(count(capped.out)).toBe(5 * 20);
+    expect(capped.out).toContain("    … and 3 more rejected (--all lists every host)\n");
+    const all = await run("explain", "cluster-west", "--site", site, "--all");
+    expect(count(all.out)).toBe(5 * 23);
+    expect(all.out).not.toContain("more rejected");
+    const yaml = await run("explain", "cluster-west", "--site", site, "--output=yaml");
+    expect(yaml.code).toBe(0);
+    const [explanation] = parseYaml(yaml.out) as { decisions: { rejected: unknown[] }[] }[];
+    expect(explanation?.decisions.map((decision) => decision.rejected.length)).toEqual([23, 23, 23, 23, 23]);
   });
 
   it("names a cluster whose Provisioning has a schema typo, with the finding as validate prints it, exit 1", async () => {

@@ -1,4 +1,5 @@
 import { UsageError } from "../../gitops/errors.ts";
+import { toYaml } from "../../synth/codec/yaml-output.ts";
 import { issueRows } from "../../gitops/report/report.ts";
 import { readSite } from "../../gitops/site-reader.ts";
 import { evaluateSite } from "../../synth/evaluate.ts";
@@ -10,8 +11,8 @@ import { EXIT, outputFormat, parseSiteArgs, siteLocation, type Console } from ".
  * for a cluster whose CRs failed their rules, those CRs and their findings, exit 1.
  */
 export async function explain(argv: readonly string[], io: Console): Promise<number> {
-  const { values, positionals } = parseSiteArgs(argv, {}, true);
-  const format = outputFormat(values.format);
+  const { values, positionals } = parseSiteArgs(argv, { all: { type: "boolean" } }, true);
+  const format = outputFormat(values.format, ["text", "json", "yaml"]);
   const [cluster, ...extra] = positionals;
   if (cluster === undefined || extra.length > 0)
     throw new UsageError("explain takes exactly one cluster name (name or namespace/name)");
@@ -28,7 +29,7 @@ export async function explain(argv: readonly string[], io: Console): Promise<num
       failed: found.failed,
       diagnostics: issueRows(found.issues),
     }));
-    io.out(format === "json" ? `${JSON.stringify(rows, null, 2)}\n` : failedClustersText(failed));
+    io.out(format === "text" ? failedClustersText(failed) : data(rows, format));
     return EXIT.invalid;
   }
   if (explanations.length === 0) {
@@ -36,6 +37,20 @@ export async function explain(argv: readonly string[], io: Console): Promise<num
     io.err(`metalsynth: no cluster "${cluster}" in the site (clusters: ${known || "none"})\n`);
     return EXIT.invalid;
   }
-  io.out(format === "json" ? `${JSON.stringify(explanations, null, 2)}\n` : explanationText(explanations));
+  io.out(
+    format === "text"
+      ? explanationText(explanations, values.all === true ? undefined : REJECTED_SHOWN)
+      : data(explanations, format),
+  );
   return EXIT.ok;
+}
+
+/** Rejected hosts explain lists per decision without `--all`: a screen, and the reasons' counts above. */
+const REJECTED_SHOWN = 20;
+
+/** `value` as `-o json` or `-o yaml` prints it: every host, whatever `--all` says. */
+function data(value: unknown, format: "json" | "yaml"): string {
+  return format === "json"
+    ? `${JSON.stringify(value, null, 2)}\n`
+    : toYaml(JSON.parse(JSON.stringify(value)));
 }

@@ -2,9 +2,10 @@ import { compareIssues, issueText, type Issue } from "../../synth/issue.ts";
 
 /**
  * What a command prints (docs/contract.md §7): text or json everywhere; `github` (workflow-command annotations)
- * and `sarif` where the output is findings; `markdown` for diff's pull-request summary.
+ * and `sarif` where the output is findings; `markdown` for diff's pull-request summary; `yaml` where a
+ * command prints objects (explain, status).
  */
-export type OutputFormat = "text" | "json" | "github" | "sarif" | "markdown";
+export type OutputFormat = "text" | "json" | "yaml" | "github" | "sarif" | "markdown";
 
 /**
  * Diagnostics, sorted: text as `<file>:<line>:<col>: <severity>[<rule>] <path>: <message>` (the path
