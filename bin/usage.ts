@@ -37,7 +37,8 @@ export const COMMAND_HELP = {
     options: [
       SITE,
       PATHS,
-      `  --out DIR         output directory (default <site>/rendered)`,
+      `  --out DIR         output directory (default <site>/rendered); - prints the rendered objects as
+                    one YAML stream on stdout and writes nothing (for kubeconform, kube-linter)`,
       `  --full            render every cluster directory, not only those whose inputs or files changed`,
       FINDINGS,
     ].join("\n"),

@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { createWriteStream } from "node:fs";
+import { createWriteStream, existsSync } from "node:fs";
 import { mkdir, mkdtemp, readdir, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -7,6 +7,7 @@ import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
+import { parseAllDocuments } from "yaml";
 import { readTree } from "../gitops/replace-dir.ts";
 import { MAX_DOCUMENT_BYTES } from "../synth/documents.ts";
 import { secretMaterialIn } from "../synth/rules/secrets.ts";
@@ -264,5 +265,29 @@ describe("metalsynth synth interrupted", () => {
     // The change it was writing lands on the next run.
     const again = await run("synth", "--site", site);
     expect(again.out).toMatch(/wrote .*: \d+ added, [1-9]\d* changed/);
+  });
+});
+
+describe("metalsynth synth --out -", () => {
+  it("prints every rendered object as one YAML stream, writes nothing, and leaves out the lock and kustomizations", async () => {
+    const dir = await copyExampleSite();
+    const result = await run("synth", "--site", dir, "--out", "-");
+    expect(result.code).toBe(0);
+    expect(existsSync(path.join(dir, "rendered"))).toBe(false);
+    const objects = parseAllDocuments(result.out).map(
+      (document) => document.toJS() as { apiVersion: string; kind: string },
+    );
+    const kinds = new Set(objects.map((object) => `${object.apiVersion} ${object.kind}`));
+    expect(kinds).toContain("batch/v1 Job");
+    expect(kinds).toContain("argoproj.io/v1alpha1 ApplicationSet");
+    expect(kinds).not.toContain("metalsynth.io/v1alpha1 Lock");
+    // kustomize's own files are no objects; Flux's Kustomizations are.
+    expect(kinds).not.toContain("kustomize.config.k8s.io/v1beta1 Kustomization");
+    // The same objects synth writes, file by file.
+    await run("synth", "--site", dir);
+    const written = [...(await readTree(path.join(dir, "rendered")))]
+      .filter(([file]) => file !== "metalsynth.lock.yaml" && !file.endsWith("kustomization.yaml"))
+      .flatMap(([, text]) => parseAllDocuments(text).map((document) => document.toJS()));
+    expect(objects).toHaveLength(written.length);
   });
 });

@@ -1,8 +1,10 @@
 import path from "node:path";
 import { UsageError } from "../../gitops/errors.ts";
-import { clustersOutsideSubset, synthFromSite } from "../../gitops/render-site.ts";
+import { clustersOutsideSubset, renderFromSite, synthFromSite } from "../../gitops/render-site.ts";
 import { formatIssues, jsonReport } from "../../gitops/report/report.ts";
-import { checkSite } from "../../gitops/site-reader.ts";
+import { checkSite, type SiteLocation } from "../../gitops/site-reader.ts";
+import { compareText } from "../../synth/issue.ts";
+import { LOCK_FILE } from "../../synth/plan/lock.ts";
 import { checkOutput, writeRendered } from "../../gitops/render.ts";
 import {
   EXIT,
@@ -20,6 +22,7 @@ import { findingsIn } from "../findings.ts";
 export async function synth(argv: readonly string[], io: Console): Promise<number> {
   const { values } = parseSiteArgs(argv, { full: { type: "boolean" } });
   const format = outputFormat(values.format, FINDING_FORMATS);
+  if (values.out === "-") return streamRendered(siteLocation({ ...values, out: undefined }), io);
   const location = siteLocation(values);
   // Before reading and rendering: a wrong --site or --out is said at once.
   await checkSite(location.site ?? ".");
@@ -63,5 +66,28 @@ export async function synth(argv: readonly string[], io: Console): Promise<numbe
   }
   const counts = `${change.added.length} added, ${change.changed.length} changed, ${change.removed.length} removed, ${change.unchanged} unchanged`;
   report(`wrote ${input.out}: ${counts}\n`);
+  return EXIT.ok;
+}
+
+/**
+ * `synth --out -`: the rendered objects as one YAML stream on stdout (for kubeconform, kube-linter,
+ * `kubectl apply --dry-run`), in `rendered/`'s file order; nothing is written. The lock is read from
+ * `<site>/rendered` as synth reads it, and neither it nor the kustomizations (no Kubernetes objects)
+ * are printed. With errors, the findings go to stderr and nothing to stdout.
+ */
+async function streamRendered(location: SiteLocation, io: Console): Promise<number> {
+  await checkSite(location.site ?? ".");
+  const { issues, rendered } = await renderFromSite(location);
+  if (rendered === undefined) {
+    io.err(findingsIn(issues, "text"));
+    io.err(`${summary(issues)}; nothing rendered\n`);
+    return EXIT.invalid;
+  }
+  if (issues.length > 0) io.err(formatIssues(issues, "text"));
+  const files = [...rendered.files.keys()]
+    .filter((file) => file !== LOCK_FILE && path.posix.basename(file) !== "kustomization.yaml")
+    .sort(compareText);
+  // Each file is a stream of whole documents: joined, they stay one.
+  io.out(files.map((file) => (rendered.files.get(file) ?? "").replace(/^---\n/, "")).join("---\n"));
   return EXIT.ok;
 }
