@@ -31,7 +31,7 @@ export const COMMAND_HELP = {
   },
   synth: {
     synopsis:
-      "synth [--site DIR] [--specs GLOB…] [--inventory PATH…] [--out DIR] [--full]\n" +
+      "synth [--site DIR] [--specs GLOB…] [--inventory PATH…] [--out DIR] [--full] [--verbose]\n" +
       "         [-o text|json|github|sarif]",
     summary: "validate, plan and write the rendered/ tree (atomically; untouched when the input has errors)",
     options: [
@@ -40,6 +40,7 @@ export const COMMAND_HELP = {
       `  --out DIR         output directory (default <site>/rendered); - prints the rendered objects as
                     one YAML stream on stdout and writes nothing (for kubeconform, kube-linter)`,
       `  --full            render every cluster directory, not only those whose inputs or files changed`,
+      `  --verbose         a line for each cluster rendered, also past 20 (then one line sums them up)`,
       FINDINGS,
     ].join("\n"),
   },

@@ -291,3 +291,31 @@ describe("metalsynth synth --out -", () => {
     expect(objects).toHaveLength(written.length);
   });
 });
+
+describe("metalsynth synth at scale", () => {
+  it("prints one line for more than 20 clusters, and a line each with --verbose", async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), "metalsynth-many-"));
+    await mkdir(path.join(dir, "specs"));
+    await mkdir(path.join(dir, "inventory"));
+    const hosts = Array.from({ length: 21 }, (_, index) => makeBmh({ name: `h${index}` }));
+    await writeFile(
+      path.join(dir, "inventory", "hosts.json"),
+      JSON.stringify({ kind: "List", apiVersion: "v1", items: hosts }),
+    );
+    const specs = Array.from(
+      { length: 21 },
+      (_, index) =>
+        `apiVersion: bpa.akraino.org/v1alpha1\nkind: Provisioning\nmetadata: {name: c${index}, namespace: edge, labels: {cluster: c${index}}}\nspec:\n  masters:\n    - master-1: {cpu: 1}\n`,
+    );
+    await writeFile(path.join(dir, "specs", "clusters.yaml"), specs.join("---\n"));
+    const quiet = await run("synth", "--site", dir);
+    expect(quiet.code).toBe(0);
+    expect(quiet.out.split("\n")).toEqual([
+      expect.stringMatching(/^21 clusters, \d+ objects \(--verbose lists each cluster\)$/),
+      expect.stringMatching(/^wrote .*rendered: \d+ added, 0 changed, 0 removed, 0 unchanged$/),
+      "",
+    ]);
+    const verbose = await run("synth", "--site", dir, "--verbose", "--full");
+    expect(verbose.out.split("\n").filter((line) => line.startsWith("edge/c"))).toHaveLength(21);
+  });
+});

@@ -20,7 +20,7 @@ import { findingsIn } from "../findings.ts";
 
 /** `metalsynth synth`: validate, plan and write `rendered/`; on errors the tree is left as it was. */
 export async function synth(argv: readonly string[], io: Console): Promise<number> {
-  const { values } = parseSiteArgs(argv, { full: { type: "boolean" } });
+  const { values } = parseSiteArgs(argv, { full: { type: "boolean" }, verbose: { type: "boolean" } });
   const format = outputFormat(values.format, FINDING_FORMATS);
   if (values.out === "-") return streamRendered(siteLocation({ ...values, out: undefined }), io);
   const location = siteLocation(values);
@@ -60,14 +60,25 @@ export async function synth(argv: readonly string[], io: Console): Promise<numbe
   if (machine) io.out(findingsIn(issues, format));
   else if (issues.length > 0) io.err(formatIssues(issues, "text"));
   const report = machine ? io.err : io.out;
-  for (const cluster of rendered.clusters) {
-    const roles = cluster.roles.map(({ role, hosts }) => `${hosts.length} ${role}(s) [${hosts.join(", ")}]`);
-    report(`${cluster.cluster}: ${roles.join(", ")}, ${cluster.objects} objects in ${cluster.directory}\n`);
+  // A region's thousands of clusters, a line each, are a wall no one reads: one line then, unless asked.
+  if (rendered.clusters.length <= CLUSTER_LINES || values.verbose === true) {
+    for (const cluster of rendered.clusters) {
+      const roles = cluster.roles.map(
+        ({ role, hosts }) => `${hosts.length} ${role}(s) [${hosts.join(", ")}]`,
+      );
+      report(`${cluster.cluster}: ${roles.join(", ")}, ${cluster.objects} objects in ${cluster.directory}\n`);
+    }
+  } else {
+    const objects = rendered.clusters.reduce((sum, cluster) => sum + cluster.objects, 0);
+    report(`${rendered.clusters.length} clusters, ${objects} objects (--verbose lists each cluster)\n`);
   }
   const counts = `${change.added.length} added, ${change.changed.length} changed, ${change.removed.length} removed, ${change.unchanged} unchanged`;
   report(`wrote ${input.out}: ${counts}\n`);
   return EXIT.ok;
 }
+
+/** Clusters synth lists one line each without `--verbose`. */
+const CLUSTER_LINES = 20;
 
 /**
  * `synth --out -`: the rendered objects as one YAML stream on stdout (for kubeconform, kube-linter,
