@@ -54,6 +54,8 @@ export async function main(argv: readonly string[], io: Console = processConsole
     io.err(`metalsynth: no command given (${Object.keys(COMMANDS).join(", ")})\n${hint()}`);
     return EXIT.usage;
   }
+  // The completion scripts' own question, answered without the help's ceremony.
+  if (command === "__clusters") return (await import("./commands/clusters.ts")).clusters(rest, io);
   if (!isCommand(command)) {
     io.err(
       `metalsynth: unknown command "${command}"${didYouMean(command, Object.keys(COMMANDS))}\n${hint()}`,

@@ -6,9 +6,13 @@ import { describe, expect, it } from "vitest";
 import { commandFlags, completionScript } from "./completion.ts";
 import { COMMAND_HELP } from "./usage.ts";
 
-/** What bash's completion function offers for `words`, the cursor on the last one. */
+/**
+ * What bash's completion function offers for `words`, the cursor on the last one. `metalsynth` is a
+ * stand-in that answers `__clusters` with the site it was asked about, so the test sees the --site.
+ */
 function complete(words: string[]): string[] {
-  const script = `${completionScript("bash")}
+  const script = `metalsynth() { [ "$1" = __clusters ] && printf '%s\\n' "$3/one" one two; }
+${completionScript("bash")}
 COMP_WORDS=(${words.map((word) => `'${word}'`).join(" ")})
 COMP_CWORD=${words.length - 1}
 _metalsynth
@@ -33,6 +37,13 @@ describe("metalsynth completion", () => {
     [["metalsynth", "inventory", "p"], ["pull"]],
     [["metalsynth", "inventory", "pull", "--k"], ["--kubeconfig"]],
     [["metalsynth", "webhook", "--from"], ["--from-cluster"]],
+    [
+      ["metalsynth", "explain", ""],
+      ["./one", "one", "two"],
+    ],
+    [["metalsynth", "explain", "--site", "sites/a", "o"], ["one"]],
+    [["metalsynth", "explain", "--site", "sites/a", "s"], ["sites/a/one"]],
+    [["metalsynth", "explain", "-o", "y"], ["yaml"]],
   ])("bash completes %j to %j", (words, expected) => {
     expect(complete(words).sort()).toEqual([...expected].sort());
   });

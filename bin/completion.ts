@@ -9,7 +9,7 @@ export const SHELLS = ["bash", "zsh", "fish"] as const;
 export type Shell = (typeof SHELLS)[number];
 
 /** What `-o`/`--format` takes, for completing its value. */
-const FORMATS = ["text", "json", "github", "sarif", "markdown"];
+const FORMATS = ["text", "json", "yaml", "github", "sarif", "markdown"];
 
 /** Each command's flags, as its help lists them (`-o`, `--format`, `--site`, …), and `--help`, sorted. */
 export function commandFlags(): Record<CommandName, string[]> {
@@ -45,6 +45,13 @@ ${cases}
   esac
   if [ "\${COMP_WORDS[1]}" = inventory ] && [ "$COMP_CWORD" -eq 2 ]; then
     COMPREPLY=($(compgen -W "pull" -- "$cur"))
+  elif [ "\${COMP_WORDS[1]}" = explain ] && [[ "$cur" != -* && "$prev" != -* ]]; then
+    # The site's clusters, asked of metalsynth itself with the --site given so far.
+    local site=. i
+    for ((i = 2; i < COMP_CWORD; i++)); do
+      [ "\${COMP_WORDS[i]}" = --site ] && site="\${COMP_WORDS[i+1]}"
+    done
+    COMPREPLY=($(compgen -W "$("\${COMP_WORDS[0]}" __clusters --site "$site" 2>/dev/null)" -- "$cur"))
   elif [[ "$cur" == -* ]]; then
     COMPREPLY=($(compgen -W "$flags" -- "$cur"))
   else
@@ -65,6 +72,8 @@ function fishScript(commands: readonly string[], flags: Record<string, string[]>
     "complete -c metalsynth -f",
     `complete -c metalsynth -n __fish_use_subcommand -a '${commands.join(" ")}'`,
     "complete -c metalsynth -n '__fish_seen_subcommand_from inventory; and not __fish_seen_subcommand_from pull' -a pull",
+    // The site's clusters, with the --site given so far (fish's argparse finds it in the command line).
+    "complete -c metalsynth -n '__fish_seen_subcommand_from explain' -a '(argparse -i site= -- (commandline -opc)[3..-1] 2>/dev/null; metalsynth __clusters --site (set -q _flag_site; and echo $_flag_site; or echo .) 2>/dev/null)'",
   ];
   for (const [command, list] of Object.entries(flags)) {
     for (const flag of list) {

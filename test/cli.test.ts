@@ -226,6 +226,15 @@ describe("help, version and a bare metalsynth", () => {
     }
   });
 
+  it("names the site's clusters for the completion scripts, hidden from the help", async () => {
+    const result = await run("__clusters", "--site", site);
+    expect(result).toMatchObject({ code: 0, err: "" });
+    expect(result.out.split("\n")).toEqual(
+      expect.arrayContaining(["edge-a/cluster-west", "cluster-west", "edge-sip/tenant-a", "tenant-a"]),
+    );
+    expect((await run("--help")).out).not.toContain("__clusters");
+  });
+
   it("says which command or option was meant when one is mistyped", async () => {
     const command = await run("synht", "--site", site);
     expect(command.code).toBe(2);
