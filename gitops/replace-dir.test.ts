@@ -381,6 +381,106 @@ describe("replaceDirAtomically when interrupted", () => {
   });
 });
 
+describe("replaceDirAtomically when a few files of a large tree change (in place, decision 0057)", () => {
+  /** A tree of 40 files, so that three changes are a small patch. */
+  const large = (overrides: Record<string, string | undefined> = {}) => {
+    const extra = Object.fromEntries(
+      Array.from({ length: 34 }, (_, index) => [
+        `clusters/site-c/c${index}/kustomization.yaml`,
+        `n: ${index}\n`,
+      ]),
+    );
+    return makeTree({ ...extra, ...overrides });
+  };
+  const next = large({
+    "clusters/site-a/cluster-a/kud-installer.yaml": "kind: Job\nspec: {changed: true}\n",
+    "clusters/site-a/cluster-b/kustomization.yaml": undefined,
+    "clusters/site-d/new/kustomization.yaml": "resources: []\n",
+  });
+  const written = 2; // the changed file and the added one
+
+  it("changes only those files, in the same directory", async () => {
+    await replaceDirAtomically(out, large());
+    await age(out);
+    const before = await identities(out);
+    const directory = (await stat(out)).ino;
+
+    const change = await replaceDirAtomically(out, next);
+
+    expect(change).toEqual({
+      added: ["clusters/site-d/new/kustomization.yaml"],
+      changed: ["clusters/site-a/cluster-a/kud-installer.yaml"],
+      removed: ["clusters/site-a/cluster-b/kustomization.yaml"],
+      unchanged: next.size - 2,
+    });
+    expect(await readTree(out)).toEqual(next);
+    expect((await stat(out)).ino).toBe(directory);
+    const after = await identities(out);
+    for (const file of next.keys())
+      if (!change.added.includes(file) && !change.changed.includes(file))
+        expect(after.get(file), file).toBe(before.get(file));
+    expect(await readdir(path.join(out, "clusters/site-a"))).toEqual(["cluster-a"]);
+    expect(await siblings()).toEqual(["rendered"]);
+  });
+
+  it.each([0, 1, written])(
+    "leaves the previous tree as it was when failing after %i file(s), before its commit point",
+    async (failAfter) => {
+      await replaceDirAtomically(out, large());
+      await age(out);
+      const before = await identities(out);
+
+      await expect(replaceDirAtomically(out, next, { failAfter })).rejects.toThrow(/injected failure/);
+
+      expect(await readTree(out)).toEqual(large());
+      expect(await identities(out)).toEqual(before);
+      expect(await siblings()).toEqual(["rendered"]);
+    },
+  );
+
+  it("leaves the previous tree as it was when its signal is aborted before its commit point", async () => {
+    await replaceDirAtomically(out, large());
+    const controller = new AbortController();
+
+    const replacing = replaceDirAtomically(out, next, {
+      signal: controller.signal,
+      onPlaced: (placed) => {
+        if (placed === 1) controller.abort(new Error("interrupted"));
+      },
+    });
+
+    await expect(replacing).rejects.toThrow(/^interrupted$/);
+    expect(await readTree(out)).toEqual(large());
+    expect(await siblings()).toEqual(["rendered"]);
+  });
+
+  it("finishes the journal of a run killed after its commit point, then writes its own change", async () => {
+    await replaceDirAtomically(out, large());
+    // What a process killed while applying its journal leaves: one file renamed in, one still there.
+    const dead = await deadPid();
+    const journal = path.join(parent, `.rendered.new-${dead}-0`);
+    await mkdir(path.join(journal, "tree/clusters/site-d/new"), { recursive: true });
+    await writeFile(path.join(journal, "tree/clusters/site-d/new/kustomization.yaml"), "resources: []\n");
+    await writeFile(
+      path.join(out, "clusters/site-a/cluster-a/kud-installer.yaml"),
+      "kind: Job\nspec: {changed: true}\n",
+    );
+    const manifest = {
+      writes: [],
+      removed: ["clusters/site-a/cluster-b/kustomization.yaml"],
+      leftovers: ["clusters/site-a/cluster-b"],
+    };
+    await writeFile(path.join(journal, ".manifest.json"), JSON.stringify(manifest));
+
+    // Recovery alone gives the tree that run wrote: this run has nothing left to change.
+    const change = await replaceDirAtomically(out, next);
+
+    expect(change).toEqual({ added: [], changed: [], removed: [], unchanged: next.size });
+    expect(await readTree(out)).toEqual(next);
+    expect(await siblings()).toEqual(["rendered"]);
+  });
+});
+
 describe("replaceDirAtomically refuses", () => {
   it("a directory path that is a file", async () => {
     await writeFile(out, "not a directory");
