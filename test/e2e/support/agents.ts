@@ -49,9 +49,12 @@ export async function kustomize(plane: ControlPlane, directory: string): Promise
   return must(kubectlFor(plane.kubeconfig), ["kustomize", directory]);
 }
 
+/** What the agents use of a control plane: its admin kubeconfig and the tools' directory. */
+export type AgentPlane = Pick<ControlPlane, "kubeconfig" | "binDir">;
+
 /** One Flux Kustomization's apply (and prune, against `inventoryFile`). */
 export async function fluxApply(
-  plane: ControlPlane,
+  plane: AgentPlane,
   kustomization: string,
   manifests: string,
   inventoryFile: string,
@@ -107,7 +110,7 @@ export interface ArgoSyncResult {
  * and the controllers make Deployments available: no stand-in does.
  */
 export async function argoSync(
-  plane: ControlPlane,
+  plane: AgentPlane,
   app: ArgoApplication,
   manifests: string,
   options: { node?: boolean } = {},
@@ -140,7 +143,7 @@ export async function argoSync(
  * it a Deployment stays Progressing, and the engine never moves past its wave to later waves or
  * PostSync hooks (decision 0040).
  */
-async function deploymentsBecomeAvailable(plane: ControlPlane, syncing: { done: boolean }): Promise<void> {
+async function deploymentsBecomeAvailable(plane: AgentPlane, syncing: { done: boolean }): Promise<void> {
   const kubectl = kubectlFor(plane.kubeconfig);
   while (!syncing.done) {
     const list = JSON.parse(await must(kubectl, ["get", "deployments", "-A", "-o", "json"])) as {

@@ -7,8 +7,7 @@
 import { readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { argoSync, fluxApply, type ArgoSyncResult } from "../../support/agents.ts";
-import type { ControlPlane } from "../../support/control-plane.ts";
+import { argoSync, fluxApply, type AgentPlane, type ArgoSyncResult } from "../../support/agents.ts";
 import { must, type KubeObject, type Kubectl } from "../../support/kube.ts";
 import { ctr, type NodeInfo, type StandIn } from "./node.ts";
 
@@ -16,19 +15,9 @@ import { ctr, type NodeInfo, type StandIn } from "./node.ts";
 export const AGENTS = ["flux", "argocd"] as const;
 export type Agent = (typeof AGENTS)[number];
 
-/** The node's control plane as the agents' helpers take it (they use its kubeconfig and binaries). */
-export function planeOf(info: NodeInfo): ControlPlane {
-  const unsupported = (what: string) => () => {
-    throw new Error(`${what}: not on the shared node (the node tier's global setup owns it)`);
-  };
-  return {
-    kubeconfig: info.kubeconfig,
-    server: info.server,
-    binDir: info.binDir,
-    kubeconfigFor: unsupported("kubeconfigFor"),
-    restartApiServer: unsupported("restartApiServer"),
-    stop: async () => undefined,
-  };
+/** The node's control plane as the agents' helpers take it. */
+export function planeOf(info: NodeInfo): AgentPlane {
+  return { kubeconfig: info.kubeconfig, binDir: info.binDir };
 }
 
 /**
