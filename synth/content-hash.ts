@@ -9,13 +9,50 @@ import { createHash } from "node:crypto";
 export function canonicalJson(value: unknown): string {
   const prepared = toJsonValue(value);
   if (prepared === undefined) throw new TypeError(`canonicalJson: ${typeof value} has no JSON form`);
-  return canonicalText(prepared);
+  try {
+    return JSON.stringify(sortedCopy(prepared));
+  } catch (error) {
+    if (error !== INDEX_KEY) throw error;
+    return canonicalText(prepared);
+  }
+}
+
+/** Thrown by {@link sortedCopy} at a key an object would list before the others. */
+const INDEX_KEY = Symbol("index key");
+/**
+ * Keys JavaScript lists first, in numeric order, whatever order they were added in: array indices,
+ * up to 2^32 - 2 (longer numbers are taken too; canonicalText writes them as well).
+ */
+const ARRAY_INDEX = /^(?:0|[1-9]\d{0,9})$/;
+
+/**
+ * A prepared value with every object's keys in code-unit order and every member {@link toJsonValue}
+ * prepared, for `JSON.stringify` to write in one native pass (half the time of {@link canonicalText},
+ * which it writes byte for byte). An object with an array-index key can't hold its keys in that
+ * order, so it is left to canonicalText.
+ */
+function sortedCopy(value: unknown): unknown {
+  if (value === null || typeof value !== "object") return value;
+  if (Array.isArray(value)) {
+    return value.map((item: unknown) => {
+      const prepared = toJsonValue(item);
+      return prepared === undefined ? null : sortedCopy(prepared);
+    });
+  }
+  const copy: Record<string, unknown> = {};
+  for (const key of Object.keys(value).sort()) {
+    if (ARRAY_INDEX.test(key)) throw INDEX_KEY;
+    const member = toJsonValue(Reflect.get(value, key));
+    if (member !== undefined) copy[key] = sortedCopy(member);
+  }
+  return copy;
 }
 
 /**
  * The canonical JSON of a value {@link toJsonValue} has prepared, written in one pass: it names every
  * Job a render writes (`hash8`) and each cluster directory's inputs, so it was a tenth of a large
- * site's render when it built and joined a list per object (decision 0057).
+ * site's render when it built and joined a list per object (decision 0057). For values with
+ * array-index keys; the others go through {@link sortedCopy}.
  */
 function canonicalText(value: unknown): string {
   if (value === null || typeof value !== "object") return JSON.stringify(value);
