@@ -210,7 +210,7 @@ export const RULES = {
   "auth-config": {
     severity: "error",
     summary:
-      "a SIPCluster's auth service the tenant could not log in with: no address or an automatic nodePort for its issuer URL, no serving certificate the tenant's API server can trust, a client, connector or user twice, a connector field both written and taken from a Secret",
+      "a SIPCluster's auth service the tenant could not log in with: no address or an automatic nodePort for its issuer URL, no serving certificate the tenant's API server can trust, no client, no connector nor static user, a client, connector or user twice, a connector field both written and taken from a Secret",
     module: "synth/rules/auth.ts",
   },
   "name-clash": {

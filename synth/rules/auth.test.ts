@@ -121,6 +121,12 @@ describe("auth: each rule reports its id at the field path", () => {
     ],
     ["an automatic nodePort", authService({ nodePort: 0 }), [`auth-config ${AUTH}.nodePort`]],
     ["a nodePort outside the range", authService({ nodePort: 8443 }), [`node-port ${AUTH}.nodePort`]],
+    ["no client at all", authService({ clients: [] }), [`auth-config ${AUTH}.clients`]],
+    [
+      "no way to log in: neither a connector nor a static user",
+      authService({ connectors: undefined, staticUsers: undefined }),
+      [`auth-config ${AUTH}`],
+    ],
     [
       "caSecret without the CA's certificate",
       authService({ certificateAuthority: undefined }),

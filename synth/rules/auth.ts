@@ -149,6 +149,12 @@ export function authService(
     "client id",
     refuse,
   );
+  if (written.length === 0)
+    refuse(
+      "auth-config",
+      [...path, "clients"],
+      "clients is empty: the tenant's API server takes the client ids as its audiences and needs one (leave clients out for kubectl's)",
+    );
 
   const connectors = (spec.connectors ?? []).map((connector, index): AuthConnector | undefined => {
     const where: FieldPath = [...path, "connectors", index];
@@ -218,6 +224,12 @@ export function authService(
     "static user email",
     refuse,
   );
+  if ((spec.connectors ?? []).length === 0 && (spec.staticUsers ?? []).length === 0)
+    refuse(
+      "auth-config",
+      path,
+      "no connector and no static user: nobody could log in, and Dex refuses to start without a connector",
+    );
 
   const prefix = (text: string | undefined, where: FieldPath): ClaimPrefix | undefined =>
     text === undefined
