@@ -39,7 +39,7 @@ function sip(namespace: string, name: string, services: string[] = []): string {
     loadBalancerControlPlane: "{nodeInterfaceId: oam-ipv4, nodePort: 0}",
     loadBalancerWorker: "{nodeInterfaceId: oam-ipv4, nodePortRange: {start: 30000, end: 30001}}",
     jumpHost: "{nodeInterfaceId: oam-ipv4, nodePort: 0, sshAuthorizedKeys: [], nodeSSHPrivateKeys: keys}",
-    auth: "{clusterIP: 10.41.0.5, nodePort: 30556, tlsSecret: tls, roleBindings: [{group: a, clusterRole: view}]}",
+    auth: "{clusterIP: 10.41.0.5, nodePort: 30556, tlsSecret: tls, staticUsers: [{email: a@example.com, passwordHash: {name: users, key: a}}], roleBindings: [{group: a, clusterRole: view}]}",
   } as Record<string, string>;
   const lines = services.map((kind) => `    ${kind}: [${service[kind]}]`).join("\n");
   return `apiVersion: airship.airshipit.org/v1
