@@ -151,8 +151,8 @@ export function serviceObjectName(prefix: ServiceNamePrefix, cluster: DnsLabel, 
  *   (a fixed suffix after an injective name stays injective);
  * - `authenticationConfig`: the ConfigMap holding the tenant API server's AuthenticationConfiguration;
  * - `tenantRbac`: the ConfigMap holding the tenant cluster's RBAC bindings.
- * The two ConfigMaps' prefixes start unlike every other prefix ends (`auth-…` cannot meet
- * `authentication-config-…`, whose sixth character is not `-`), so no two clusters share one.
+ * No prefix of a SIP object name, followed by its `-`, starts another (`auth-` is not the start of
+ * `authentication-config-`, whose fifth character is `e`), so no two SIPClusters share a name.
  */
 export function authObjectNames(cluster: DnsLabel): {
   readonly service: string;
