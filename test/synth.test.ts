@@ -224,14 +224,22 @@ describe("metalsynth synth", () => {
 const INTERRUPT_FIRST_WRITE = `import fs from "node:fs";
 import { syncBuiltinESMExports } from "node:module";
 const writeFile = fs.promises.writeFile;
+const writeFileSync = fs.writeFileSync;
 let sent = false;
+const interrupt = (file) => {
+  if (sent || !String(file).includes(".rendered.tmp-")) return false;
+  sent = true;
+  process.kill(process.pid, "SIGINT");
+  return true;
+};
 fs.promises.writeFile = async (file, ...rest) => {
-  if (!sent && String(file).includes(".rendered.tmp-")) {
-    sent = true;
-    process.kill(process.pid, "SIGINT");
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  if (interrupt(file)) await new Promise((resolve) => setTimeout(resolve, 100));
   return writeFile(file, ...rest);
+};
+// The writer writes a tree's files synchronously, hearing signals every few files (decision 0057).
+fs.writeFileSync = (file, ...rest) => {
+  interrupt(file);
+  return writeFileSync(file, ...rest);
 };
 syncBuiltinESMExports();
 `;
