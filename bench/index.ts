@@ -11,6 +11,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { InventoryBenchResult, InventoryFormat } from "./inventory.ts";
 import type { RenderBenchResult, ValidateBenchResult } from "./synth.ts";
+import { benchAtTheFloor } from "./at-the-floor.ts";
 import { benchClosestMac } from "./closest-mac.ts";
 import { generateHubSite } from "./hub-site.ts";
 import { writeMixedSite } from "./mixed-site.ts";
@@ -120,6 +121,12 @@ if (small && large) {
   );
 }
 await rm(synthSites, { recursive: true, force: true });
+
+console.log(
+  "\nsynth at the floor (bench/at-the-floor.ts, decision 0057): the built CLI's CPU over a script's doing only the file work, rounds interleaved:",
+);
+for (const [hosts, clusters] of SIZES.filter(([hosts]) => hosts >= 10_000))
+  benchAtTheFloor(hosts, clusters, 3);
 
 console.log(
   "\ninventory read (one List file as kubectl get -o yaml / -o json prints it; MB/s = 10^6 bytes/s):",

@@ -1,0 +1,296 @@
+/**
+ * Synth at the floor (issue #40, docs/contract.md §8, decision 0057): the CPU time of `metalsynth
+ * synth` (the built CLI, run as users run it) over the CPU time of a script that does only the file
+ * work (bench/floor.ts), measured interleaved in one run on the mixed site of bench/mixed-site.ts:
+ *
+ * - a first render into an empty `rendered/`, over writing the same files from memory;
+ * - a synth that changes nothing, over reading and comparing every rendered file;
+ * - a synth after one cluster's CR changed (a KUD plugin added, then taken away again), over the
+ *   same read floor.
+ *
+ * Each round runs every figure once, floors and synths alternating, and the figures are the medians
+ * of the rounds' ratios. With `--baseline DIR` (another checkout, built), its CLI runs the same
+ * steps on a copy of the site in the same rounds, so the ratios before and after a change are
+ * measured side by side. CPU is user + system time of the whole process, all threads, from
+ * `process.resourceUsage` at exit; a floor is its work's CPU plus a bare `node` start's, measured in
+ * the same round.
+ *
+ *   tsx bench/at-the-floor.ts [--sizes 10000,100000] [--rounds 3] [--baseline DIR] [--keep DIR]
+ */
+import { spawnSync } from "node:child_process";
+import {
+  cpSync,
+  existsSync,
+  linkSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { parseArgs } from "node:util";
+import type { FloorResult } from "./floor.ts";
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const REPO = path.dirname(HERE);
+
+/** One process's cost: CPU (user + system, every thread), wall time, peak RSS. */
+export interface ProcessCost {
+  readonly cpu: number;
+  readonly wall: number;
+  readonly rssMiB: number;
+}
+
+/** The figures of one round at one size. */
+export interface FloorRound {
+  readonly nodeStart: number;
+  readonly writeFloor: number;
+  readonly readFloor: number;
+  readonly first: ProcessCost;
+  readonly again: ProcessCost;
+  readonly changed: ProcessCost;
+  readonly baseline?: {
+    readonly first: ProcessCost;
+    readonly again: ProcessCost;
+    readonly changed: ProcessCost;
+  };
+}
+
+/** A preload that writes the process's CPU and peak RSS to $METALSYNTH_BENCH_COST when it exits. */
+const COST_PRELOAD = `import { writeFileSync } from "node:fs";
+process.on("exit", () => {
+  const usage = process.resourceUsage();
+  const cpu = (usage.userCPUTime + usage.systemCPUTime) / 1e6;
+  writeFileSync(process.env.METALSYNTH_BENCH_COST, JSON.stringify({ cpu, rssMiB: Math.round(usage.maxRSS / 1024) }));
+});
+`;
+
+/** Runs `node [--import preload] args…` and returns what it cost. */
+function measured(work: string, args: readonly string[]): ProcessCost {
+  const costFile = path.join(work, "cost.json");
+  rmSync(costFile, { force: true });
+  const preload = pathToFileURL(path.join(work, "cost-preload.mjs")).href;
+  const started = performance.now();
+  const child = spawnSync(process.execPath, ["--import", preload, ...args], {
+    env: { ...process.env, METALSYNTH_BENCH_COST: costFile },
+    stdio: ["ignore", "ignore", "pipe"],
+    encoding: "utf8",
+    maxBuffer: 256 * 2 ** 20,
+  });
+  const wall = (performance.now() - started) / 1000;
+  if (child.status !== 0)
+    throw new Error(`${args.join(" ")} exited ${child.status}: ${child.stderr.slice(-2000)}`);
+  const { cpu, rssMiB } = JSON.parse(readFileSync(costFile, "utf8")) as { cpu: number; rssMiB: number };
+  return { cpu, wall, rssMiB };
+}
+
+function floor(mode: "write" | "read", tree: string, target?: string): FloorResult {
+  const child = spawnSync(
+    process.execPath,
+    ["--import", "tsx", path.join(HERE, "floor.ts"), mode, tree, ...(target ? [target] : [])],
+    { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] },
+  );
+  if (child.status !== 0) throw new Error(`floor ${mode} exited ${child.status}`);
+  return JSON.parse(child.stdout) as FloorResult;
+}
+
+/** Adds a KUD plugin to the site's first Provisioning, or takes it away again. */
+function toggleOneCluster(site: string): void {
+  const file = path.join(site, "specs", "clusters.yaml");
+  const text = readFileSync(file, "utf8");
+  const plugin = "  KUDPlugins:\n    - multus\n";
+  const added = "  KUDPlugins:\n    - multus\n    - ovn4nfv\n";
+  writeFileSync(file, text.includes(added) ? text.replace(added, plugin) : text.replace(plugin, added));
+}
+
+/** A copy of `site`'s inputs in `copy`, the inventory hard-linked (it is only read). */
+function copySite(site: string, copy: string): void {
+  cpSync(path.join(site, "specs"), path.join(copy, "specs"), { recursive: true });
+  mkdirSync(path.join(copy, "inventory"), { recursive: true });
+  for (const file of readdirSync(path.join(site, "inventory")))
+    linkSync(path.join(site, "inventory", file), path.join(copy, "inventory", file));
+}
+
+const median = (values: readonly number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+};
+const seconds = (value: number) => `${value.toFixed(2)} s`;
+const ratio = (value: number) => `${value.toFixed(2)}×`;
+
+/** Runs `rounds` interleaved rounds at one size and prints them and their medians. */
+export function benchAtTheFloor(
+  hosts: number,
+  clusters: number,
+  rounds: number,
+  options: { readonly baseline?: string; readonly keep?: string; readonly log?: (line: string) => void } = {},
+): FloorRound[] {
+  const log = options.log ?? ((line: string) => console.log(line));
+  const work = mkdtempSync(path.join(options.keep ?? os.tmpdir(), `metalsynth-floor-${hosts}-`));
+  writeFileSync(path.join(work, "cost-preload.mjs"), COST_PRELOAD);
+  const site = path.join(work, "site");
+  const inventoryBytes = writeMixedSiteSync(site, hosts, clusters);
+  const baseSite = path.join(work, "baseline-site");
+  if (options.baseline) copySite(site, baseSite);
+  const cli = path.join(REPO, "bin", "metalsynth.js");
+  const baseCli = options.baseline ? path.join(options.baseline, "bin", "metalsynth.js") : undefined;
+  const synth = (at: string, program: string, ...args: string[]) =>
+    measured(work, [program, "synth", "--site", at, ...args]);
+  const floorOut = path.join(work, "floor-out");
+  const results: FloorRound[] = [];
+  log(
+    `${hosts} hosts, ${clusters} clusters, inventory ${(inventoryBytes / 2 ** 20).toFixed(1)} MiB` +
+      `${baseCli ? `; baseline ${options.baseline}` : ""}:`,
+  );
+  for (let round = 1; round <= rounds; round++) {
+    // Every write starts into an empty directory right after a tree of the same size was deleted,
+    // floor and synth alike (the file system is slower to create files after a deletion, decision 0019).
+    rmSync(path.join(site, "rendered"), { recursive: true, force: true });
+    const first = synth(site, cli);
+    rmSync(floorOut, { recursive: true, force: true });
+    const written = floor("write", path.join(site, "rendered"), floorOut);
+    const nodeStart = measured(work, ["-e", ""]).cpu;
+    const again = synth(site, cli);
+    const read = floor("read", path.join(site, "rendered"));
+    toggleOneCluster(site);
+    const changedOnce = synth(site, cli);
+    const readAgain = floor("read", path.join(site, "rendered"));
+    toggleOneCluster(site);
+    const changedBack = synth(site, cli);
+    let baseline: FloorRound["baseline"];
+    if (baseCli) {
+      rmSync(path.join(baseSite, "rendered"), { recursive: true, force: true });
+      const baseFirst = synth(baseSite, baseCli);
+      const baseAgain = synth(baseSite, baseCli);
+      toggleOneCluster(baseSite);
+      const baseChanged = synth(baseSite, baseCli);
+      toggleOneCluster(baseSite);
+      synth(baseSite, baseCli);
+      baseline = { first: baseFirst, again: baseAgain, changed: baseChanged };
+    }
+    const changed: ProcessCost = {
+      cpu: median([changedOnce.cpu, changedBack.cpu]),
+      wall: median([changedOnce.wall, changedBack.wall]),
+      rssMiB: Math.max(changedOnce.rssMiB, changedBack.rssMiB),
+    };
+    const result: FloorRound = {
+      nodeStart,
+      writeFloor: written.cpuSeconds + nodeStart,
+      readFloor: median([read.cpuSeconds, readAgain.cpuSeconds]) + nodeStart,
+      first,
+      again,
+      changed,
+      ...(baseline && { baseline }),
+    };
+    results.push(result);
+    const base = baseline
+      ? `; baseline first ${seconds(baseline.first.cpu)}, again ${seconds(baseline.again.cpu)}, changed ${seconds(baseline.changed.cpu)}`
+      : "";
+    log(
+      `  round ${round}: write floor ${seconds(result.writeFloor)} (${written.files} files, ` +
+        `${(written.bytes / 2 ** 20).toFixed(1)} MiB), read floor ${seconds(result.readFloor)}, node start ` +
+        `${seconds(nodeStart)}; synth first ${seconds(first.cpu)} (wall ${seconds(first.wall)}, ${first.rssMiB} MiB), ` +
+        `again ${seconds(again.cpu)} (wall ${seconds(again.wall)}), one cluster changed ` +
+        `${seconds(changedOnce.cpu)} / ${seconds(changedBack.cpu)}${base} (CPU)`,
+    );
+  }
+  const of = (pick: (round: FloorRound) => number) => median(results.map(pick));
+  const line = (
+    label: string,
+    cost: (round: FloorRound) => number,
+    floorOf: (round: FloorRound) => number,
+    name: string,
+  ) =>
+    log(
+      `  ${label.padEnd(26)} ${ratio(of((round) => cost(round) / floorOf(round))).padStart(7)} the ${name} floor` +
+        `  (${seconds(of(cost))} CPU over ${seconds(of(floorOf))})`,
+    );
+  log(`  medians of ${rounds} rounds, CPU over the floor measured in the same round:`);
+  line(
+    "synth, first render",
+    (round) => round.first.cpu,
+    (round) => round.writeFloor,
+    "write",
+  );
+  line(
+    "synth, nothing changed",
+    (round) => round.again.cpu,
+    (round) => round.readFloor,
+    "read-and-compare",
+  );
+  line(
+    "synth, one cluster changed",
+    (round) => round.changed.cpu,
+    (round) => round.readFloor,
+    "read-and-compare",
+  );
+  if (baseCli) {
+    line(
+      "  before: first render",
+      (round) => round.baseline!.first.cpu,
+      (round) => round.writeFloor,
+      "write",
+    );
+    line(
+      "  before: nothing changed",
+      (round) => round.baseline!.again.cpu,
+      (round) => round.readFloor,
+      "read-and-compare",
+    );
+    line(
+      "  before: one changed",
+      (round) => round.baseline!.changed.cpu,
+      (round) => round.readFloor,
+      "read-and-compare",
+    );
+  }
+  log(
+    `  on this machine, this day: first render ${seconds(of((round) => round.first.wall))} wall, peak RSS ` +
+      `${of((round) => round.first.rssMiB)} MiB; nothing changed ${seconds(of((round) => round.again.wall))} wall; ` +
+      `one cluster changed ${seconds(of((round) => round.changed.wall))} wall`,
+  );
+  if (!options.keep) rmSync(work, { recursive: true, force: true });
+  return results;
+}
+
+/** {@link writeMixedSite} in a child process, so this process's heap and RSS stay out of it. */
+function writeMixedSiteSync(site: string, hosts: number, clusters: number): number {
+  if (existsSync(site)) throw new Error(`${site} exists`);
+  const child = spawnSync(
+    process.execPath,
+    ["--import", "tsx", path.join(HERE, "mixed-site.ts"), site, String(hosts), String(clusters)],
+    { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] },
+  );
+  if (child.status !== 0) throw new Error(`bench/mixed-site.ts exited ${child.status}`);
+  return Number(child.stdout.trim());
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
+  const { values } = parseArgs({
+    options: {
+      sizes: { type: "string", default: "10000,100000" },
+      rounds: { type: "string", default: "3" },
+      baseline: { type: "string" },
+      keep: { type: "string" },
+    },
+  });
+  const cpu = os.cpus()[0]?.model ?? "unknown CPU";
+  console.log(
+    `machine: ${os.cpus().length} × ${cpu}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}; ` +
+      `load average ${os
+        .loadavg()
+        .map((load) => load.toFixed(1))
+        .join(" ")}`,
+  );
+  for (const hosts of values.sizes.split(",").map(Number)) {
+    benchAtTheFloor(hosts, hosts / 10, Number(values.rounds), {
+      ...(values.baseline !== undefined && { baseline: path.resolve(values.baseline) }),
+      ...(values.keep !== undefined && { keep: path.resolve(values.keep) }),
+    });
+  }
+}
