@@ -7,14 +7,12 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { stringify } from "yaml";
 import { REPO } from "../harness.ts";
-import { runJob } from "./support/agents.ts";
-import { startControlPlane, type ControlPlane } from "./support/control-plane.ts";
+import { runJob, startAgentPlane } from "./support/agents.ts";
+import type { ControlPlane } from "./support/control-plane.ts";
 import {
   ensureNamespaces,
   exec,
-  installCrds,
   kubectlEnvironment,
-  kubectlFor,
   must,
   readObjects,
   registrable,
@@ -39,9 +37,8 @@ describe("README blocks, run as written against a real API server", () => {
   let run: (script: string) => Promise<{ code: number; output: string }>;
 
   beforeAll(async () => {
-    plane = await startControlPlane(inject("e2eBinDir"));
-    kubectl = kubectlFor(plane.kubeconfig);
-    await installCrds(kubectl);
+    // The example's tenant has an auth service, whose Issuer and Certificate need cert-manager's CRDs.
+    ({ plane, kubectl } = await startAgentPlane(inject("e2eBinDir")));
     run = async (script) => {
       const result = await exec("bash", ["-c", script], {
         cwd: REPO,

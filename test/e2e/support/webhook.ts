@@ -223,7 +223,8 @@ function fullStatus(status: unknown): Record<string, unknown> {
     errorCount: 0,
     errorMessage: "",
     operationalStatus: "OK",
-    poweredOn: false,
+    // A host the operator runs and has not switched off: `poweredOn: false` makes it unavailable (decision 0052).
+    poweredOn: true,
     provisioningFailCount: 0,
     ...given,
     provisioning: { ID: "", state: "", ...(given.provisioning as Record<string, unknown> | undefined) },
