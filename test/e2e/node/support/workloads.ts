@@ -92,7 +92,7 @@ export interface JobOutcome {
   readonly message: string;
   /** How many pods the Job controller made. */
   readonly pods: number;
-  /** Every container's output of every pod, each line prefixed `[pod/<pod>/<container>]`. */
+  /** What every started container of every pod printed, each line prefixed `[pod/<pod>/<container>]`. */
   readonly logs: string;
 }
 
@@ -130,10 +130,7 @@ export async function jobOutcome(
           .split("\n")
           .filter(Boolean);
         const logs: string[] = [];
-        for (const pod of pods) {
-          const log = await kubectl(["logs", pod, "-n", namespace, "--all-containers", "--prefix"]);
-          logs.push(log.stdout + log.stderr);
-        }
+        for (const pod of pods) logs.push(await podLogs(kubectl, namespace, pod));
         return {
           condition: ended.type as "Complete" | "Failed",
           reason: ended.reason ?? "",
@@ -151,6 +148,27 @@ export async function jobOutcome(
     }
     await sleep(500);
   }
+}
+
+/**
+ * What each container of `pod` (`pod/<name>`) that started printed, init containers first, each line
+ * prefixed `[<pod>/<container>]`.
+ */
+async function podLogs(kubectl: Kubectl, namespace: string, pod: string): Promise<string> {
+  const status = JSON.parse(await must(kubectl, ["get", pod, "-n", namespace, "-o", "json"])) as {
+    status?: Record<string, { name: string; state?: Record<string, unknown> }[] | undefined>;
+  };
+  const started = [
+    ...(status.status?.initContainerStatuses ?? []),
+    ...(status.status?.containerStatuses ?? []),
+  ].filter((container) => !container.state?.waiting);
+  const out: string[] = [];
+  for (const { name } of started) {
+    const log = await kubectl(["logs", pod, "-n", namespace, "-c", name]);
+    for (const line of `${log.stdout}${log.stderr}`.split("\n").filter(Boolean))
+      out.push(`[${pod}/${name}] ${line}\n`);
+  }
+  return out.join("");
 }
 
 /** Waits until the Deployment's replicas are all available, as the deployment controller says. */
