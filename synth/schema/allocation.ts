@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { BOUNDS } from "./bounds.ts";
 import { ObjectMetaSpec } from "./formats.ts";
 import { apiVersionOf, type KindDefinition } from "./kinds.ts";
 
@@ -12,14 +13,24 @@ export const AllocationSpecSchema = z.strictObject({
   hosts: z
     .array(
       z.strictObject({
-        host: z.string().min(1).describe("namespace/name of the BareMetalHost."),
-        role: z.string().min(1).describe("master or worker (BPA); the SIP role (SIP)."),
-        node: z.string().min(1).optional().describe("BPA: the node label the host serves as."),
+        host: z.string().min(1).max(BOUNDS.name).describe("namespace/name of the BareMetalHost."),
+        role: z.string().min(1).max(BOUNDS.label).describe("master or worker (BPA); the SIP role (SIP)."),
+        node: z
+          .string()
+          .min(1)
+          .max(BOUNDS.label)
+          .optional()
+          .describe("BPA: the node label the host serves as."),
         standby: z.boolean().optional().describe("SIP: the host is a standby of its role."),
         released: z.boolean().optional().describe("SIP: the cluster is giving the host up."),
-        snapshot: z.string().optional().describe("SIP, released: the host as last seen (8 hex digits)."),
+        snapshot: z
+          .string()
+          .max(BOUNDS.label)
+          .optional()
+          .describe("SIP, released: the host as last seen (8 hex digits)."),
       }),
     )
+    .max(BOUNDS.allocationHosts)
     .describe("The cluster's hosts, in the lock's order."),
 });
 

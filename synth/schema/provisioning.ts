@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { BOUNDS } from "./bounds.ts";
 import { ObjectMetaSpec, IgnoredStatusSpec, formatted, oneKeyMap } from "./formats.ts";
 
 /**
@@ -11,7 +12,7 @@ const MasterRequestSpec = z.strictObject({
     .describe("MAC of one of the host's NICs; the host's IP for this node is that NIC's IPv4."),
   cpu: z.int().min(1).optional().describe("Minimum logical CPUs (BMH status.hardware.cpu.count)."),
   memory: z
-    .union([z.string(), z.int()])
+    .union([z.string().max(BOUNDS.short), z.int()])
     .optional()
     .describe(
       "Minimum RAM as a Kubernetes quantity (64Gi); a bare number means bytes and must be ≥ 1048576 (1Mi).",
@@ -28,14 +29,24 @@ const WorkerRequestSpec = MasterRequestSpec.extend({
 export const ProvisioningSpecSchema = z.strictObject({
   masters: z
     .array(oneKeyMap(MasterRequestSpec.nullable()))
+    .max(BOUNDS.masters)
     .optional()
     .describe("Control-plane nodes: `- <node-label>: {mac-address?, cpu?, memory?}`."),
   workers: z
     .array(oneKeyMap(WorkerRequestSpec.nullable()))
+    .max(BOUNDS.workers)
     .optional()
     .describe("Worker nodes; a null value (`- master-1:`) means the master with that label also works."),
-  KUDPlugins: z.array(formatted("plugin")).optional().describe("KUD plugins passed to the installer."),
-  PodSubnet: z.string().optional().describe("Pod network CIDR passed to the installer as --network."),
+  KUDPlugins: z
+    .array(formatted("plugin"))
+    .max(BOUNDS.plugins)
+    .optional()
+    .describe("KUD plugins passed to the installer."),
+  PodSubnet: z
+    .string()
+    .max(BOUNDS.short)
+    .optional()
+    .describe("Pod network CIDR passed to the installer as --network."),
 });
 
 /** A whole Provisioning object as it appears in a site or an AdmissionReview. */

@@ -1,27 +1,38 @@
 import { z } from "zod";
+import { BOUNDS, boundedRecord } from "./bounds.ts";
 import { ObjectMetaSpec, IgnoredStatusSpec } from "./formats.ts";
 
 /** Kubernetes `LabelSelector` (matchLabels / matchExpressions). */
 const LabelSelectorSpec = z.strictObject({
-  matchLabels: z.record(z.string(), z.string()).optional(),
+  matchLabels: boundedRecord(z.string().max(BOUNDS.label), BOUNDS.labels).optional(),
   matchExpressions: z
     .array(
       z.strictObject({
-        key: z.string(),
-        operator: z.string().describe("In, NotIn, Exists or DoesNotExist."),
-        values: z.array(z.string()).optional(),
+        key: z.string().max(BOUNDS.name),
+        operator: z.string().max(BOUNDS.label).describe("In, NotIn, Exists or DoesNotExist."),
+        values: z.array(z.string().max(BOUNDS.label)).max(BOUNDS.values).optional(),
       }),
     )
+    .max(BOUNDS.expressions)
     .optional(),
 });
 
 /** How many hosts of a role, and where they may come from. Upstream: airship/sip api/v1 NodeSet. */
 const NodeSetSpec = z.strictObject({
   labelSelector: LabelSelectorSpec.describe("Which BareMetalHosts may serve this role."),
-  topologyKey: z.string().optional().describe("Host label; at most one host per value within the role."),
+  topologyKey: z
+    .string()
+    .max(BOUNDS.name)
+    .optional()
+    .describe("Host label; at most one host per value within the role."),
   count: z.strictObject({
-    active: z.int().min(0).describe("Hosts in service."),
-    standby: z.int().min(0).optional().describe("Spare hosts kept labelled for upgrades."),
+    active: z.int().min(0).max(BOUNDS.active).describe("Hosts in service."),
+    standby: z
+      .int()
+      .min(0)
+      .max(BOUNDS.standby)
+      .optional()
+      .describe("Spare hosts kept labelled for upgrades."),
   }),
 });
 
@@ -29,11 +40,18 @@ const NodeSetSpec = z.strictObject({
 const ServiceSpec = {
   image: z
     .string()
+    .max(BOUNDS.short)
     .optional()
     .describe("Container image; site default when omitted or empty (as upstream SIP)."),
-  nodeInterfaceId: z.string().min(1).describe("networkData network id whose IP the service targets."),
-  nodeLabels: z.record(z.string(), z.string()).optional().describe("Upstream field, not implemented."),
-  clusterIP: z.string().optional().describe("Upstream field, not implemented."),
+  nodeInterfaceId: z
+    .string()
+    .min(1)
+    .max(BOUNDS.name)
+    .describe("networkData network id whose IP the service targets."),
+  nodeLabels: boundedRecord(z.string().max(BOUNDS.label), BOUNDS.labels)
+    .optional()
+    .describe("Upstream field, not implemented."),
+  clusterIP: z.string().max(BOUNDS.short).optional().describe("Upstream field, not implemented."),
 };
 
 const NodePort = z.int().describe("30000–32767, or 0 to let Kubernetes choose.");
@@ -170,12 +188,15 @@ const AuthServiceSpec = z.strictObject({
 
 /** `spec` of a SIPCluster (API airship.airshipit.org/v1). */
 export const SipClusterSpecSchema = z.strictObject({
-  nodes: z
-    .record(z.string(), NodeSetSpec)
-    .describe("Role (ControlPlane, Worker, …) → how to choose its hosts."),
+  nodes: boundedRecord(NodeSetSpec, BOUNDS.roles).describe(
+    "Role (ControlPlane, Worker, …) → how to choose its hosts.",
+  ),
   services: z
     .strictObject({
-      loadBalancerControlPlane: z.array(z.strictObject({ ...ServiceSpec, nodePort: NodePort })).optional(),
+      loadBalancerControlPlane: z
+        .array(z.strictObject({ ...ServiceSpec, nodePort: NodePort }))
+        .max(BOUNDS.services)
+        .optional(),
       loadBalancerWorker: z
         .array(
           z.strictObject({
@@ -188,6 +209,7 @@ export const SipClusterSpecSchema = z.strictObject({
             nodePortRange: z.strictObject({ start: z.int(), end: z.int() }),
           }),
         )
+        .max(BOUNDS.services)
         .optional(),
       jumpHost: z
         .array(
@@ -195,10 +217,19 @@ export const SipClusterSpecSchema = z.strictObject({
             ...ServiceSpec,
             nodePort: NodePort,
             bmc: z.strictObject({ proxy: z.boolean().optional() }).optional(),
-            sshAuthorizedKeys: z.array(z.string()).optional().describe("OpenSSH public keys allowed in."),
-            nodeSSHPrivateKeys: z.string().min(1).describe("Name of the Secret holding the nodes' SSH keys."),
+            sshAuthorizedKeys: z
+              .array(z.string().max(BOUNDS.sshKey))
+              .max(BOUNDS.sshKeys)
+              .optional()
+              .describe("OpenSSH public keys allowed in."),
+            nodeSSHPrivateKeys: z
+              .string()
+              .min(1)
+              .max(BOUNDS.name)
+              .describe("Name of the Secret holding the nodes' SSH keys."),
           }),
         )
+        .max(BOUNDS.services)
         .optional(),
       auth: z
         .array(AuthServiceSpec)
