@@ -145,8 +145,9 @@ export const COMMAND_HELP = {
   webhook: {
     synopsis:
       "webhook (--inventory PATH… | --from-cluster [--secrets-namespace NS]… [-l SEL] [--kubeconfig FILE]\n" +
-      "          [--context NAME]) [--site DIR]\n" +
-      "          --tls-cert F --tls-key F [--port 8443] [--host 0.0.0.0]",
+      "          [--context NAME] [--namespace NS] [--allocation-namespace NS]… [--allocation-manager M]…)\n" +
+      "          [--site DIR] --tls-cert F --tls-key F [--port 8443] [--host 0.0.0.0]\n" +
+      "          [--review-workers 2] [--review-budget 1.5]",
     summary: "serve the validating admission webhook over HTTPS until SIGTERM; JSON logs on stdout",
     options: [
       `  --inventory PATH… inventory files or directories, re-read when they change`,
@@ -157,8 +158,15 @@ export const COMMAND_HELP = {
       KUBE,
       `  (no namespace flag: the webhook watches hosts in every namespace, a CR may claim any of them)`,
       `  --site DIR        also read the site's specs and lock (re-read when they change)`,
+      `  --namespace NS    the webhook's namespace: replicas record admissions in flight in its`,
+      `                    ConfigMap metalsynth-webhook-admissions (decision 0056)`,
+      `  --allocation-namespace NS  trust Allocations in NS only (repeatable; default: every namespace)`,
+      `  --allocation-manager M  trust an Allocation whose spec only these field managers wrote`,
+      `                    (repeatable; default kustomize-controller, argocd-controller, kubectl-client-side-apply)`,
       `  --tls-cert F      PEM certificate (chain); --tls-key F: its PEM private key`,
       `  --port N          port to listen on (default 8443); --host ADDR: address (default 0.0.0.0)`,
+      `  --review-workers N  threads that review, each with a copy of what the webhook knows (default 2)`,
+      `  --review-budget S  seconds a review may run before its request is refused (default 1.5)`,
     ].join("\n"),
   },
   manifests: {

@@ -266,6 +266,12 @@ export const RULES = {
       "a HardwareData or networkData Secret that matches no BareMetalHost, or a networkData Secret a BareMetalHost names that the inventory lacks",
     module: "synth/inventory/load.ts",
   },
+  "review-budget": {
+    severity: "error",
+    summary:
+      "the webhook stopped reviewing a CR after its review budget (1.5 s in a review worker): an object that costly to place is refused at admission; `validate` has no budget",
+    module: "webhook/review-pool.ts",
+  },
 } as const satisfies Record<string, { severity: Severity; summary: string; module: string }>;
 
 /** A stable rule id from {@link RULES}. */

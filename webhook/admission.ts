@@ -5,9 +5,18 @@
  */
 import { z } from "zod";
 import { compact } from "../synth/compact.ts";
+import { ALLOCATION_DEFINITION, ALLOCATION_KIND } from "../synth/schema/allocation.ts";
 import { KINDS, type CrKind } from "../synth/schema/kinds.ts";
 import { isRecord } from "../synth/inventory/raw.ts";
 import type { Finding, Reviewer } from "./site-review.ts";
+
+/** What an endpoint reviews: one of the four CR kinds, or the Allocations that carry Git's lock. */
+export type ReviewedKind = CrKind | typeof ALLOCATION_KIND;
+
+/** The API group of `kind`. */
+export function groupOf(kind: ReviewedKind): string {
+  return kind === ALLOCATION_KIND ? ALLOCATION_DEFINITION.group : KINDS[kind].group;
+}
 
 /** The only AdmissionReview version the webhook speaks (`admissionReviewVersions: [v1]`). */
 export const ADMISSION_API_VERSION = "admission.k8s.io/v1";
@@ -100,14 +109,23 @@ const AdmissionReviewSchema = z.object({
 
 type AdmissionRequest = z.infer<typeof AdmissionRequestSchema>;
 
+/** What a request is told while the webhook cannot review: nothing loaded yet. */
+export const NOT_LOADED = "metalsynth has not loaded its inventory yet";
+
 /**
  * Decides one AdmissionReview for the endpoint of `kind`. DELETE (and CONNECT) are allowed without
  * review; `dryRun` changes only whether an allowed object is returned as `admitted` (to be held as in
  * flight), since reviewing has no side effects. `reviewer` runs the rules
- * (and may throw on a bug); it is `undefined` while the inventory is not loaded: the request is then
- * denied as unavailable, never allowed blind.
+ * (and may throw on a bug); it is `undefined` while the inventory is not loaded, or while what the
+ * webhook knows is not current (`unavailable` says why: a watch listing again, decision 0056): the
+ * request is then denied as unavailable, never allowed blind.
  */
-export function admit(kind: CrKind, body: unknown, reviewer: Reviewer | undefined): AdmissionOutcome {
+export function admit(
+  kind: ReviewedKind,
+  body: unknown,
+  reviewer: Reviewer | undefined,
+  unavailable: string = NOT_LOADED,
+): AdmissionOutcome {
   const parsed = AdmissionReviewSchema.safeParse(body);
   if (!parsed.success) {
     const problems = parsed.error.issues.map(
@@ -116,7 +134,7 @@ export function admit(kind: CrKind, body: unknown, reviewer: Reviewer | undefine
     return invalid(`not an ${ADMISSION_API_VERSION} AdmissionReview: ${problems.join("; ")}`);
   }
   const request = parsed.data.request;
-  const { group } = KINDS[kind];
+  const group = groupOf(kind);
   if (request.kind.kind !== kind || request.kind.group !== group) {
     return invalid(
       `this endpoint reviews ${kind} (${group}), not ${request.kind.kind} (${request.kind.group}): check the webhook's rules`,
@@ -148,7 +166,7 @@ export function admit(kind: CrKind, body: unknown, reviewer: Reviewer | undefine
       status: {
         code: 503,
         reason: "ServiceUnavailable",
-        message: "metalsynth has not loaded its inventory yet; try again shortly",
+        message: `${unavailable}; try again shortly`,
       },
     });
   }
@@ -206,8 +224,10 @@ export function admit(kind: CrKind, body: unknown, reviewer: Reviewer | undefine
     errors.length === 0 ? "allowed" : "denied",
     response,
   );
-  // A dry run stores nothing, so nothing is in flight.
-  return response.allowed && !summary.dryRun ? { admitted: reviewed, ...outcome } : outcome;
+  // A dry run stores nothing, so nothing is in flight; an Allocation is no CR a review plans.
+  return response.allowed && !summary.dryRun && kind !== ALLOCATION_KIND
+    ? { admitted: reviewed, ...outcome }
+    : outcome;
 }
 
 function respond(

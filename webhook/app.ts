@@ -4,35 +4,42 @@
  * logic in admission.ts; this module routes, parses bodies within limits, and measures and logs
  * every admission request.
  */
-import express, {
-  type ErrorRequestHandler,
-  type NextFunction,
-  type Request,
-  type RequestHandler,
-  type Response,
-} from "express";
-import { KINDS, type CrKind } from "../synth/schema/kinds.ts";
-import { admit, type AdmissionOutcome } from "./admission.ts";
+import express, { type ErrorRequestHandler, type Request, type RequestHandler, type Response } from "express";
+import { ALLOCATION_DEFINITION } from "../synth/schema/allocation.ts";
+import { KINDS } from "../synth/schema/kinds.ts";
+import type { AdmissionOutcome, ReviewedKind } from "./admission.ts";
+import { Admissions, type AdmissionRecord } from "./admissions.ts";
 import type { Logger } from "./log.ts";
 import type { RequestResult, WebhookMetrics } from "./metrics.ts";
+import { InlineReviews, type Reviews } from "./reviews.ts";
 import type { Knowledge } from "./state.ts";
-import { TurnBatch } from "./turn-batch.ts";
 
 /** Largest request body accepted; the API server's own limit for an object is 1.5 MiB (docs/contract.md §5). */
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
 
 /**
- * `POST /validate/<singular>` → the kind reviewed there (`/validate/provisioning`, …). The
- * deployment chart derives the webhook configuration's paths from the same table.
+ * `POST /validate/<singular>` → the kind reviewed there (`/validate/provisioning`, …, and
+ * `/validate/allocation`, decision 0056). The deployment chart derives the webhook configuration's
+ * paths from the same definitions.
  */
-const VALIDATE_PATHS: ReadonlyMap<string, CrKind> = new Map(
-  Object.values(KINDS).map((definition) => [definition.singular, definition.kind]),
+const VALIDATE_PATHS: ReadonlyMap<string, ReviewedKind> = new Map(
+  [...Object.values(KINDS), ALLOCATION_DEFINITION].map((definition) => [
+    definition.singular,
+    definition.kind,
+  ]),
 );
 
 /** What {@link createApp} needs. */
 export interface WebhookDeps {
   /** The current knowledge and readiness. */
   readonly knowledge: Knowledge;
+  /**
+   * Where bodies are reviewed: the review workers (decision 0056).
+   * @default reviews in this thread, against `knowledge`
+   */
+  readonly reviews?: Reviews;
+  /** Where admissions are recorded for the other replicas; none: held in this one only. */
+  readonly record?: AdmissionRecord;
   readonly metrics: WebhookMetrics;
   /** Receives one line per admission request, and every failure. */
   readonly log: Logger;
@@ -45,27 +52,19 @@ export interface WebhookDeps {
 
 /** What is known about an admission request while it is handled, for its metrics and log line. */
 interface Tracked {
-  readonly kind: CrKind | "unknown";
+  readonly kind: ReviewedKind | "unknown";
   readonly started: number;
   outcome?: AdmissionOutcome;
   /** Why the body was refused before it reached admission (size, syntax), or a bug. */
   problem?: { readonly message: string; readonly error?: unknown };
 }
 
-/** An admission request waiting for its turn's batch of reviews. */
-interface AdmissionJob {
-  /** The kind its path reviews. */
-  readonly kind: CrKind;
-  readonly entry: Tracked;
-  readonly request: Request;
-  readonly response: Response;
-  readonly next: NextFunction;
-}
-
 /** The webhook's express app. */
 export function createApp(deps: WebhookDeps): express.Express {
   const { knowledge, metrics, log } = deps;
   const clock = deps.clock ?? (() => performance.now());
+  const reviews = deps.reviews ?? new InlineReviews(knowledge);
+  const admissions = new Admissions(knowledge, reviews, deps.record);
   const tracked = new WeakMap<Request, Tracked>();
   const app = express();
   app.disable("x-powered-by");
@@ -76,10 +75,13 @@ export function createApp(deps: WebhookDeps): express.Express {
   });
   app.get("/readyz", (_request, response) => {
     const readiness = knowledge.readiness();
+    const reviewing = reviews.status();
+    const ready = readiness.ready && reviewing.ready;
+    const detail = deps.reviews === undefined ? readiness.detail : `${readiness.detail}\n${reviewing.detail}`;
     response
-      .status(readiness.ready ? 200 : 503)
+      .status(ready ? 200 : 503)
       .type("text/plain")
-      .send(`${readiness.detail}\n`);
+      .send(`${detail}\n`);
   });
   app.get("/metrics", async (_request, response) => {
     response.type(metrics.registry.contentType).send(await metrics.registry.metrics());
@@ -99,39 +101,31 @@ export function createApp(deps: WebhookDeps): express.Express {
     next();
   };
 
-  const parseBody = express.json({
+  // The body's bytes, parsed where it is reviewed (a review worker): this thread never spends a
+  // large body's parse.
+  const readBody = express.raw({
     limit: MAX_BODY_BYTES,
-    strict: true,
-    // The API server sends application/json; anything else is parsed too and judged by its content.
+    // The API server sends application/json; anything else is read too and judged by its content.
     type: () => true,
     // Nothing legitimate compresses an AdmissionReview, and inflating is work an attacker chooses.
     inflate: false,
   });
 
-  // Requests whose bodies came in during one turn of the event loop are decided back to back, then
-  // answered (decision 0028): the peak throughput with a hub loaded went from 66–68 % of the echo's
-  // to 111–121 % in `npm run bench`.
-  const reviews = new TurnBatch<AdmissionJob, AdmissionOutcome>(
-    ({ kind, request }) => {
-      const outcome = admit(kind, request.body, knowledge.reviewer());
-      // Held before the next request of the batch is decided, so a conflicting one is denied.
-      if (outcome.status === 200 && outcome.admitted !== undefined) knowledge.hold(outcome.admitted);
-      return outcome;
-    },
-    ({ entry, response }, outcome) => {
-      entry.outcome = outcome;
-      answerJson(response, outcome.status, outcome.body);
-    },
-    ({ next }, error) => next(error),
-  );
-
   const review: RequestHandler = (request, response, next) => {
     const entry = tracked.get(request);
     if (entry === undefined || entry.kind === "unknown") throw new Error("admission route without tracking");
-    reviews.submit({ kind: entry.kind, entry, request, response, next });
+    const body: unknown = request.body;
+    const bytes = body instanceof Uint8Array ? body : new Uint8Array();
+    admissions.decide(entry.kind, bytes).then(
+      (outcome) => {
+        entry.outcome = outcome;
+        answerJson(response, outcome.status, outcome.body);
+      },
+      (error: unknown) => next(error),
+    );
   };
 
-  app.post("/validate/:kind", track, parseBody, review);
+  app.post("/validate/:kind", track, readBody, review);
 
   app.use((request, response) => {
     response.status(404).json({ error: `no route for ${request.method} ${request.path}` });

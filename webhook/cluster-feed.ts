@@ -13,21 +13,30 @@
  * - A change recomputes only the hosts it touches (a BMH, its HardwareData, the Secret it names),
  *   each joined by a {@link HostJoin}; the index is then rebuilt from the kept hosts.
  * - With `allocations`, Git's Allocations (`metalsynth.io/v1alpha1`, one per cluster) are watched too
- *   and reassembled into the lock the reviews use, each parsed once per change; a damaged set makes
- *   every review a refusal, as `metalsynth validate` refuses a damaged lock (decision 0041).
+ *   (in the namespaces `allocationTrust` declares, one informer each, or in every namespace) and
+ *   reassembled into the lock the reviews use, each parsed once per change (decision 0041). What is
+ *   wrong with the set is confined to the clusters and hosts it touches (decision 0056).
  */
 import {
   CoreV1Api,
   CustomObjectsApi,
-  makeInformer,
+  ListWatch,
+  Watch,
   type KubeConfig,
   type KubernetesObject,
 } from "@kubernetes/client-node";
 import { NETWORK_DATA_LABEL } from "../synth/inventory/network-data.ts";
 import { issueText } from "../synth/issue.ts";
+import { isRecord } from "../synth/inventory/raw.ts";
 import { KINDS } from "../synth/schema/kinds.ts";
 import { readResources, resourceKey } from "../synth/site/resources.ts";
-import { AllocationLedger, type AllocationLock, type AllocationReader } from "./allocations.ts";
+import type { AllocationTrust } from "./allocation-trust.ts";
+import {
+  AllocationLedger,
+  type AllocationLock,
+  type AllocationReader,
+  type LockDamage,
+} from "./allocations.ts";
 import { HostJoin } from "./host-join.ts";
 import { InformerSupervisor, type SupervisedResource } from "./informer-supervisor.ts";
 import type { Logger } from "./log.ts";
@@ -73,6 +82,11 @@ export interface ClusterFeedOptions {
    * namespace and reviews with the lock they make. Absent: no lock, as before Allocations existed.
    */
   readonly allocations?: AllocationReader;
+  /**
+   * Which Allocations are the site's (`--allocation-namespace`, `--allocation-manager`): only
+   * those namespaces are watched. Absent: every Allocation is trusted.
+   */
+  readonly allocationTrust?: AllocationTrust;
   /**
    * Label selector (kubectl syntax, `-l`) of the BareMetalHosts watched, as `inventory pull
    * --selector` narrows the snapshot; absent: every host.
@@ -122,6 +136,30 @@ function customResource(
   };
 }
 
+/** The custom resources of `namespace` alone. */
+function namespacedCustomResource(
+  kubeConfig: KubeConfig,
+  group: string,
+  version: string,
+  plural: string,
+  kind: string,
+  use: Use,
+  namespace: string,
+): Resource {
+  return {
+    name: `${plural} in ${namespace}`,
+    apiVersion: `${group}/${version}`,
+    kind,
+    path: `/apis/${group}/${version}/namespaces/${encodeURIComponent(namespace)}/${plural}`,
+    namespace,
+    use,
+    list: () =>
+      kubeConfig
+        .makeApiClient(CustomObjectsApi)
+        .listNamespacedCustomObject({ group, version, namespace, plural }),
+  };
+}
+
 /** The networkData Secrets of every namespace. */
 function allSecrets(kubeConfig: KubeConfig): Resource {
   return {
@@ -159,11 +197,25 @@ function resourcesToWatch(
   kubeConfig: KubeConfig,
   secretNamespaces: readonly string[] = [],
   hostSelector?: string,
-  allocations = false,
+  allocations?: readonly string[],
 ): Resource[] {
   const custom = customResource.bind(undefined, kubeConfig);
+  const allocationsIn = (namespace: string) =>
+    namespacedCustomResource(
+      kubeConfig,
+      "metalsynth.io",
+      "v1alpha1",
+      "allocations",
+      "Allocation",
+      "allocations",
+      namespace,
+    );
   return [
-    ...(allocations ? [custom("metalsynth.io", "v1alpha1", "allocations", "Allocation", "allocations")] : []),
+    ...(allocations === undefined
+      ? []
+      : allocations.length === 0
+        ? [custom("metalsynth.io", "v1alpha1", "allocations", "Allocation", "allocations")]
+        : [...new Set(allocations)].map(allocationsIn)),
     custom("metal3.io", "v1alpha1", "baremetalhosts", "BareMetalHost", "hosts", hostSelector),
     custom("metal3.io", "v1alpha1", "hardwaredata", "HardwareData", "hardware"),
     ...(secretNamespaces.length === 0
@@ -208,21 +260,31 @@ export class ClusterFeed implements Feed {
   private constructor(options: ClusterFeedOptions) {
     this.#options = options;
     this.#clock = options.clock ?? Date.now;
-    this.#allocations = options.allocations && new AllocationLedger(options.allocations);
+    this.#allocations =
+      options.allocations && new AllocationLedger(options.allocations, options.allocationTrust);
     this.#resources = resourcesToWatch(
       options.kubeConfig,
       options.secretNamespaces,
       options.hostSelector,
-      options.allocations !== undefined,
+      options.allocations === undefined ? undefined : (options.allocationTrust?.namespaces ?? []),
     );
     this.#informers = new InformerSupervisor({
-      makeInformer: (path, list, labelSelector) =>
-        makeInformer(options.kubeConfig, path, list, labelSelector),
+      // makeInformer's ListWatch, with the field selector it does not pass on, keeping objects trimmed.
+      makeInformer: (path, list, labelSelector, fieldSelector) => {
+        const trim = (object: KubernetesObject) => trimmed(object, path.includes("/allocations"));
+        const trimmedList = async () => {
+          const listed = await list();
+          return { ...listed, items: listed.items.map(trim) };
+        };
+        const watch = new TrimmingWatch(options.kubeConfig, trim);
+        return new ListWatch(path, watch, trimmedList, false, labelSelector, fieldSelector);
+      },
       events: {
         contact: (resource) => this.#contact(resource),
         changed: (resource, object) => this.#changed(resource, object),
         relisting: (resource) => this.#markAll(resource),
         started: () => this.#schedule(),
+        listed: () => this.#publishNow(),
       },
       log: options.log,
       clock: this.#clock,
@@ -266,10 +328,9 @@ export class ClusterFeed implements Feed {
     if (problems.length > 0) return { ready: false, detail: `cluster: ${problems.join("; ")}` };
     if (!this.#published) return { ready: false, detail: "cluster: building the inventory" };
     const allocations = this.#allocations && `, ${this.#allocations.size} allocations`;
-    const damage = this.#allocations?.result().issues.length ?? 0;
     // Ready: a refusal that says why the allocations are damaged tells more than an API server
-    // that finds no endpoint.
-    const damaged = damage > 0 ? ` (damaged: ${damage} findings; every request is refused)` : "";
+    // that finds no endpoint, and the damage refuses only what it touches (decision 0056).
+    const damaged = damageText(this.#allocations?.result().damage);
     return {
       ready: true,
       detail: `cluster: ${this.#hosts.size} hosts, ${this.#objects} known objects${allocations ?? ""}${damaged}, watching`,
@@ -335,6 +396,17 @@ export class ClusterFeed implements Feed {
     }, this.#options.rebuildDelayMs ?? 100);
   }
 
+  /**
+   * Publishes at once what a list delivered: the collection counted as not current until now, and
+   * nothing reviews in between (decision 0056).
+   */
+  #publishNow(): void {
+    if (this.#closed) return;
+    clearTimeout(this.#rebuild);
+    this.#rebuild = undefined;
+    this.#publish();
+  }
+
   /** Publishes the changes gathered so far, once every resource has been listed. */
   #publish(): void {
     // A resource still listing would look empty: keep serving what was published before.
@@ -359,7 +431,7 @@ export class ClusterFeed implements Feed {
     }
     const allocations = this.#readAllocations();
     this.#options.state.update({
-      ...(allocations && { lock: allocations.lock, lockIssues: allocations.issues }),
+      ...(allocations && { lock: allocations.lock, damage: allocations.damage }),
       ...(inventoryChanged && { inventory: this.#hosts.inventory() }),
       ...(clusterResources && { clusterResources, clusterInvalid }),
       ...(this.#delivered.size > 0 && { delivered: new Map(this.#delivered) }),
@@ -382,21 +454,107 @@ export class ClusterFeed implements Feed {
   /** Parses the allocations changed since the last publication; the lock they make, if any did. */
   #readAllocations(): AllocationLock | undefined {
     const ledger = this.#allocations;
-    const resource = this.#resources.find((candidate) => candidate.use === "allocations");
-    const cache = resource && this.#informers.cache(resource);
-    if (ledger === undefined || resource === undefined || cache === undefined) return undefined;
+    const watched = this.#resources.filter((candidate) => candidate.use === "allocations");
+    if (ledger === undefined || watched.length === 0) return undefined;
     if (this.#published && this.#dirtyAllocations.size === 0) return undefined;
     for (const id of this.#dirtyAllocations) {
       const slash = id.indexOf("/");
-      const object = cache.get(id.slice(slash + 1), id.slice(0, slash));
-      if (object === undefined) ledger.delete(id);
+      const [namespace, name] = [id.slice(0, slash), id.slice(slash + 1)];
+      const resource = watched.find(
+        (candidate) => candidate.namespace === undefined || candidate.namespace === namespace,
+      );
+      const object = resource && this.#informers.cache(resource)?.get(name, namespace);
+      if (resource === undefined || object === undefined) ledger.delete(id);
       else ledger.set(id, typed(object, resource));
     }
     this.#dirtyAllocations.clear();
     const result = ledger.result();
-    for (const found of result.issues.slice(0, LOGGED_DAMAGE))
-      this.#options.log.error("allocation damaged", { finding: issueText(found) });
+    for (const found of result.issues.slice(0, LOGGED_DAMAGE)) {
+      const damaged =
+        found.object !== undefined && result.damage.allocations.has(found.object.slice("Allocation/".length));
+      if (damaged) this.#options.log.error("allocation damaged", { finding: issueText(found) });
+      else this.#options.log.warn("allocation contested", { finding: issueText(found) });
+    }
     return result;
+  }
+}
+
+/** ` (damaged: …)` for `/readyz`, naming what refusals are confined to; empty when nothing is. */
+function damageText(damage: LockDamage | undefined): string {
+  if (damage === undefined || damage.hosts.size + damage.allocations.size === 0) return "";
+  const ids = [...damage.allocations.keys()];
+  const named = ids.slice(0, 3).join(", ") + (ids.length > 3 ? ` and ${ids.length - 3} more` : "");
+  const allocations =
+    ids.length === 0
+      ? ""
+      : `damaged: Allocation ${named}, whose clusters' CRs are refused until it is restored from Git; `;
+  const transit = damage.inTransit > 0 ? `, ${damage.inTransit} in transit between two Allocations` : "";
+  return ` (${allocations}${damage.hosts.size} hosts contested${transit}, given to no new node)`;
+}
+
+/** kubectl's copy of what it last applied: a second copy of the object, which nothing here reads. */
+const LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration";
+
+/**
+ * What the informers keep of an object (decision 0056): not its managed fields nor kubectl's
+ * last-applied copy, which together are often as large as the rest and which no rule reads. An
+ * Allocation keeps, of its managed fields, which managers wrote its spec: the site's trust reads
+ * that (`allocation-trust.ts`).
+ */
+export function trimmed(object: KubernetesObject, keepSpecManagers = false): KubernetesObject {
+  const metadata = object.metadata;
+  if (metadata === undefined) return object;
+  const { managedFields, annotations, ...rest } = metadata;
+  const kept =
+    keepSpecManagers && managedFields
+      ? managedFields.flatMap((entry) =>
+          entry.fieldsV1 !== undefined && typeof entry.fieldsV1 === "object" && "f:spec" in entry.fieldsV1
+            ? [{ manager: entry.manager, operation: entry.operation, fieldsV1: { "f:spec": {} } }]
+            : [],
+        )
+      : undefined;
+  const otherAnnotations = Object.fromEntries(
+    Object.entries(annotations ?? {}).filter(([key]) => key !== LAST_APPLIED),
+  );
+  return {
+    ...object,
+    metadata: {
+      ...rest,
+      ...(annotations !== undefined &&
+        Object.keys(otherAnnotations).length > 0 && { annotations: otherAnnotations }),
+      ...(kept !== undefined && kept.length > 0 && { managedFields: kept }),
+    },
+  };
+}
+
+/** client-node's watch, its objects {@link trimmed} before the informer keeps them. */
+class TrimmingWatch extends Watch {
+  constructor(
+    config: KubeConfig,
+    private readonly trim: (object: KubernetesObject) => KubernetesObject,
+  ) {
+    super(config);
+  }
+
+  override watch(
+    path: string,
+    queryParams: Record<string, string | number | boolean | undefined>,
+    callback: (phase: string, apiObj: KubernetesObject, watchObj?: unknown) => void,
+    done: (err: unknown) => void,
+  ): Promise<AbortController> {
+    return super.watch(
+      path,
+      queryParams,
+      (phase, object: unknown, watchObj) =>
+        callback(
+          phase,
+          isRecord(object) && isRecord(object.metadata)
+            ? this.trim(object as KubernetesObject)
+            : (object as KubernetesObject),
+          watchObj,
+        ),
+      done,
+    );
   }
 }
 

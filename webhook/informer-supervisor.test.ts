@@ -5,6 +5,7 @@
 import {
   ADD,
   ApiException,
+  DELETE,
   ERROR,
   type KubernetesListObject,
   type KubernetesObject,
@@ -52,6 +53,18 @@ class FakeInformer implements CachingInformer {
 
   async stop(): Promise<void> {
     this.stopped = true;
+  }
+
+  /**
+   * What client-node does when its watch hears 410 Gone: lists again, inside the same informer, and
+   * reports what left as deleted and the rest as added.
+   */
+  async relist(): Promise<void> {
+    const before = this.#objects;
+    this.#objects = (await this.listFn()).items;
+    const names = new Set(this.#objects.map((listed) => listed.metadata?.name));
+    for (const gone of before.filter((listed) => !names.has(listed.metadata?.name))) this.emit(DELETE, gone);
+    for (const listed of this.#objects) this.emit(ADD, listed);
   }
 
   emit(verb: string, value?: unknown): void {
@@ -107,6 +120,7 @@ function supervise(options: { clock?: () => number; watchTimeoutSeconds?: number
     changed: (watched, changed) => told.push(`changed ${watched.name} ${changed.metadata?.name}`),
     relisting: (watched) => told.push(`relisting ${watched.name}`),
     started: (watched) => told.push(`started ${watched.name}`),
+    listed: (watched) => told.push(`listed ${watched.name}`),
   };
   supervisor = new InformerSupervisor({
     makeInformer: (path, list, labelSelector) => {
@@ -203,6 +217,48 @@ describe("InformerSupervisor", () => {
     const before = told.length;
     informers[0]?.emit(ADD, object("ghost"));
     expect(told.length).toBe(before);
+  });
+
+  it("counts a list inside the watch (410 Gone) as a problem from its start until it is delivered", async () => {
+    let release: (items: KubernetesObject[]) => void = () => {};
+    let calls = 0;
+    const hosts: SupervisedResource = {
+      name: "hosts",
+      path: "/apis/example.io/v1/hosts",
+      list: async () => {
+        calls += 1;
+        const items =
+          calls === 1
+            ? [object("node-1"), object("node-2")]
+            : await new Promise<KubernetesObject[]>((resolve) => (release = resolve));
+        return { metadata: {}, items };
+      },
+    };
+    const { supervisor, informers, logs, told } = supervise();
+    await supervisor.start([hosts]);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(told).toContain("listed hosts");
+    told.length = 0;
+
+    const relisted = informers[0]?.relist();
+    await expect.poll(() => calls).toBe(2);
+    expect(supervisor.listed()).toBe(false);
+    expect(supervisor.problems()).toEqual([
+      "hosts: listing again: its watch lost its place in the API server's history",
+    ]);
+    release([object("node-1")]);
+    await relisted;
+    // Applied, and the deletion told, but not yet delivered to the owner: still a problem.
+    expect(told.filter((event) => event.startsWith("changed"))).toEqual([
+      "changed hosts node-2",
+      "changed hosts node-1",
+    ]);
+    expect(supervisor.problems()).not.toEqual([]);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(told.at(-1)).toBe("listed hosts");
+    expect(supervisor.listed()).toBe(true);
+    expect(supervisor.problems()).toEqual([]);
+    expect(logs.map((line) => line.msg)).toEqual(expect.arrayContaining(["listing again", "listed again"]));
   });
 
   it("stops every informer on close and reports nothing after", async () => {

@@ -8,6 +8,10 @@
  *   replaced by a fresh informer (a full list).
  * - A failed list or watch is reported and retried, at once the first time, then with backoff; a
  *   410 Gone (history compacted) makes the informer list again by itself.
+ * - Any list after the first (a 410 inside the watch, a retry that lost its place) is a problem
+ *   from the moment it starts until the informer has applied it and the owner has heard
+ *   {@link InformerEvents.listed}: until then the cache holds what the API server may no longer
+ *   have (decision 0056).
  *
  * What the objects mean is the owner's business: it hears of changes, signs of life and fresh lists
  * through {@link InformerEvents}, and reads the informers' caches.
@@ -36,7 +40,9 @@ export interface SupervisedResource {
   /** The collection's path (`/apis/<group>/<version>/<plural>`, or a namespace's). */
   readonly path: string;
   readonly labelSelector?: string;
-  /** Lists the collection (with the same selector). */
+  /** A field selector for list and watch (`metadata.name=…` for one object). */
+  readonly fieldSelector?: string;
+  /** Lists the collection (with the same selectors). */
   list(): Promise<KubernetesListObject<KubernetesObject>>;
 }
 
@@ -48,6 +54,7 @@ export type InformerFactory = (
   path: string,
   list: ListPromise<KubernetesObject>,
   labelSelector?: string,
+  fieldSelector?: string,
 ) => CachingInformer;
 
 /** What the supervisor tells its owner; only of current informers, and never after {@link InformerSupervisor.close}. */
@@ -63,6 +70,12 @@ export interface InformerEvents<R extends SupervisedResource> {
   relisting(resource: R): void;
   /** The informer of `resource` started, or restarted after a failure, without an error. */
   started(resource: R): void;
+  /**
+   * The informer of `resource` has applied a list to its cache (its first, or a later one) and
+   * reported what it changed through {@link changed}: the owner publishes now, since the
+   * collection counts as listing until this returns.
+   */
+  listed(resource: R): void;
 }
 
 /** Options of {@link InformerSupervisor}. */
@@ -94,6 +107,11 @@ interface Watch<R> {
   informer: CachingInformer;
   /** The current informer has listed the collection at least once. */
   listed: boolean;
+  /**
+   * The current informer lists the collection again (its watch lost its place: 410 Gone) and has
+   * not delivered that list yet; why, for `/readyz`.
+   */
+  relisting?: string;
   /** When the API server last gave a sign of life for this collection. */
   contactAt: number;
   /** Why the last list or watch failed; cleared when a retry succeeds. */
@@ -132,9 +150,9 @@ export class InformerSupervisor<R extends SupervisedResource> {
     await Promise.all(resources.map((resource) => this.#open(resource)));
   }
 
-  /** Whether every collection has been listed by its current informer. */
+  /** Whether every collection has been listed by its current informer, and none is listing again. */
   listed(): boolean {
-    return this.#watches.every((watch) => watch.listed);
+    return this.#watches.every((watch) => watch.listed && watch.relisting === undefined);
   }
 
   /** What is wrong, one line per collection: not listed yet, failing, or silent too long. */
@@ -144,6 +162,7 @@ export class InformerSupervisor<R extends SupervisedResource> {
       const { name } = watch.resource;
       if (!watch.listed)
         return [`${name}: ${watch.problem ? `list failed: ${watch.problem}` : "not listed yet"}`];
+      if (watch.relisting !== undefined) return [`${name}: ${watch.relisting}`];
       if (watch.problem) return [`${name}: watch failed, retrying: ${watch.problem}`];
       const silent = now - watch.contactAt;
       if (silent > this.#staleAfterMs) {
@@ -180,17 +199,43 @@ export class InformerSupervisor<R extends SupervisedResource> {
   /** Starts a fresh informer for `resource` (replacing any earlier one) and waits for its first try. */
   async #open(resource: R): Promise<void> {
     const list = async () => {
-      const listed = await resource.list();
+      // A list after the first: the informer's watch lost its place (410 Gone, or a retry after
+      // the history it resumed from was compacted). What the cache holds may be gone from the API
+      // server, so the collection is not current from now until the list is delivered.
+      if (current() && watch.listed) {
+        watch.relisting ??= "listing again: its watch lost its place in the API server's history";
+        this.#options.log.warn("listing again", { resource: resource.name });
+      }
+      let listed;
+      try {
+        listed = await resource.list();
+      } catch (error) {
+        // The informer reports the failure (an ERROR event), and retries with a list.
+        if (current() && watch.relisting !== undefined)
+          watch.relisting = `list failed: ${describeError(error)}`;
+        throw error;
+      }
       // client-node goes on to watch after a list even when stop() came meanwhile (a shutdown, or a
       // stale informer replaced): failing the list ends it there. Its error is ignored below.
       if (!current()) throw new Error(`informer for ${resource.name} stopped while listing`);
       watch.listed = true;
+      // client-node applies the list to its cache, and reports each change, in the continuation of
+      // this promise: after it, and after every microtask it queues, the list is delivered. The
+      // owner publishes it in the same turn as the collection stops counting as listing, so no
+      // request is reviewed in between.
+      setImmediate(() => {
+        if (!current()) return;
+        const again = watch.relisting !== undefined;
+        watch.relisting = undefined;
+        this.#options.events.listed(resource);
+        if (again) this.#options.log.info("listed again", { resource: resource.name });
+      });
       return listed;
     };
     // The watch path carries the server-side timeout that makes a healthy watch end and restart
     // regularly: those restarts are the heartbeat stale-watch detection relies on.
     const path = `${resource.path}?timeoutSeconds=${this.#watchTimeoutSeconds}&allowWatchBookmarks=true`;
-    const informer = this.#options.makeInformer(path, list, resource.labelSelector);
+    const informer = this.#options.makeInformer(path, list, resource.labelSelector, resource.fieldSelector);
     const existing = this.#watchOf(resource);
     const watch: Watch<R> = existing ?? {
       resource,
@@ -203,6 +248,7 @@ export class InformerSupervisor<R extends SupervisedResource> {
       void existing.informer.stop();
       existing.informer = informer;
       existing.listed = false;
+      existing.relisting = undefined;
       this.#options.events.relisting(resource);
     } else {
       this.#watches.push(watch);

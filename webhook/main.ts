@@ -9,9 +9,11 @@ import { createServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { createApp } from "./app.ts";
+import type { AdmissionRecord } from "./admissions.ts";
 import type { WatchOptions } from "./file-watch.ts";
 import type { Logger } from "./log.ts";
 import { WebhookMetrics } from "./metrics.ts";
+import type { Reviews } from "./reviews.ts";
 import type { Knowledge, WebhookState } from "./state.ts";
 import { describeCertificate, readTls, reloadTlsOnChange, type TlsFiles } from "./tls.ts";
 
@@ -30,6 +32,13 @@ export interface WebhookServerOptions {
   readonly tls: TlsFiles;
   /** What requests are reviewed against; drained and closed on shutdown. */
   readonly state: Knowledge & Pick<WebhookState, "startDraining" | "close">;
+  /**
+   * Where request bodies are reviewed (the review workers, decision 0056); closed on shutdown.
+   * @default in the server's thread, against `state`
+   */
+  readonly reviews?: Reviews;
+  /** Where admissions are recorded for the other replicas (decision 0056). */
+  readonly record?: AdmissionRecord;
   readonly log: Logger;
   /**
    * Milliseconds between readiness turning false and the listener closing: the time the endpoints
@@ -65,7 +74,13 @@ export interface RunningWebhook {
 export async function startWebhook(options: WebhookServerOptions): Promise<RunningWebhook> {
   const { state, log } = options;
   const metrics = new WebhookMetrics(() => state.inventoryStats());
-  const app = createApp({ knowledge: state, metrics, log });
+  const app = createApp({
+    knowledge: state,
+    metrics,
+    log,
+    ...(options.reviews && { reviews: options.reviews }),
+    ...(options.record && { record: options.record }),
+  });
   const tls = await readTls(options.tls);
   const server = createServer(
     {
@@ -118,6 +133,7 @@ export async function startWebhook(options: WebhookServerOptions): Promise<Runni
           clearTimeout(cut);
           tlsWatch.close();
           await state.close();
+          await options.reviews?.close();
           log.info("stopped");
         } finally {
           process.off("SIGTERM", onSignal);

@@ -9,6 +9,11 @@ export interface InventoryStats {
   readonly hosts: number;
   /** Seconds since the inventory was last known to be current; `undefined` before the first load. */
   readonly ageSeconds: number | undefined;
+  /**
+   * Damaged Allocations, and hosts contested (named by a damaged one, or listed by two), decision 0056.
+   * @default none
+   */
+  readonly damage?: { readonly allocations: number; readonly hosts: number };
 }
 
 /**
@@ -45,6 +50,22 @@ export class WebhookMetrics {
       registers,
       collect() {
         this.set(inventory().hosts);
+      },
+    });
+    new Gauge({
+      name: "metalsynth_webhook_allocations_damaged",
+      help: "Allocations the webhook does not take for Git's truth (malformed, or not the site's): their clusters' CRs are refused.",
+      registers,
+      collect() {
+        this.set(inventory().damage?.allocations ?? 0);
+      },
+    });
+    new Gauge({
+      name: "metalsynth_webhook_hosts_contested",
+      help: "Hosts a damaged Allocation names or two Allocations list: given to no new node.",
+      registers,
+      collect() {
+        this.set(inventory().damage?.hosts ?? 0);
       },
     });
     new Gauge({

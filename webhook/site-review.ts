@@ -12,6 +12,7 @@ import type { Lock } from "../synth/model/lock.ts";
 import { SiteSnapshot } from "../synth/snapshot.ts";
 import { readResources } from "../synth/site/resources.ts";
 import type { AnyResource, InvalidResource } from "../synth/model/resource.ts";
+import { NO_DAMAGE, type LockDamage } from "./allocations.ts";
 
 /** What the webhook knows at one moment. Immutable: a change builds a new one. */
 export interface KnownSite {
@@ -77,21 +78,24 @@ export class SiteReviewer implements Reviewer {
 
   /**
    * Reviews against `site`, evaluated on first use, or against a snapshot already taken of it.
-   * `damage`: what is wrong with the site's lock; while there is any, every object is refused with
-   * it, as `metalsynth validate` refuses a site whose lock is damaged (decision 0041).
+   * `damage`: what is wrong with the allocation set the lock came from. An object of a damaged
+   * cluster is refused with it (as `metalsynth validate` refuses a site whose lock is damaged);
+   * objects of other clusters are reviewed, and the contested hosts are in the snapshot's
+   * inventory as unavailable (decision 0056).
    */
   constructor(
     private readonly site: KnownSite | SiteSnapshot,
-    private readonly damage: readonly Issue[] = [],
+    private readonly damage: LockDamage = NO_DAMAGE,
   ) {}
 
   /** All findings for `object` (a parsed request object), errors and warnings, in report order. */
   review(object: unknown): Finding[] {
-    if (this.damage.length > 0) return refusals(this.damage);
     const read = readResources([objectDocument(object, REVIEWED)]);
     const own: Issue[] = [...read.issues];
     const caused: Issue[] = [];
     const resource = read.resources[0];
+    const damaged = resource && this.damage.allocations.get(clusterOf(resource));
+    if (resource !== undefined && damaged !== undefined) return refusals(clusterOf(resource), damaged);
     if (resource !== undefined) {
       const { snapshot } = this;
       const before = this.#baseline(snapshot);
@@ -129,16 +133,22 @@ export class SiteReviewer implements Reviewer {
 /** Damage findings shown per refusal; the rest are counted. */
 const SHOWN_DAMAGE = 3;
 
-/** The refusal of any object while the lock is damaged: the damage, and what to do. */
-function refusals(damage: readonly Issue[]): Finding[] {
+/** The refusal of an object of `cluster`, whose Allocation is damaged: the damage, and what to do. */
+function refusals(cluster: string, damage: readonly Issue[]): Finding[] {
   const shown = damage.slice(0, SHOWN_DAMAGE).map((found) => {
     const where = found.object === undefined ? "" : `${describeObject(found)} `;
-    return finding(found, `the site's lock is damaged: ${where}${text(found)}`);
+    return finding(found, `the Allocation of cluster ${cluster} is damaged: ${where}${text(found)}`);
   });
   const more = damage.length - shown.length;
   const rule = damage[0]?.rule ?? "lock-invalid";
-  const advice = `metalsynth refuses every change until the lock${more > 0 ? ` (${more} more findings)` : ""} is restored from Git, as \`metalsynth validate\` does`;
+  const advice = `metalsynth refuses changes to cluster ${cluster} until its Allocation${more > 0 ? ` (${more} more findings)` : ""} is restored from Git, as \`metalsynth validate\` refuses a damaged lock; other clusters are not held up`;
   return [...shown, { rule, severity: "error", text: advice }];
+}
+
+/** The key of the cluster `resource` belongs to: a SIPCluster's own, a BPA CR's `cluster` label. */
+function clusterOf(resource: AnyResource): string {
+  if (resource.kind === "SIPCluster") return `${resource.namespace}/${resource.name}`;
+  return `${resource.namespace}/${resource.labels.cluster ?? ""}`;
 }
 
 /**

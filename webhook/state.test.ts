@@ -147,30 +147,43 @@ describe("WebhookState", () => {
     });
   });
 
-  it("refuses every request while the lock is damaged, with the damage, and reviews again once it is sound", () => {
+  it("confines a damaged allocation set to its clusters and hosts, naming the Allocation, until it is sound", () => {
     const state = new WebhookState();
     const damage = issue(
       "lock-invalid",
       "spec.hosts[0].role",
-      '"boss" is not a BPA role (master or worker)',
+      '"mastr" is not a BPA role (master or worker)',
       {
         object: "Allocation/edge-a/north",
       },
     );
-    state.update({ inventory, clusterResources: [], lock: { entries: [] }, lockIssues: [damage] });
-    const fine = byMac("west", "00:00:00:00:00:02");
-    const findings = state.reviewer()?.review(fine) ?? [];
+    state.update({
+      inventory,
+      clusterResources: [],
+      lock: { entries: [] },
+      damage: {
+        allocations: new Map([["edge-a/north", [damage]]]),
+        hosts: new Map([["metal3/node-01", "named by Allocation edge-a/north, which is damaged"]]),
+        inTransit: 0,
+      },
+    });
+    // The damaged cluster's own CRs: refused, the Allocation named.
+    const findings = state.reviewer()?.review(byMac("north", "00:00:00:00:00:02")) ?? [];
     expect(findings.map((found) => [found.rule, found.severity])).toEqual([
       ["lock-invalid", "error"],
       ["lock-invalid", "error"],
     ]);
     expect(findings[0]?.text).toBe(
-      'the site\'s lock is damaged: Allocation edge-a/north spec.hosts[0].role: "boss" is not a BPA role (master or worker)',
+      'the Allocation of cluster edge-a/north is damaged: Allocation edge-a/north spec.hosts[0].role: "mastr" is not a BPA role (master or worker)',
     );
-    // Another change (here, of CRs) keeps the lock's findings; a sound lock ends the refusal.
-    state.update({ clusterResources: [] });
-    expect(state.reviewer()?.review(fine)).toHaveLength(2);
+    // Another cluster asking for a host the damage names: refused, naming the Allocation.
+    const contested = state.reviewer()?.review(byMac("west", "00:00:00:00:00:01")) ?? [];
+    expect(contested.map((found) => found.rule)).toEqual(["host-unavailable"]);
+    expect(contested[0]?.text).toContain("named by Allocation edge-a/north, which is damaged");
+    // Another cluster asking for another host: reviewed as ever.
+    expect(state.reviewer()?.review(byMac("west", "00:00:00:00:00:02"))).toEqual([]);
+    // A sound lock ends it.
     state.update({ lock: { entries: [] } });
-    expect(state.reviewer()?.review(fine)).toEqual([]);
+    expect(state.reviewer()?.review(byMac("north", "00:00:00:00:00:01"))).toEqual([]);
   });
 });

@@ -13,6 +13,9 @@ import { FileFeed, type SiteFiles } from "../../webhook/file-feed.ts";
 import { tuneHeapForReviews } from "../../webhook/heap.ts";
 import { jsonLogger } from "../../webhook/log.ts";
 import { startWebhook } from "../../webhook/main.ts";
+import type { AdmissionRecord } from "../../webhook/admissions.ts";
+import { DEFAULT_ALLOCATION_MANAGERS, type AllocationTrust } from "../../webhook/allocation-trust.ts";
+import { DEFAULT_REVIEW_WORKERS, REVIEW_BUDGET_MS, ReviewPool } from "../../webhook/review-pool.ts";
 import { WebhookState } from "../../webhook/state.ts";
 import { EXIT, listWords, refuseStrayWords, type Console } from "../common.ts";
 import { KUBE_OPTIONS, loadKubeConfig } from "../kube-config.ts";
@@ -28,6 +31,11 @@ const OPTIONS = {
   selector: { type: "string", short: "l" },
   port: { type: "string" },
   host: { type: "string" },
+  "review-workers": { type: "string" },
+  "review-budget": { type: "string" },
+  "allocation-namespace": { type: "string", multiple: true },
+  "allocation-manager": { type: "string", multiple: true },
+  namespace: { type: "string" },
 } as const;
 
 /**
@@ -63,6 +71,32 @@ export async function webhook(argv: readonly string[], io: Console): Promise<num
     if (parseDnsLabel(namespace) === undefined)
       throw new UsageError(`--secrets-namespace must be a namespace name, not "${namespace}"`);
   }
+  const trust: AllocationTrust = {
+    namespaces: values["allocation-namespace"] ?? [],
+    managers: values["allocation-manager"] ?? DEFAULT_ALLOCATION_MANAGERS,
+  };
+  for (const namespace of [
+    ...trust.namespaces,
+    ...(values.namespace === undefined ? [] : [values.namespace]),
+  ]) {
+    if (parseDnsLabel(namespace) === undefined)
+      throw new UsageError(
+        `--allocation-namespace and --namespace take a namespace name, not "${namespace}"`,
+      );
+  }
+  for (const manager of trust.managers) {
+    if (!/^\S{1,128}$/.test(manager))
+      throw new UsageError(`--allocation-manager must be a field manager's name, not "${manager}"`);
+  }
+  const ownNamespace = values.namespace;
+  const ledgerFlags = [values["allocation-namespace"], values["allocation-manager"], ownNamespace];
+  if (!fromCluster && ledgerFlags.some((flag) => flag !== undefined)) {
+    throw new UsageError(
+      "--allocation-namespace, --allocation-manager and --namespace go with --from-cluster",
+    );
+  }
+  const reviewWorkers = workerCount(values["review-workers"] ?? String(DEFAULT_REVIEW_WORKERS));
+  const budgetMs = budget(values["review-budget"] ?? String(REVIEW_BUDGET_MS / 1000));
   const certFile = values["tls-cert"];
   const keyFile = values["tls-key"];
   if (certFile === undefined || keyFile === undefined) {
@@ -82,37 +116,66 @@ export async function webhook(argv: readonly string[], io: Console): Promise<num
 
   tuneHeapForReviews();
   const log = jsonLogger((line) => io.out(`${line}\n`));
-  const state = new WebhookState(Date.now, fromCluster);
+  const state = new WebhookState(Date.now, fromCluster, trust);
+  // Reviews run in worker threads, each with a copy of the state (decision 0056).
+  const reviews = new ReviewPool({ state, log, workers: reviewWorkers, budgetMs });
+  // With --namespace the replicas share the admissions they make through a ConfigMap there
+  // (decision 0056); it is read once the feed has started, before any request is reviewed.
+  let ledger: AdmissionRecord | undefined;
+  const record: AdmissionRecord | undefined =
+    fromCluster && ownNamespace !== undefined
+      ? {
+          record: (object, holds) =>
+            ledger === undefined
+              ? Promise.reject(new Error("the admissions record is not read yet"))
+              : ledger.record(object, holds),
+        }
+      : undefined;
   // Listen first: /healthz answers while the first read or list runs, and /readyz says why not yet.
   const running = await startWebhook({
     host,
     port,
     tls: { certFile, keyFile },
     state,
+    reviews,
+    ...(record && { record }),
     log,
     handleSignals: true,
-  }).catch((error: unknown) => {
+  }).catch(async (error: unknown) => {
+    await reviews.close();
     throw listenProblem(error, host, port) ?? error;
   });
   const feeds = async () => {
     if (fromCluster) {
       // The Kubernetes client takes about half a second to load; only --from-cluster uses it.
-      const [{ KubeConfig }, { ClusterFeed }, { lockFromAllocations }] = await Promise.all([
-        import("@kubernetes/client-node"),
-        import("../../webhook/cluster-feed.ts"),
-        import("../../synth/rules/allocation.ts"),
-      ]);
+      const [{ KubeConfig }, { ClusterFeed }, { lockFromAllocations }, { AdmissionLedger }] =
+        await Promise.all([
+          import("@kubernetes/client-node"),
+          import("../../webhook/cluster-feed.ts"),
+          import("../../synth/rules/allocation.ts"),
+          import("../../webhook/admission-record.ts"),
+        ]);
       const kubeConfig = new KubeConfig();
       loadKubeConfig(kubeConfig, values);
       const hostSelector = values.selector;
-      await ClusterFeed.start({
-        kubeConfig,
-        state,
-        log,
-        secretNamespaces,
-        allocations: lockFromAllocations,
-        ...(hostSelector === undefined ? {} : { hostSelector }),
-      });
+      // Registered first, so the state is ready only once the record is read too.
+      const admissions =
+        ownNamespace === undefined
+          ? undefined
+          : AdmissionLedger.create({ kubeConfig, namespace: ownNamespace, state, log });
+      ledger = admissions;
+      await Promise.all([
+        ClusterFeed.start({
+          kubeConfig,
+          state,
+          log,
+          secretNamespaces,
+          allocations: lockFromAllocations,
+          allocationTrust: trust,
+          ...(hostSelector === undefined ? {} : { hostSelector }),
+        }),
+        admissions?.watch(),
+      ]);
       if (site !== undefined) {
         // The cluster's Allocations are the lock here; the site's lock file would fight them.
         const load = async () => ({ ...(await siteFiles(site, [])), lock: undefined });
@@ -237,6 +300,21 @@ export function listenProblem(error: unknown, host: string, port: number): Usage
       NO_HELP,
     );
   return undefined;
+}
+
+/** `--review-budget SECONDS`, in milliseconds: more than a normal review, less than the API server waits. */
+function budget(text: string): number {
+  const seconds = Number(text);
+  if (!/^\d+(\.\d+)?$/.test(text) || seconds < 0.05 || seconds > 25)
+    throw new UsageError(`--review-budget must be seconds from 0.05 to 25, not "${text}"`);
+  return Math.round(seconds * 1000);
+}
+
+function workerCount(text: string): number {
+  const count = Number(text);
+  if (!/^\d+$/.test(text) || count < 1 || count > 64)
+    throw new UsageError(`--review-workers must be a number from 1 to 64, not "${text}"`);
+  return count;
 }
 
 function portNumber(text: string): number {

@@ -47,8 +47,12 @@ export interface PartialSipLabels {
   readonly nodeType?: string;
 }
 
-/** Why a host can take no new node (docs/contract.md §1.3, decision 0052), one code per family of facts. */
-export type UnavailableReason = "consumed" | "deleting" | "off" | "broken" | "paused" | "detached";
+/**
+ * Why a host can take no new node (docs/contract.md §1.3, decision 0052), one code per family of facts;
+ * `contested`: the webhook's Allocations disagree about it (decision 0056).
+ */
+export type UnavailableReason =
+  "consumed" | "deleting" | "off" | "broken" | "paused" | "detached" | "contested";
 
 /** One reason a host is not available, with the BareMetalHost fields that say so, in their own words. */
 export interface Unavailable {

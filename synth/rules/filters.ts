@@ -62,6 +62,8 @@ export const REASONS = {
   paused: "paused",
   /** Available: the detached annotation. */
   detached: "detached",
+  /** Available: a damaged Allocation names it, or two list it (the webhook, decision 0056). */
+  contested: "contested",
   /** Cpus / Memory: the host has no hardware details, so the request can't be checked. */
   unknown: "unknown",
   /** Cpus / Memory: less than `requested`; `available` is what the host has. */
@@ -130,6 +132,8 @@ export function rejectionText(rejection: Rejection): string {
       return "paused";
     case REASONS.detached:
       return "detached";
+    case REASONS.contested:
+      return "contested by the cluster's Allocations";
     case REASONS.unknown:
       return "no hardware details";
     case REASONS.insufficient:
@@ -225,6 +229,7 @@ const UNAVAILABLE: Readonly<Record<UnavailableReason, Rejection>> = {
   broken: Object.freeze({ filter: FILTERS.available, reason: REASONS.broken }),
   paused: Object.freeze({ filter: FILTERS.available, reason: REASONS.paused }),
   detached: Object.freeze({ filter: FILTERS.available, reason: REASONS.detached }),
+  contested: Object.freeze({ filter: FILTERS.available, reason: REASONS.contested }),
 };
 
 /** Rejects hosts this cluster already uses for something else (`filter` says what). */

@@ -64,3 +64,15 @@ export const ALLOCATION_DEFINITION = {
 /** The Allocation's `apiVersion` and `kind`. */
 export const ALLOCATION_API_VERSION = apiVersionOf(ALLOCATION_DEFINITION);
 export const ALLOCATION_KIND = ALLOCATION_DEFINITION.kind;
+
+/**
+ * The field managers that apply rendered directories, so the ones an Allocation's spec is written
+ * by: Flux's kustomize-controller, Argo CD's server-side apply, and client-side apply, which Argo
+ * CD's default sync and `kubectl apply` share. The webhook trusts an Allocation whose spec only
+ * they wrote, unless the site declares others (decision 0056).
+ */
+export const DEFAULT_ALLOCATION_MANAGERS: readonly string[] = [
+  "kustomize-controller",
+  "argocd-controller",
+  "kubectl-client-side-apply",
+];

@@ -369,19 +369,31 @@ describe("the webhook fed by informers with Git's Allocations (decision 0041)", 
     expect(errors(fine)).toEqual([]);
   });
 
-  it("refuses every request while an Allocation is damaged, saying why, and recovers when it is restored", async () => {
+  it("confines a damaged Allocation to its cluster and hosts, saying why, and recovers when it is restored", async () => {
     const damaged = { ...held, spec: { ...held.spec, hosts: [{ ...held.spec.hosts[0], role: "boss" }] } };
     apiServer.put(ALLOCATIONS, damaged);
-    await eventually(() => errors(fine)?.includes("lock-invalid"), "the damaged Allocation");
-    expect(state.reviewer()?.review(fine)[0]?.text).toMatch(
-      /^the site's lock is damaged: .*"boss" is not a BPA role/,
+    /** Another CR of the damaged cluster. */
+    const sameCluster = provisioning({
+      name: "cluster-res",
+      masters: [["master-1", { cpu: 2 }]],
+    });
+    await eventually(() => errors(sameCluster)?.includes("lock-invalid"), "the damaged Allocation");
+    expect(state.reviewer()?.review(sameCluster)[0]?.text).toMatch(
+      /^the Allocation of cluster edge-a\/cluster-res is damaged: .*"boss" is not a BPA role/,
     );
+    // The host it names is given to no one else, and the refusal says which Allocation.
+    expect(errors(wantsHeld)).toEqual(["host-unavailable"]);
+    expect(JSON.stringify(state.reviewer()?.review(wantsHeld))).toContain(
+      "named by Allocation edge-a/cluster-res, which is damaged",
+    );
+    // Other clusters, other hosts: reviewed as ever.
+    expect(errors(fine)).toEqual([]);
     expect(feed.status()).toMatchObject({
       ready: true,
-      detail: expect.stringMatching(/damaged: 1 findings/),
+      detail: expect.stringMatching(/damaged: Allocation edge-a\/cluster-res, .*1 hosts contested/),
     });
     apiServer.put(ALLOCATIONS, held);
-    await eventually(() => errors(fine)?.length === 0, "the restored Allocation");
+    await eventually(() => errors(sameCluster)?.length === 0, "the restored Allocation");
     expect(errors(wantsHeld)).toEqual(["host-claimed"]);
   });
 

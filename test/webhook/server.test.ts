@@ -369,8 +369,13 @@ describe("the webhook when its rules throw", () => {
     webhook = await startTestWebhook({
       knowledge: (state) => ({
         readiness: () => state.readiness(),
+        staleness: () => state.staleness(),
         inventoryStats: () => state.inventoryStats(),
         hold: (object) => state.hold(object),
+        holdCount: () => state.holdCount(),
+        holdsAdmitted: state.holdsAdmitted,
+        unchanged: (object) => state.unchanged(object),
+        allocationReviewer: () => state.allocationReviewer(),
         reviewer: () => {
           const reviewer = state.reviewer();
           if (reviewer === undefined) return undefined;

@@ -1,0 +1,294 @@
+/**
+ * Reviews in worker threads (decision 0056). Each worker holds a copy of the state's knowledge,
+ * kept by the changes the state tells (`WebhookState.subscribe`, sent as `wire.ts` shapes), and
+ * reviews one request at a time; the server's thread only receives, dispatches and answers. So:
+ *
+ * - no review delays `/healthz`, `/readyz`, `/metrics` or the informers: they are not in a worker;
+ * - a costly review delays no other: the other workers take the requests that come meanwhile;
+ * - a review is given {@link REVIEW_BUDGET_MS} from when its worker starts it. Past that, its
+ *   request is refused (`review-budget`, naming the budget), the worker is terminated, which is the
+ *   one way to stop a synchronous review, and a new one is started from the state's knowledge;
+ * - a request no worker starts within {@link QUEUE_WAIT_MS} (all of them busy) is refused as
+ *   unavailable, so the API server hears back before its `timeoutSeconds`.
+ */
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { Worker } from "node:worker_threads";
+import { admit, type AdmissionOutcome } from "./admission.ts";
+import type { Logger } from "./log.ts";
+import type { ReviewWorkerData, FromWorker, ToWorker } from "./review-worker.ts";
+import type { ReviewJob, Reviewed, Reviews } from "./reviews.ts";
+import type { KnowledgeChange, Readiness, WebhookState } from "./state.ts";
+import { WireSender } from "./wire.ts";
+
+/**
+ * How long one review may run in its worker (milliseconds). The API server waits 5 s
+ * (`timeoutSeconds`) and the server cuts a request at 4 s; a request may first wait up to 1 s for
+ * current knowledge (`CURRENT_WAIT_MS`) and {@link QUEUE_WAIT_MS} for a worker, so 1.5 s is what is
+ * left with a margin.
+ */
+export const REVIEW_BUDGET_MS = 1500;
+
+/** How long a request waits for a worker to start its review before it is refused as unavailable. */
+export const QUEUE_WAIT_MS = 1000;
+
+/** Default number of review workers: one costly review leaves the other free. */
+export const DEFAULT_REVIEW_WORKERS = 2;
+
+/** Options of {@link ReviewPool}. */
+export interface ReviewPoolOptions {
+  readonly state: WebhookState;
+  readonly log: Logger;
+  /** @default DEFAULT_REVIEW_WORKERS */
+  readonly workers?: number;
+  /** @default REVIEW_BUDGET_MS */
+  readonly budgetMs?: number;
+  /** @default QUEUE_WAIT_MS */
+  readonly queueWaitMs?: number;
+}
+
+/** A review waiting for a worker, or in one. */
+interface Pending {
+  readonly id: number;
+  readonly job: ReviewJob;
+  /** The state's hold count when the job was sent: the worker had every hold up to it. */
+  holds: number;
+  /** Answers the request, once: a job answered before its worker replies is not answered again. */
+  readonly resolve: (reviewed: Reviewed) => void;
+  readonly queued: NodeJS.Timeout;
+  budget?: NodeJS.Timeout;
+  worker?: PoolWorker;
+}
+
+/** One worker thread and what the pool knows of it. */
+interface PoolWorker {
+  readonly thread: Worker;
+  readonly sender: WireSender;
+  /** Its knowledge is evaluated: reviews sent to it start at once. */
+  warm: boolean;
+  /** The review it was sent and has not answered. */
+  job?: Pending;
+  gone: boolean;
+}
+
+/** The module a worker runs: `review-worker.js` beside the compiled code, `.ts` beside the sources. */
+const WORKER_MODULE = new URL(
+  `./review-worker${path.extname(fileURLToPath(import.meta.url))}`,
+  import.meta.url,
+);
+
+/** Reviews in worker threads (see the module comment). */
+export class ReviewPool implements Reviews {
+  readonly #state: WebhookState;
+  readonly #log: Logger;
+  readonly #size: number;
+  readonly #budgetMs: number;
+  readonly #queueWaitMs: number;
+  readonly #workers: PoolWorker[] = [];
+  readonly #queue: Pending[] = [];
+  readonly #unsubscribe: () => void;
+  #next = 0;
+  #closed = false;
+  /** Workers terminated for running over the budget, for `/readyz` and the log. */
+  #replaced = 0;
+
+  constructor(options: ReviewPoolOptions) {
+    this.#state = options.state;
+    this.#log = options.log;
+    this.#size = Math.max(1, options.workers ?? DEFAULT_REVIEW_WORKERS);
+    this.#budgetMs = options.budgetMs ?? REVIEW_BUDGET_MS;
+    this.#queueWaitMs = options.queueWaitMs ?? QUEUE_WAIT_MS;
+    this.#unsubscribe = this.#state.subscribe((change) => this.#broadcast(change));
+    for (let index = 0; index < this.#size; index++) this.#workers.push(this.#start());
+  }
+
+  review(job: ReviewJob): Promise<Reviewed> {
+    return new Promise((answer) => {
+      const id = this.#next++;
+      let answered = false;
+      const pending: Pending = {
+        id,
+        job,
+        holds: this.#state.holdCount(),
+        resolve: (reviewed) => {
+          if (answered) return;
+          answered = true;
+          answer(reviewed);
+        },
+        queued: setTimeout(() => this.#notStarted(pending), this.#queueWaitMs),
+      };
+      this.#queue.push(pending);
+      this.#dispatch();
+    });
+  }
+
+  status(): Readiness {
+    const live = this.#workers.filter((worker) => worker.warm).length;
+    const replaced = this.#replaced > 0 ? `, ${this.#replaced} replaced after a review over budget` : "";
+    return {
+      ready: live > 0,
+      detail: `review workers: ${live} of ${this.#size} ready${replaced}`,
+    };
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    this.#unsubscribe();
+    for (const pending of this.#queue.splice(0)) clearTimeout(pending.queued);
+    await Promise.all(this.#workers.map((worker) => worker.thread.terminate()));
+  }
+
+  #start(): PoolWorker {
+    const workerData: ReviewWorkerData = {
+      holdsAdmitted: this.#state.holdsAdmitted,
+      trust: this.#state.trust,
+    };
+    const thread = new Worker(workerEntry(), { workerData });
+    const worker: PoolWorker = { thread, sender: new WireSender(), warm: false, gone: false };
+    thread.on("message", (message: FromWorker) => this.#heard(worker, message));
+    thread.on("error", (error) => this.#lost(worker, error));
+    thread.on("exit", (code) => this.#lost(worker, new Error(`a review worker exited (code ${code})`)));
+    // Everything known so far, then every change as it comes: a worker never misses one.
+    for (const change of this.#state.knowledge()) this.#send(worker, change);
+    return worker;
+  }
+
+  #broadcast(change: KnowledgeChange): void {
+    for (const worker of this.#workers) if (!worker.gone) this.#send(worker, change);
+  }
+
+  #send(worker: PoolWorker, change: KnowledgeChange): void {
+    worker.thread.postMessage({ type: "change", change: worker.sender.encode(change) } satisfies ToWorker);
+  }
+
+  /** Sends queued jobs to idle workers: warm ones, or any while none is warm (starting up). */
+  #dispatch(): void {
+    const idle = this.#workers.filter((worker) => !worker.gone && worker.job === undefined);
+    const anyWarm = this.#workers.some((worker) => !worker.gone && worker.warm);
+    for (const worker of idle) {
+      if (anyWarm && !worker.warm) continue;
+      const pending = this.#queue.shift();
+      if (pending === undefined) return;
+      pending.worker = worker;
+      pending.holds = this.#state.holdCount();
+      worker.job = pending;
+      // Copied, not moved: a review decided again, or refused here, reads the body once more.
+      worker.thread.postMessage({ type: "review", id: pending.id, job: pending.job } satisfies ToWorker);
+    }
+  }
+
+  #heard(worker: PoolWorker, message: FromWorker): void {
+    if (message.type === "warm") {
+      worker.warm = true;
+      this.#dispatch();
+      return;
+    }
+    const pending = worker.job;
+    if (pending?.id !== message.id) return;
+    if (message.type === "started") {
+      clearTimeout(pending.queued);
+      pending.budget = setTimeout(() => this.#overBudget(worker, pending), this.#budgetMs);
+      return;
+    }
+    clearTimeout(pending.queued);
+    clearTimeout(pending.budget);
+    worker.job = undefined;
+    pending.resolve({ outcome: message.outcome, holds: pending.holds });
+    this.#dispatch();
+  }
+
+  /**
+   * No worker started the job in time: refused as unavailable, wherever it waits. One sent to a
+   * worker still busy with knowledge it was sent before stays that worker's job (its answer is
+   * dropped, its budget still applies) while the request hears now.
+   */
+  #notStarted(pending: Pending): void {
+    const queued = this.#queue.indexOf(pending);
+    if (queued !== -1) this.#queue.splice(queued, 1);
+    const busy = this.#workers.filter((worker) => worker.job !== undefined).length;
+    pending.resolve({
+      holds: pending.holds,
+      outcome: refusal(
+        pending.job,
+        undefined,
+        `metalsynth's ${this.#size} review workers are busy (${busy} reviewing)`,
+      ),
+    });
+    this.#dispatch();
+  }
+
+  /** The review ran past its budget: refused, and its worker replaced (see the module comment). */
+  #overBudget(worker: PoolWorker, pending: Pending): void {
+    if (worker.job !== pending) return;
+    const { kind } = pending.job;
+    this.#log.warn("review over budget; worker replaced", { kind, budgetMs: this.#budgetMs });
+    this.#replaced += 1;
+    this.#retire(worker);
+    pending.resolve({
+      holds: pending.holds,
+      outcome: refusal(
+        pending.job,
+        `metalsynth stopped reviewing this ${kind} after ${this.#budgetMs / 1000} s, its review budget: an object this costly to place is refused (fewer nodes chosen by resources, or nodes by MAC, cost less)`,
+      ),
+    });
+    this.#dispatch();
+  }
+
+  #lost(worker: PoolWorker, error: unknown): void {
+    if (worker.gone || this.#closed) return;
+    this.#log.error("review worker failed; replacing it", { error });
+    const pending = worker.job;
+    this.#retire(worker);
+    if (pending !== undefined) {
+      clearTimeout(pending.budget);
+      pending.resolve({
+        holds: pending.holds,
+        outcome: refusal(
+          pending.job,
+          undefined,
+          "metalsynth's review worker failed while reviewing this request",
+        ),
+      });
+    }
+    this.#dispatch();
+  }
+
+  /** Terminates `worker` and starts another in its place. */
+  #retire(worker: PoolWorker): void {
+    worker.gone = true;
+    worker.job = undefined;
+    void worker.thread.terminate();
+    if (this.#closed) return;
+    const index = this.#workers.indexOf(worker);
+    this.#workers.splice(index, 1, this.#start());
+  }
+}
+
+/**
+ * The answer to `job` without a review: a denial with `message` (rule `review-budget`), or as
+ * unavailable with `unavailable`. The body is parsed here for its uid, once, in the rare case.
+ */
+function refusal(job: ReviewJob, message?: string, unavailable?: string): AdmissionOutcome {
+  let body: unknown;
+  try {
+    body = JSON.parse(new TextDecoder().decode(job.body)) as unknown;
+  } catch {
+    return { status: 400, body: { error: "request body is not JSON" } };
+  }
+  if (message === undefined) return admit(job.kind, body, undefined, unavailable);
+  return admit(job.kind, body, {
+    review: () => [{ rule: "review-budget", severity: "error", text: message }],
+  });
+}
+
+/**
+ * Where a worker starts. Compiled JavaScript runs as it is. From the TypeScript sources (tsx,
+ * tests) a worker thread inherits no loader hooks, so it imports the module through tsx's API, as
+ * gitops/render.ts's render workers do.
+ */
+function workerEntry(): URL {
+  if (!WORKER_MODULE.pathname.endsWith(".ts")) return WORKER_MODULE;
+  const tsx = JSON.stringify(import.meta.resolve("tsx/esm/api"));
+  const code = `const { tsImport } = await import(${tsx}); await tsImport(${JSON.stringify(WORKER_MODULE.href)}, import.meta.url);`;
+  return new URL(`data:text/javascript,${encodeURIComponent(code)}`);
+}

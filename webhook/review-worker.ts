@@ -1,0 +1,73 @@
+/**
+ * A review worker thread (decision 0056): a copy of the webhook's knowledge, kept by the changes the
+ * server's state sends (`wire.ts`), and the reviews it is sent, one at a time. What a review costs
+ * here is no request's wait in the server's thread: health, readiness, metrics and the feeds stay
+ * there, and so do the other workers.
+ */
+import { parentPort, workerData } from "node:worker_threads";
+import type { AdmissionOutcome } from "./admission.ts";
+import type { AllocationTrust } from "./allocation-trust.ts";
+import { reviewBody, reviewerFor, type ReviewJob } from "./reviews.ts";
+import { WebhookState } from "./state.ts";
+import { WireReceiver, type WireChange } from "./wire.ts";
+
+/** What a worker is started with. */
+export interface ReviewWorkerData {
+  /** As the server's state: whether admitted objects are held (`--from-cluster`). */
+  readonly holdsAdmitted: boolean;
+  /** As the server's state: which Allocations are the site's. */
+  readonly trust: AllocationTrust;
+}
+
+/** What the server sends a worker. */
+export type ToWorker =
+  | { readonly type: "change"; readonly change: WireChange }
+  | { readonly type: "review"; readonly id: number; readonly job: ReviewJob };
+
+/** What a worker answers. */
+export type FromWorker =
+  | { readonly type: "started"; readonly id: number }
+  | { readonly type: "reviewed"; readonly id: number; readonly outcome: AdmissionOutcome }
+  /** Its knowledge is loaded and evaluated: reviews sent now start at once. */
+  | { readonly type: "warm" };
+
+const port = parentPort;
+if (port === null) throw new Error("review-worker.ts runs as a worker thread");
+const { holdsAdmitted, trust } = workerData as ReviewWorkerData;
+const state = new WebhookState(Date.now, holdsAdmitted, trust);
+const receiver = new WireReceiver();
+let warm = false;
+
+port.on("message", (message: ToWorker) => {
+  if (message.type === "change") {
+    const change = receiver.decode(message.change);
+    if (change.type === "hold") state.hold(change.object, change.at);
+    else state.update(change.parts);
+    // Evaluated now, between messages, rather than by the next review, whose time is its budget.
+    if (state.reviewer() !== undefined && !warm) {
+      warm = true;
+      port.postMessage({ type: "warm" } satisfies FromWorker);
+    }
+    return;
+  }
+  const { id, job } = message;
+  port.postMessage({ type: "started", id } satisfies FromWorker);
+  let outcome: AdmissionOutcome;
+  try {
+    outcome = reviewBody(job.kind, job.body, reviewerFor(state, job), job.unavailable);
+  } catch (error) {
+    // reviewBody catches what the rules throw; what escapes is a bug of the worker itself.
+    outcome = { status: 400, body: { error: `internal error: ${String(error)}` } };
+  }
+  port.postMessage({ type: "reviewed", id, outcome: cloneable(outcome) } satisfies FromWorker);
+});
+
+/**
+ * `outcome` as a message can carry it: what a rule threw is an Error (cloned with its stack) or
+ * anything else, which becomes an Error saying what it was.
+ */
+function cloneable(outcome: AdmissionOutcome): AdmissionOutcome {
+  if (outcome.status !== 200 || outcome.failure === undefined || outcome.failure instanceof Error)
+    return outcome;
+  return { ...outcome, failure: new Error(`a rule threw ${String(outcome.failure)}`) };
+}
