@@ -170,13 +170,18 @@ export const COMMAND_HELP = {
     ].join("\n"),
   },
   manifests: {
-    synopsis: "manifests [--namespace NS] [--image IMG] [--inventory-namespace NS]…",
+    synopsis:
+      "manifests [--namespace NS] [--image IMG] [--inventory-namespace NS]… [--allocation-namespace NS]…\n" +
+      "          [--hosts N] [--clusters N]",
     summary: "print the webhook's deployment YAML (CRDs, RBAC, cert-manager, Deployment, webhook config)",
     options: [
       `  --namespace NS    namespace of the webhook (default metalsynth-system)`,
       `  --image IMG       webhook image`,
       `  --inventory-namespace NS  a namespace of the inventory's networkData Secrets, the only`,
       `                    ones the webhook may read (repeatable; default metal3)`,
+      `  --allocation-namespace NS  a namespace of the site's Allocations, the only ones the webhook`,
+      `                    trusts (repeatable; default: every namespace)`,
+      `  --hosts N, --clusters N  the site the webhook's memory is sized for (default 2000 and 200)`,
     ].join("\n"),
   },
   version: {

@@ -1,5 +1,6 @@
 import { parseArgs } from "node:util";
 import { webhookManifestsYaml } from "../../charts/webhook/index.ts";
+import { DEFAULT_SIZING } from "../../charts/webhook/sizing.ts";
 import { UsageError } from "../../gitops/errors.ts";
 import { DNS1123_LABEL } from "../../synth/inventory/selector.ts";
 import { EXIT, type Console } from "../common.ts";
@@ -12,6 +13,9 @@ export async function manifests(argv: readonly string[], io: Console): Promise<n
       namespace: { type: "string" },
       image: { type: "string" },
       "inventory-namespace": { type: "string", multiple: true },
+      "allocation-namespace": { type: "string", multiple: true },
+      hosts: { type: "string" },
+      clusters: { type: "string" },
     },
     strict: true,
   });
@@ -27,6 +31,20 @@ export async function manifests(argv: readonly string[], io: Console): Promise<n
   if (image !== undefined && !/^\S+$/.test(image)) {
     throw new UsageError(`--image must be an image reference, not "${image}"`);
   }
-  io.out(webhookManifestsYaml({ namespace, image, inventoryNamespaces }));
+  const allocationNamespaces = values["allocation-namespace"];
+  for (const allocationNamespace of allocationNamespaces ?? []) {
+    if (!DNS1123_LABEL.test(allocationNamespace))
+      throw new UsageError(`--allocation-namespace must be a DNS-1123 label, not "${allocationNamespace}"`);
+  }
+  const count = (flag: string, text: string | undefined, fallback: number): number => {
+    if (text === undefined) return fallback;
+    if (!/^\d{1,7}$/.test(text)) throw new UsageError(`--${flag} must be a whole number, not "${text}"`);
+    return Number(text);
+  };
+  const sizing = {
+    hosts: count("hosts", values.hosts, DEFAULT_SIZING.hosts),
+    clusters: count("clusters", values.clusters, DEFAULT_SIZING.clusters),
+  };
+  io.out(webhookManifestsYaml({ namespace, image, inventoryNamespaces, allocationNamespaces, sizing }));
   return EXIT.ok;
 }

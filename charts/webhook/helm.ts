@@ -19,6 +19,7 @@ import {
   DEFAULT_PRIORITY_CLASS,
   webhookManifests,
 } from "./index.ts";
+import { DEFAULT_ALLOCATION_MANAGERS } from "../../synth/schema/allocation.ts";
 import { WEBHOOK_NAME, WebhookChart } from "./webhook-chart.ts";
 
 /** Where the chart lives, relative to the repository root (`charts/` holds the cdk8s charts). */
@@ -30,6 +31,8 @@ type Json = Record<string, unknown>;
 const NAMESPACE = "helmxnamespacex";
 const IMAGE = "helmximagex";
 const INVENTORY_NAMESPACE = "helmxinventorynamespacex";
+const ALLOCATION_NAMESPACE = "helmxallocationnamespacex";
+const ALLOCATION_MANAGER = "helmxallocationmanagerx";
 const PRIORITY = "helmxpriorityx";
 const marker = (name: string) => `helmx${name}x`;
 
@@ -51,6 +54,8 @@ export function helmChartFiles(version: string): Map<string, string> {
       networkPolicy: { apiServerCidrs: [marker("cidrs")], metricsNamespaceLabel: { [marker("k")]: "v" } },
       serviceMonitor: true,
       priorityClassName: PRIORITY,
+      allocationNamespaces: [ALLOCATION_NAMESPACE],
+      allocationManagers: [ALLOCATION_MANAGER],
     }),
   ) as Json[];
 
@@ -78,6 +83,8 @@ export function helmChartFiles(version: string): Map<string, string> {
         replicas: (deployment.spec as Json).replicas,
         resources: container.resources,
         inventoryNamespaces: DEFAULT_INVENTORY_NAMESPACES,
+        allocationNamespaces: [],
+        allocationManagers: DEFAULT_ALLOCATION_MANAGERS,
         certManager: { enabled: true },
         caBundle: "",
         serviceMonitor: { enabled: false },
@@ -188,6 +195,17 @@ function templateOf(object: Json): string {
       (indent) =>
         `${indent}{{- range $.Values.inventoryNamespaces }}\n${indent}- --secrets-namespace\n${indent}- {{ . }}\n${indent}{{- end }}\n`,
     );
+    // The webhook's arguments about Allocations (decision 0056), one pair per value.
+    for (const [flag, value, values] of [
+      ["--allocation-namespace", ALLOCATION_NAMESPACE, "allocationNamespaces"],
+      ["--allocation-manager", ALLOCATION_MANAGER, "allocationManagers"],
+    ] as const)
+      if (text.includes(value))
+        replace(
+          new RegExp(`^( *)(- )${flag}\\n *- ${value}\\n`, "m"),
+          (indent) =>
+            `${indent}{{- range $.Values.${values} }}\n${indent}- ${flag}\n${indent}- {{ . | quote }}\n${indent}{{- end }}\n`,
+        );
     replace(line("image"), (indent, key) => `${indent}${key}{{ $.Values.image | quote }}\n`);
   }
   if (copy.kind === "NetworkPolicy") {
@@ -245,6 +263,11 @@ const VALUES_SCHEMA = {
       minItems: 1,
       items: { type: "string", pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", maxLength: 63 },
     },
+    allocationNamespaces: {
+      type: "array",
+      items: { type: "string", pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", maxLength: 63 },
+    },
+    allocationManagers: { type: "array", minItems: 1, items: { type: "string", pattern: "^\\S{1,128}$" } },
     certManager: {
       type: "object",
       additionalProperties: false,

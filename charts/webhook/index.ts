@@ -1,10 +1,12 @@
 import { App } from "cdk8s";
 import { readFileSync } from "node:fs";
 import { toYamlStream } from "../../synth/codec/yaml-output.ts";
+import { DEFAULT_ALLOCATION_MANAGERS } from "../../synth/schema/allocation.ts";
 import { objectsOf } from "../index.ts";
 import { WEBHOOK_NAME, WebhookChart, type WebhookChartProps } from "./webhook-chart.ts";
 
 export {
+  ADMISSIONS_CONFIGMAP,
   SECRETS_ROLE,
   TIMEOUT_SECONDS,
   WEBHOOK_NAME,
@@ -66,6 +68,12 @@ export interface WebhookManifestOptions {
   readonly serviceMonitor?: boolean;
   /** `null`: none. @default DEFAULT_PRIORITY_CLASS */
   readonly priorityClassName?: string | null;
+  /** @default none: every namespace */
+  readonly allocationNamespaces?: readonly string[];
+  /** @default DEFAULT_ALLOCATION_MANAGERS */
+  readonly allocationManagers?: readonly string[];
+  /** The site the memory is sized for. @default DEFAULT_SIZING */
+  readonly sizing?: { readonly hosts: number; readonly clusters: number };
 }
 
 /** The webhook's deployment objects, in apply order (CRDs and Namespace first). */
@@ -86,6 +94,9 @@ export function webhookManifests(options: WebhookManifestOptions = {}): unknown[
       ...(options.priorityClassName !== null && {
         priorityClassName: options.priorityClassName ?? DEFAULT_PRIORITY_CLASS,
       }),
+      allocationNamespaces: options.allocationNamespaces ?? [],
+      allocationManagers: options.allocationManagers ?? DEFAULT_ALLOCATION_MANAGERS,
+      ...(options.sizing && { sizing: options.sizing }),
     }),
   );
 }

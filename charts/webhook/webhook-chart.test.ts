@@ -6,6 +6,7 @@ import { PodDisruptionBudget } from "kubernetes-models/policy/v1";
 import { ClusterRole, Role, RoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1";
 import { Namespace, Service } from "kubernetes-models/v1";
 import { describe, expect, it } from "vitest";
+import { ALLOCATION_DEFINITION } from "../../synth/schema/allocation.ts";
 import { KINDS } from "../../synth/schema/kinds.ts";
 import {
   asKubeObject,
@@ -42,6 +43,10 @@ describe("WebhookChart", () => {
       "ClusterRoleBinding",
       "Role",
       "RoleBinding",
+      // The admissions in flight the replicas share (decision 0056).
+      "ConfigMap",
+      "Role",
+      "RoleBinding",
       "Issuer",
       "Certificate",
       "Issuer",
@@ -60,10 +65,11 @@ describe("WebhookChart", () => {
       "cert-manager.io/inject-ca-from": `${DEFAULT_NAMESPACE}/metalsynth-webhook-ca`,
     });
     expect(configuration.webhooks).toEqual(
-      Object.values(KINDS).map((definition) => ({
+      [...Object.values(KINDS), ALLOCATION_DEFINITION].map((definition) => ({
         name: `${definition.singular}.metalsynth.io`,
         admissionReviewVersions: ["v1"],
-        sideEffects: "None",
+        // A CR admitted for real is recorded for the other replicas; a dry run writes nothing.
+        sideEffects: definition === ALLOCATION_DEFINITION ? "None" : "NoneOnDryRun",
         failurePolicy: "Fail",
         matchPolicy: "Equivalent",
         timeoutSeconds: 5,
@@ -113,7 +119,7 @@ describe("WebhookChart", () => {
   it("grants Secrets in each inventory namespace only, to the webhook's ServiceAccount, and reads only those", () => {
     const rendered = objects({ inventoryNamespaces: ["metal3", "site-b"] });
     const roles = rendered
-      .filter((object) => object.kind === "Role")
+      .filter((object) => object.kind === "Role" && object.metadata.name === "metalsynth-webhook-secrets")
       .map((object) => new Role(object as never));
     expect(roles.map((role) => [role.metadata?.namespace, role.metadata?.name, role.rules])).toEqual(
       ["metal3", "site-b"].map((namespace) => [
@@ -123,7 +129,9 @@ describe("WebhookChart", () => {
       ]),
     );
     const bindings = rendered
-      .filter((object) => object.kind === "RoleBinding")
+      .filter(
+        (object) => object.kind === "RoleBinding" && object.metadata.name === "metalsynth-webhook-secrets",
+      )
       .map((object) => new RoleBinding(object as never));
     expect(
       bindings.map((binding) => [binding.metadata?.namespace, binding.roleRef, binding.subjects]),
@@ -140,7 +148,7 @@ describe("WebhookChart", () => {
       expect(rule.resources ?? []).not.toContain("*");
     }
     const args = one(rendered, "Deployment", Deployment).spec?.template.spec?.containers[0]?.args ?? [];
-    expect(args.slice(-4)).toEqual(["--secrets-namespace", "metal3", "--secrets-namespace", "site-b"]);
+    expect(args.slice(8, 12)).toEqual(["--secrets-namespace", "metal3", "--secrets-namespace", "site-b"]);
     expect(() => objects({ inventoryNamespaces: [] })).toThrow(/at least one inventory namespace/);
   });
 
@@ -162,6 +170,14 @@ describe("WebhookChart", () => {
       "8443",
       "--secrets-namespace",
       "metal3",
+      "--namespace",
+      DEFAULT_NAMESPACE,
+      "--allocation-manager",
+      "kustomize-controller",
+      "--allocation-manager",
+      "argocd-controller",
+      "--allocation-manager",
+      "kubectl-client-side-apply",
     ]);
     expect(container?.securityContext).toMatchObject({
       readOnlyRootFilesystem: true,
@@ -170,8 +186,11 @@ describe("WebhookChart", () => {
     });
     expect(container?.readinessProbe?.httpGet).toMatchObject({ path: "/readyz", scheme: "HTTPS" });
     expect(container?.livenessProbe?.httpGet).toMatchObject({ path: "/healthz", scheme: "HTTPS" });
-    expect(container?.resources?.requests).toBeDefined();
-    expect(container?.resources?.limits).toBeDefined();
+    // Sized by the measured formula for the default site (charts/webhook/sizing.ts).
+    expect(container?.resources).toEqual({
+      requests: { cpu: "200m", memory: "448Mi" },
+      limits: { cpu: "2", memory: "896Mi" },
+    });
     expect(pod?.volumes).toContainEqual({
       name: "tls",
       secret: { secretName: "metalsynth-webhook-tls", defaultMode: 0o440 },
@@ -346,5 +365,48 @@ describe("WebhookChart", () => {
       "registry.example/metalsynth:1.2.3",
     );
     expect(JSON.stringify(rendered)).not.toContain(DEFAULT_NAMESPACE);
+  });
+
+  it("records admissions in one ConfigMap it made, which the webhook may read and update and nothing else", () => {
+    const rendered = objects();
+    expect(findObject(rendered, "ConfigMap")).toEqual({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: expect.objectContaining({
+        name: "metalsynth-webhook-admissions",
+        namespace: DEFAULT_NAMESPACE,
+      }),
+    });
+    const role = rendered.find(
+      (object) => object.kind === "Role" && object.metadata.name === "metalsynth-webhook-admissions",
+    );
+    expect(new Role(role as never).rules).toEqual([
+      {
+        apiGroups: [""],
+        resources: ["configmaps"],
+        resourceNames: ["metalsynth-webhook-admissions"],
+        verbs: ["get", "list", "watch", "update"],
+      },
+    ]);
+  });
+
+  it("passes the site's Allocation namespaces and managers, and sizes memory for the site it is told", () => {
+    const deployment = one(
+      objects({
+        allocationNamespaces: ["edge-a"],
+        allocationManagers: ["fleet-agent"],
+        sizing: { hosts: 10_000, clusters: 1000 },
+      }),
+      "Deployment",
+      Deployment,
+    );
+    const [container] = deployment.spec?.template.spec?.containers ?? [];
+    expect(container?.args?.slice(-4)).toEqual([
+      "--allocation-namespace",
+      "edge-a",
+      "--allocation-manager",
+      "fleet-agent",
+    ]);
+    expect(container?.resources?.requests?.memory).toBe("896Mi");
   });
 });

@@ -5,6 +5,7 @@ import { customResourceDefinitions } from "../../synth/schema/crds.ts";
 import { ALLOCATION_DEFINITION } from "../../synth/schema/allocation.ts";
 import { KINDS } from "../../synth/schema/kinds.ts";
 import { MANAGED_BY_LABEL } from "../metadata.ts";
+import { DEFAULT_SIZING, memoryFor } from "./sizing.ts";
 
 /** Props of {@link WebhookChart}. */
 export interface WebhookChartProps {
@@ -30,6 +31,18 @@ export interface WebhookChartProps {
   readonly serviceMonitor: boolean;
   /** The pods' priorityClassName; none when undefined. */
   readonly priorityClassName?: string;
+  /**
+   * The namespaces the site's Allocations are in: only those are watched and trusted
+   * (`--allocation-namespace`, decision 0056). Empty: every namespace.
+   */
+  readonly allocationNamespaces: readonly string[];
+  /** The field managers that may write an Allocation's spec (`--allocation-manager`). */
+  readonly allocationManagers: readonly string[];
+  /**
+   * The site the webhook's memory is sized for (charts/webhook/sizing.ts).
+   * @default DEFAULT_SIZING
+   */
+  readonly sizing?: { readonly hosts: number; readonly clusters: number };
 }
 
 /** The Pod Security level the webhook's namespace enforces (its pods meet it). */
@@ -39,6 +52,11 @@ export const POD_SECURITY_LEVEL = "restricted";
 export const WEBHOOK_NAME = "metalsynth-webhook";
 /** The Role (and RoleBinding) in each inventory namespace that lets the webhook read Secrets there. */
 export const SECRETS_ROLE = `${WEBHOOK_NAME}-secrets`;
+/**
+ * The ConfigMap the replicas record admissions in flight in (decision 0056): made by the chart, so
+ * the webhook needs no right to create ConfigMaps, only to read and write this one.
+ */
+export const ADMISSIONS_CONFIGMAP = `${WEBHOOK_NAME}-admissions`;
 /** The Secret cert-manager writes the serving certificate into. */
 const TLS_SECRET = `${WEBHOOK_NAME}-tls`;
 /** The root CA's Certificate and Secret: it issues the serving certificate; its certificate is the CA bundle. */
@@ -68,7 +86,17 @@ export class WebhookChart extends Chart {
       labels: { [MANAGED_BY_LABEL]: "metalsynth", "app.kubernetes.io/part-of": "metalsynth" },
       disableResourceNameHashes: true,
     });
-    const { namespace, image, inventoryNamespaces, networkPolicy, serviceMonitor, priorityClassName } = props;
+    const {
+      namespace,
+      image,
+      inventoryNamespaces,
+      networkPolicy,
+      serviceMonitor,
+      priorityClassName,
+      allocationNamespaces,
+      allocationManagers,
+    } = props;
+    const memory = memoryFor(props.sizing ?? DEFAULT_SIZING);
     if (inventoryNamespaces.length === 0)
       throw new Error("the webhook needs at least one inventory namespace");
     const service = `${WEBHOOK_NAME}.${namespace}.svc`;
@@ -133,6 +161,27 @@ export class WebhookChart extends Chart {
         subjects: [{ kind: "ServiceAccount", name: WEBHOOK_NAME, namespace }],
       });
     }
+
+    // Admissions in flight, shared by the replicas (decision 0056): this ConfigMap and no other.
+    new k8s.KubeConfigMap(this, "admissions", {
+      metadata: { name: ADMISSIONS_CONFIGMAP, namespace },
+    });
+    new k8s.KubeRole(this, "admissions-role", {
+      metadata: { name: ADMISSIONS_CONFIGMAP, namespace },
+      rules: [
+        {
+          apiGroups: [""],
+          resources: ["configmaps"],
+          resourceNames: [ADMISSIONS_CONFIGMAP],
+          verbs: ["get", "list", "watch", "update"],
+        },
+      ],
+    });
+    new k8s.KubeRoleBinding(this, "admissions-role-binding", {
+      metadata: { name: ADMISSIONS_CONFIGMAP, namespace },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: ADMISSIONS_CONFIGMAP },
+      subjects: [{ kind: "ServiceAccount", name: WEBHOOK_NAME, namespace }],
+    });
 
     // A chain, as cert-manager advises for webhooks (decision 0037): a self-signed root, a CA Issuer
     // of that root, and the serving certificate it issues. The CA bundle the API server trusts is the
@@ -240,6 +289,14 @@ export class WebhookChart extends Chart {
                     "--secrets-namespace",
                     inventoryNamespace,
                   ]),
+                  // Where the replicas record admissions in flight (decision 0056).
+                  "--namespace",
+                  namespace,
+                  ...allocationNamespaces.flatMap((allocationNamespace) => [
+                    "--allocation-namespace",
+                    allocationNamespace,
+                  ]),
+                  ...allocationManagers.flatMap((manager) => ["--allocation-manager", manager]),
                 ],
                 ports: [{ name: "https", containerPort: WEBHOOK_PORT }],
                 readinessProbe: {
@@ -252,13 +309,17 @@ export class WebhookChart extends Chart {
                   periodSeconds: 10,
                   failureThreshold: 3,
                 },
+                // Memory from the measured formula for the site's size (charts/webhook/sizing.ts);
+                // CPU for three threads: the server's and two review workers'.
                 resources: {
                   requests: {
-                    cpu: k8s.Quantity.fromString("100m"),
-                    memory: k8s.Quantity.fromString("256Mi"),
+                    cpu: k8s.Quantity.fromString("200m"),
+                    memory: k8s.Quantity.fromString(`${memory.requestMiB}Mi`),
                   },
-                  // The informers hold every BMH; 10k hosts need a few hundred MiB.
-                  limits: { cpu: k8s.Quantity.fromString("1"), memory: k8s.Quantity.fromString("1Gi") },
+                  limits: {
+                    cpu: k8s.Quantity.fromString("2"),
+                    memory: k8s.Quantity.fromString(`${memory.limitMiB}Mi`),
+                  },
                 },
                 securityContext: {
                   allowPrivilegeEscalation: false,
@@ -329,11 +390,13 @@ export class WebhookChart extends Chart {
         // The root's certificate: it changes only when the root is renewed.
         annotations: { "cert-manager.io/inject-ca-from": `${namespace}/${CA_NAME}` },
       },
-      webhooks: definitions.map((definition) => ({
+      webhooks: [...definitions, ALLOCATION_DEFINITION].map((definition) => ({
         // kubectl shows it: admission webhook "provisioning.metalsynth.io" denied the request: …
         name: `${definition.singular}.metalsynth.io`,
         admissionReviewVersions: ["v1"],
-        sideEffects: "None",
+        // A CR admitted for real is recorded in the admissions ConfigMap; a dry run writes nothing
+        // (decision 0056). An Allocation's review writes nothing at all.
+        sideEffects: definition === ALLOCATION_DEFINITION ? "None" : "NoneOnDryRun",
         failurePolicy: "Fail",
         matchPolicy: "Equivalent",
         timeoutSeconds: TIMEOUT_SECONDS,

@@ -63,9 +63,10 @@ describe("deploy/metalsynth.yaml", () => {
     const documents = parseAllDocuments(result.out).map(
       (document) => document.toJS() as { kind: string; metadata: { namespace?: string } },
     );
+    // One Role for Secrets in each, and the webhook's own for its admissions ConfigMap (decision 0056).
     expect(
       documents.filter((document) => document.kind === "Role").map((role) => role.metadata.namespace),
-    ).toEqual(["site-a", "site-b"]);
+    ).toEqual(["site-a", "site-b", "metalsynth-system"]);
     expect(result.out).toContain(
       "- --secrets-namespace\n            - site-a\n            - --secrets-namespace\n            - site-b\n",
     );
@@ -74,6 +75,30 @@ describe("deploy/metalsynth.yaml", () => {
   it.each([
     [["manifests", "--namespace", "Bad_Name"], /--namespace must be a DNS-1123 label/],
     [["manifests", "--inventory-namespace", "Bad_Name"], /--inventory-namespace must be a DNS-1123 label/],
+    [["manifests", "--allocation-namespace", "Bad_Name"], /--allocation-namespace must be a DNS-1123 label/],
+    [["manifests", "--hosts", "many"], /--hosts must be a whole number, not "many"/],
+    [
+      [
+        "webhook",
+        "--inventory",
+        "x",
+        "--allocation-namespace",
+        "edge-a",
+        "--tls-cert",
+        "a",
+        "--tls-key",
+        "b",
+      ],
+      /--allocation-namespace, --allocation-manager and --namespace go with --from-cluster/,
+    ],
+    [
+      ["webhook", "--from-cluster", "--review-budget", "forever", "--tls-cert", "a", "--tls-key", "b"],
+      /--review-budget must be seconds from 0.05 to 25, not "forever"/,
+    ],
+    [
+      ["webhook", "--from-cluster", "--review-workers", "0", "--tls-cert", "a", "--tls-key", "b"],
+      /--review-workers must be a number from 1 to 64, not "0"/,
+    ],
     [
       ["webhook", "--inventory", "x", "--secrets-namespace", "metal3", "--tls-cert", "a", "--tls-key", "b"],
       /--secrets-namespace goes with --from-cluster/,
