@@ -51,7 +51,7 @@ export async function main(argv: readonly string[], io: Console = processConsole
   }
   // Like git and kubectl: usage errors go to stderr, briefly, with where to read more.
   if (command === undefined) {
-    io.err(`metalsynth: no command given (${Object.keys(COMMANDS).join(", ")})\n${hint()}`);
+    io.err(`metalsynth: no command given (${Object.keys(COMMAND_HELP).join(", ")})\n${hint()}`);
     return EXIT.usage;
   }
   // The completion scripts' own question, answered without the help's ceremony.

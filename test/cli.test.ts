@@ -9,6 +9,7 @@ import { listInputFiles } from "../gitops/files.ts";
 import { once } from "node:events";
 import { createServer, type AddressInfo } from "node:net";
 import { systemErrorLine } from "../bin/cli.ts";
+import { COMMAND_HELP } from "../bin/usage.ts";
 import { readTree } from "../gitops/replace-dir.ts";
 import { createTestCa, issueServerCertificate } from "./webhook/tls-fixture.ts";
 import { run } from "./run-cli.ts";
@@ -251,7 +252,7 @@ describe("help, version and a bare metalsynth", () => {
     expect(result.code).toBe(2);
     expect(result.out).toBe("");
     expect(result.err).toBe(
-      "metalsynth: no command given (validate, synth, diff, explain, map, release, commit, inventory, webhook, status, manifests, completion, version)\nsee 'metalsynth --help'\n",
+      `metalsynth: no command given (${Object.keys(COMMAND_HELP).join(", ")})\nsee 'metalsynth --help'\n`,
     );
   });
 
