@@ -94,7 +94,7 @@ describe("findings where the reviewer looks (-o github, -o sarif)", () => {
   it.each([
     [["diff", "--patch", "-o", "markdown"], /--patch goes with text or json output, not markdown/],
     [["validate", "-o", "markdown"], /--format must be text, json, github or sarif, not "markdown"/],
-    [["explain", "east", "-o", "sarif"], /--format must be text or json, not "sarif"/],
+    [["explain", "east", "-o", "sarif"], /--format must be text, json or yaml, not "sarif"/],
     [["map", "-o", "json"], /map writes HTML only/],
     [["completion"], /completion takes one shell: bash, zsh, fish/],
     [["completion", "tcsh"], /completion takes one shell/],
