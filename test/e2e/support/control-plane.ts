@@ -25,6 +25,8 @@ export interface ControlPlane {
   kubeconfigFor(user: string): string;
   /** `https://127.0.0.1:<port>` */
   readonly server: string;
+  /** etcd's client URL (`http://127.0.0.1:<port>`), for what only etcd does: compacting its history. */
+  readonly etcdUrl: string;
   /** The directory holding kube-apiserver, flux-apply (and the state of this control plane). */
   readonly binDir: string;
   /** Stops kube-apiserver and starts it again on the same port and etcd; resolves when ready. */
@@ -221,6 +223,7 @@ async function launchControlPlane(binDir: string, options: ControlPlaneOptions):
       return file;
     },
     server,
+    etcdUrl,
     binDir,
     async restartApiServer() {
       await stopProcess(apiServer);

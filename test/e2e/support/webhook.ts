@@ -24,6 +24,8 @@ export const WEBHOOK_USER = "system:serviceaccount:metalsynth-system:metalsynth-
 /** A running webhook process. */
 export interface RunningWebhook {
   readonly port: number;
+  /** Its process id, for its memory (`/proc/<pid>/status`). */
+  readonly pid: number;
   readonly ca: TestCa;
   /** The serving certificate and key it reads (and reads again when they change). */
   readonly tls: { readonly certFile: string; readonly keyFile: string };
@@ -32,6 +34,8 @@ export interface RunningWebhook {
   /** `GET <path>` over TLS: status code, or 0 when nothing answers. */
   /** GET `path` over TLS, trusting `trusted` (default: the test CA); 0 when it can't connect. */
   probe(path: string, trusted?: string): Promise<number>;
+  /** GET `path` over TLS: the body; empty when it can't connect. */
+  probeText(path: string): Promise<string>;
   stop(): Promise<void>;
 }
 
@@ -47,28 +51,67 @@ export async function deployObjects(): Promise<KubeObject[]> {
  * missing: Metal3 owns them in a cluster).
  */
 export async function installWebhookRbac(kubectl: Kubectl): Promise<void> {
-  const kinds = ["Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"];
+  // The ConfigMap the replicas record admissions in (decision 0056) is the chart's, not the webhook's.
+  const kinds = [
+    "Namespace",
+    "ServiceAccount",
+    "ClusterRole",
+    "ClusterRoleBinding",
+    "Role",
+    "RoleBinding",
+    "ConfigMap",
+  ];
   const objects = (await deployObjects()).filter((object) => kinds.includes(object.kind));
   await ensureNamespaces(kubectl, await inventoryNamespaces());
   await must(kubectl, ["apply", "-f", "-"], objects.map((object) => stringify(object)).join("---\n"));
 }
 
+/** The webhook Deployment's arguments in deploy/metalsynth.yaml. */
+async function deploymentArgs(): Promise<string[]> {
+  const deployment = (await deployObjects()).find(
+    (object) => object.kind === "Deployment" && object.metadata.name === "metalsynth-webhook",
+  );
+  return (
+    (deployment?.spec as { template: { spec: { containers: { args?: string[] }[] } } } | undefined)?.template
+      .spec.containers[0]?.args ?? []
+  );
+}
+
 /** The Deployment's `--secrets-namespace` values in deploy/metalsynth.yaml: the inventory namespaces. */
 export async function inventoryNamespaces(): Promise<string[]> {
-  const deployment = (await deployObjects()).find((object) => object.kind === "Deployment");
-  const args =
-    (deployment?.spec as { template: { spec: { containers: { args?: string[] }[] } } } | undefined)?.template
-      .spec.containers[0]?.args ?? [];
+  const args = await deploymentArgs();
   return args.flatMap((arg, index) => (args[index - 1] === "--secrets-namespace" ? [arg] : []));
 }
 
-/** Starts `metalsynth webhook --from-cluster` as {@link WEBHOOK_USER}; resolves once `/readyz` is 200. */
+/**
+ * The Deployment's arguments about what the webhook reads and where it records admissions:
+ * `--secrets-namespace`, `--namespace`, `--allocation-namespace` and `--allocation-manager` pairs.
+ */
+async function clusterArgs(): Promise<string[]> {
+  const flags = ["--secrets-namespace", "--namespace", "--allocation-namespace", "--allocation-manager"];
+  const args = await deploymentArgs();
+  return args.flatMap((arg, index) => (flags.includes(arg) ? [arg, args[index + 1] ?? ""] : []));
+}
+
+/** Options of {@link startWebhook}. */
+export interface WebhookOptions {
+  /** @default the webhook ServiceAccount's kubeconfig */
+  readonly kubeconfig?: string;
+  /** The CA and serving certificate, to share one between replicas. @default new ones */
+  readonly tls?: { readonly ca: TestCa; readonly certFile: string; readonly keyFile: string };
+}
+
+/**
+ * Starts `metalsynth webhook --from-cluster` as {@link WEBHOOK_USER}, with the Deployment's
+ * arguments; resolves once `/readyz` is 200.
+ */
 export async function startWebhook(
   plane: ControlPlane,
   extraArgs: readonly string[] = [],
+  options: WebhookOptions = {},
 ): Promise<RunningWebhook> {
-  const ca = await createTestCa();
-  const certificate = await issueServerCertificate(ca, "webhook", ["127.0.0.1"]);
+  const ca = options.tls?.ca ?? (await createTestCa());
+  const certificate = options.tls ?? (await issueServerCertificate(ca, "webhook", ["127.0.0.1"]));
   const port = await freePort();
   let output = "";
   const child: ChildProcess = spawn(
@@ -85,11 +128,11 @@ export async function startWebhook(
       "127.0.0.1",
       "--port",
       String(port),
-      ...(await inventoryNamespaces()).flatMap((namespace) => ["--secrets-namespace", namespace]),
+      ...(await clusterArgs()),
       ...extraArgs,
     ],
     {
-      env: { ...process.env, KUBECONFIG: plane.kubeconfigFor(WEBHOOK_USER) },
+      env: { ...process.env, KUBECONFIG: options.kubeconfig ?? plane.kubeconfigFor(WEBHOOK_USER) },
       stdio: ["ignore", "pipe", "pipe"],
     },
   );
@@ -106,6 +149,8 @@ export async function startWebhook(
   };
   const running: RunningWebhook = {
     port,
+    pid: child.pid ?? 0,
+    probeText: (target) => textWithCa(`https://127.0.0.1:${port}${target}`, ca.cert).catch(() => ""),
     ca,
     tls: { certFile: certificate.certFile, keyFile: certificate.keyFile },
     output: () => output,
@@ -127,6 +172,19 @@ export async function startWebhook(
     await sleep(200);
   }
   return running;
+}
+
+/** A GET over HTTPS trusting only `ca`; resolves to the body. */
+async function textWithCa(url: string, ca: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const outgoing = request(url, { ca, method: "GET", agent: false }, (response) => {
+      let text = "";
+      response.on("data", (chunk: Buffer) => (text += chunk.toString()));
+      response.on("end", () => resolve(text));
+    });
+    outgoing.on("error", reject);
+    outgoing.end();
+  });
 }
 
 /** A GET over HTTPS trusting only `ca`; resolves to the status code. */
