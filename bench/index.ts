@@ -150,6 +150,9 @@ for (const [hosts, format] of INVENTORY_RUNS) {
 console.log("\nwebhook (10,000 hosts loaded, no CRs):");
 process.stdout.write(inOwnProcess("webhook.ts"));
 
+console.log("\nwebhook memory (--from-cluster, the built CLI as the chart runs it; decision 0056):");
+process.stdout.write(inOwnProcess("webhook-memory.ts"));
+
 console.log("\nclosest MAC for a mac-unknown denial:");
 for (const line of benchClosestMac()) console.log(line);
 

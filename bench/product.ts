@@ -20,5 +20,6 @@ export { readResources } from "../dist/synth/site/resources.js";
 export { tuneHeapForReviews } from "../dist/webhook/heap.js";
 export { jsonLogger } from "../dist/webhook/log.js";
 export { startWebhook } from "../dist/webhook/main.js";
+export { ReviewPool } from "../dist/webhook/review-pool.js";
 export { SiteReviewer } from "../dist/webhook/site-review.js";
 export { WebhookState } from "../dist/webhook/state.js";

@@ -9,7 +9,12 @@
  *   so a stall shows up in every request it delays, with the longest event-loop stall of the server
  *   and of the load generator, so a stall of the generator itself is told apart;
  * - peak throughput of the webhook against a bare TLS express endpoint that parses the same body
- *   and answers "allowed" (the stack's ceiling), in the same run.
+ *   and answers "allowed" (the stack's ceiling), in the same run;
+ * - the steady run again with two pathological CRs in the stream (decision 0056): the issue's
+ *   Provisioning of 20,000 workers, which the schema's bounds refuse, and one of 1,000 workers no
+ *   host fits, which runs into the review budget; the other requests' latencies and each one's answer.
+ *
+ * The webhook reviews in its review workers, as `metalsynth webhook` does.
  *
  * The servers run in a process of their own, as the webhook and the API server do: not their event
  * loop, and not their address space either (decision 0027).
@@ -38,6 +43,7 @@ import {
   buildInventory,
   EMPTY_LOCK,
   jsonLogger,
+  ReviewPool,
   SiteReviewer,
   startWebhook,
   tuneHeapForReviews,
@@ -145,14 +151,19 @@ async function serve(data: ServeData): Promise<void> {
     state = new WebhookState();
     state.update({ inventory: inventory() });
   }
+  const log = jsonLogger(() => {});
+  const reviews = new ReviewPool({ state, log });
   const webhook = await startWebhook({
     host: "127.0.0.1",
     port: 0,
     tls: files,
     state,
-    log: jsonLogger(() => {}),
+    reviews,
+    log,
     drainDelayMs: 0,
   });
+  // Started once the workers have evaluated the site, as a pod is ready once they have.
+  while (!reviews.status().ready) await new Promise((resolve) => setTimeout(resolve, 50));
   const echoApp = express();
   echoApp.post(
     "/validate/provisioning",
@@ -220,6 +231,95 @@ function post(port: number, ca: string, agent: Agent, body: string): Promise<num
     outgoing.on("error", reject);
     outgoing.end(body);
   });
+}
+
+/** POSTs `body`; the answer's status and text. */
+function postForText(
+  port: number,
+  ca: string,
+  agent: Agent,
+  body: string,
+): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const outgoing = request(
+      {
+        host: "127.0.0.1",
+        port,
+        method: "POST",
+        path: "/validate/provisioning",
+        ca,
+        servername: SERVICE_NAME,
+        agent,
+        headers: { "content-type": "application/json" },
+      },
+      (response) => {
+        let text = "";
+        response.on("data", (chunk: Buffer) => (text += chunk.toString()));
+        response.on("end", () => resolve({ status: response.statusCode ?? 0, text }));
+        response.on("error", reject);
+      },
+    );
+    outgoing.on("error", reject);
+    outgoing.end(body);
+  });
+}
+
+/** A Provisioning of `workers` workers by resources, each asking `cpu` CPUs. */
+function manyWorkers(workers: number, cpu: number): Cr {
+  return provisioning({
+    name: "pathological",
+    masters: [["master-1", { cpu: 8 }]],
+    workers: Array.from(
+      { length: workers },
+      (_, index) => [`worker-${index}`, { cpu, memory: "64Gi" }] as const,
+    ),
+  });
+}
+
+/**
+ * The steady run with `pathological` requests sent at their times (seconds into the run): the
+ * latencies of the others, and what each pathological one was answered, and when.
+ */
+async function steadyWithPathological(
+  port: number,
+  ca: string,
+  body: string,
+  pathological: readonly { readonly name: string; readonly at: number; readonly cr: Cr }[],
+): Promise<string[]> {
+  const agent = new Agent({ keepAlive: true, maxSockets: 64 });
+  const total = STEADY_RATE * STEADY_SECONDS;
+  const interval = 1000 / STEADY_RATE;
+  const latencies: number[] = [];
+  const started = performance.now();
+  const pending: Promise<unknown>[] = [];
+  const answers = pathological.map(async ({ name, at, cr }) => {
+    const text = JSON.stringify(admissionReview(cr));
+    await new Promise((resolve) => setTimeout(resolve, at * 1000));
+    const sent = performance.now();
+    const answer = await postForText(port, ca, agent, text);
+    const message = (JSON.parse(answer.text) as { response?: { status?: { message?: string } } }).response
+      ?.status?.message;
+    return `${name} (${(text.length / 1024).toFixed(0)} KiB): answered in ${milliseconds(performance.now() - sent)}, ${answer.status} ${message === undefined ? "allowed" : `"${message.slice(0, 110)}…"`}`;
+  });
+  for (let index = 0; index < total; index++) {
+    const due = started + index * interval;
+    const wait = due - performance.now();
+    if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait));
+    pending.push(
+      post(port, ca, agent, body).then((status) => {
+        if (status !== 200) throw new Error(`webhook answered ${status}`);
+        latencies.push(performance.now() - due);
+      }),
+    );
+  }
+  await Promise.all(pending);
+  const lines = await Promise.all(answers);
+  agent.destroy();
+  latencies.sort((a, b) => a - b);
+  return [
+    `webhook over TLS at ${STEADY_RATE} req/s for ${STEADY_SECONDS} s with ${pathological.length} pathological CRs among them: the others' p50 ${milliseconds(percentile(latencies, 0.5))}, p99 ${milliseconds(percentile(latencies, 0.99))}, max ${milliseconds(latencies.at(-1) ?? Number.NaN)}`,
+    ...lines.map((line) => `  ${line}`),
+  ];
 }
 
 /** Latencies of requests sent one after another over one keep-alive connection. */
@@ -321,6 +421,13 @@ export async function benchWebhook(hub?: HubSite): Promise<string[]> {
     lines.push(
       `peak throughput over TLS, ${PEAK_IN_FLIGHT} in flight: webhook ${webhookRate.toFixed(0)} req/s, bare express echo ${echoRate.toFixed(0)} req/s (${((100 * webhookRate) / echoRate).toFixed(0)}%)`,
     );
+    if (!hub)
+      lines.push(
+        ...(await steadyWithPathological(ports.webhook, ca.cert, body, [
+          { name: "20,000 workers by resources", at: 2, cr: manyWorkers(20_000, 16) },
+          { name: "1,000 workers no host fits", at: 5, cr: manyWorkers(1000, 4096) },
+        ])),
+      );
   } finally {
     await stop();
   }
