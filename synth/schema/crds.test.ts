@@ -4,7 +4,10 @@ import { describe, expect, it } from "vitest";
 import { CRDS_FILE, crdsYaml } from "../../scripts/deploy-files.ts";
 import { REPO } from "../../test/harness.ts";
 import { normalizeMac } from "../mac.ts";
-import { customResourceDefinitions } from "./crds.ts";
+import { customResourceDefinition, customResourceDefinitions } from "./crds.ts";
+import { KINDS } from "./kinds.ts";
+import { ConditionSchema } from "./status.ts";
+import { RULES } from "../rule-catalogue.ts";
 import { hasFormat } from "./formats.ts";
 
 /** Structural-schema rules of apiextensions.k8s.io/v1 that the API server enforces on create. */
@@ -54,7 +57,70 @@ describe("CRDs", () => {
       "pattern: ^[0-9A-Fa-f]{2}(:[0-9A-Fa-f]{2}){5}$|^[0-9A-Fa-f]{2}(-[0-9A-Fa-f]{2}){5}$|",
     );
     expect(yaml).toContain("jsonPath: .metadata.labels.cluster");
-    expect(yaml).toContain("jsonPath: .spec.nodes.ControlPlane.count.active");
+  });
+
+  it.each(Object.values(KINDS).map((definition) => [definition.kind, definition] as const))(
+    "%s: READY, HOSTS, REASON and AGE from the status reporter's status, its message with -o wide (decision 0059)",
+    (kind, definition) => {
+      const [version] = (customResourceDefinition(definition) as { spec: { versions: Version[] } }).spec
+        .versions;
+      const columns = version?.additionalPrinterColumns.map((column) => [
+        column.name,
+        column.jsonPath,
+        column.priority,
+      ]);
+      expect(columns).toEqual([
+        ...(kind === "SIPCluster" ? [] : [["Cluster", ".metadata.labels.cluster", undefined]]),
+        ["Ready", '.status.conditions[?(@.type=="Ready")].status', undefined],
+        ["Hosts", ".status.hostSummary", undefined],
+        ["Reason", '.status.conditions[?(@.type=="Ready")].reason', undefined],
+        ["Age", ".metadata.creationTimestamp", undefined],
+        ["Message", '.status.conditions[?(@.type=="Ready")].message', 1],
+      ]);
+      // A status of another shape is refused by the API server: no unknown fields kept.
+      const status = version?.schema.openAPIV3Schema.properties.status;
+      expect(status?.["x-kubernetes-preserve-unknown-fields"]).toBeUndefined();
+      expect(Object.keys(status?.properties ?? {})).toEqual([
+        "observedGeneration",
+        "conditions",
+        "hostSummary",
+        "hosts",
+        "gitops",
+        "jobs",
+      ]);
+      expect(status?.properties?.conditions).toMatchObject({
+        "x-kubernetes-list-type": "map",
+        "x-kubernetes-list-map-keys": ["type"],
+      });
+    },
+  );
+});
+
+interface Version {
+  additionalPrinterColumns: { name: string; jsonPath: string; priority?: number }[];
+  schema: {
+    openAPIV3Schema: {
+      properties: { status?: Record<string, unknown> & { properties?: Record<string, unknown> } };
+    };
+  };
+}
+
+describe("the status's published reason", () => {
+  it("admits every rule id, which a condition's reason is when a rule's finding is why (decision 0059)", () => {
+    const pattern = new RegExp(String(ConditionSchema.shape.reason.meta()?.pattern));
+    for (const rule of Object.keys(RULES)) expect(pattern.test(rule), rule).toBe(true);
+    expect(pattern.test("JobFailed")).toBe(true);
+    expect(pattern.test("-leading-dash")).toBe(false);
+  });
+});
+
+describe("the Allocation's CRD", () => {
+  it("keeps any status: nothing writes one", () => {
+    const allocation = customResourceDefinitions().at(-1) as { spec: { versions: Version[] } };
+    expect(allocation.spec.versions[0]?.schema.openAPIV3Schema.properties.status).toEqual({
+      type: "object",
+      "x-kubernetes-preserve-unknown-fields": true,
+    });
   });
 });
 
@@ -111,7 +177,10 @@ describe("CRD patterns and the runtime rules", () => {
   for (const crd of customResourceDefinitions()) {
     const version = (crd as { spec: { versions: { schema: { openAPIV3Schema: unknown } }[] } }).spec
       .versions[0];
-    for (const [name, found] of publishedPatterns(version?.schema.openAPIV3Schema)) {
+    // The spec's: what a person writes, checked by the rules too. The status is the reporter's.
+    const spec = (version?.schema.openAPIV3Schema as { properties: { spec: unknown } } | undefined)
+      ?.properties.spec;
+    for (const [name, found] of publishedPatterns(spec)) {
       patterns.set(name, new Set([...(patterns.get(name) ?? []), ...found]));
     }
   }

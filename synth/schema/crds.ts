@@ -30,9 +30,11 @@ export function customResourceDefinition(definition: KindDefinition): Record<str
           served: true,
           storage: true,
           subresources: { status: {} },
+          // Age last of what `kubectl get` shows; what only `-o wide` shows (a message) after it.
           additionalPrinterColumns: [
-            ...definition.printerColumns,
+            ...definition.printerColumns.filter((column) => column.priority === undefined),
             { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
+            ...definition.printerColumns.filter((column) => column.priority !== undefined),
           ],
           schema: {
             openAPIV3Schema: {
@@ -44,7 +46,10 @@ export function customResourceDefinition(definition: KindDefinition): Record<str
                 kind: { type: "string" },
                 metadata: { type: "object" },
                 spec: structuralSchema(definition.specSchema),
-                status: { type: "object", "x-kubernetes-preserve-unknown-fields": true },
+                status:
+                  definition.statusSchema === undefined
+                    ? { type: "object", "x-kubernetes-preserve-unknown-fields": true }
+                    : structuralSchema(definition.statusSchema),
               },
             },
           },

@@ -3,12 +3,15 @@ import { ClusterSchema, ClusterSpecSchema } from "./cluster.ts";
 import { ProvisioningSchema, ProvisioningSpecSchema } from "./provisioning.ts";
 import { SipClusterSchema, SipClusterSpecSchema } from "./sipcluster.ts";
 import { SoftwareSchema, SoftwareSpecSchema } from "./software.ts";
+import { CrStatusSchema } from "./status.ts";
 
 /** A printer column of the published CRD (`kubectl get provisionings`). */
 export interface PrinterColumn {
   readonly name: string;
   readonly type: "string" | "integer";
   readonly jsonPath: string;
+  /** 1: shown by `kubectl get -o wide` only. */
+  readonly priority?: number;
 }
 
 /** Everything metalsynth knows about one CR kind: its identity, schema and CRD presentation. */
@@ -23,6 +26,8 @@ export interface KindDefinition {
   readonly schema: z.ZodType;
   /** `spec` alone, published as the CRD's structural schema. */
   readonly specSchema: z.ZodType;
+  /** `status`, published likewise; absent: a kind with no status (any content kept). */
+  readonly statusSchema?: z.ZodType;
   readonly printerColumns: readonly PrinterColumn[];
   /** The upstream project this kind comes from, for docs and messages. */
   readonly upstream: string;
@@ -33,6 +38,23 @@ const clusterLabelColumn: PrinterColumn = {
   type: "string",
   jsonPath: ".metadata.labels.cluster",
 };
+
+/**
+ * What the status reporter found, at a glance (decision 0059): the `Ready` condition's status and
+ * reason, and the hosts in the inventory out of those Git allocated; `-o wide` adds the message.
+ * `kubectl` prints the first value a JSONPath finds, so each column names one field.
+ */
+const statusColumns: readonly PrinterColumn[] = [
+  { name: "Ready", type: "string", jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
+  { name: "Hosts", type: "string", jsonPath: ".status.hostSummary" },
+  { name: "Reason", type: "string", jsonPath: '.status.conditions[?(@.type=="Ready")].reason' },
+  {
+    name: "Message",
+    type: "string",
+    jsonPath: '.status.conditions[?(@.type=="Ready")].message',
+    priority: 1,
+  },
+];
 
 /** The four CR kinds metalsynth reads, keyed by kind. */
 export const KINDS = {
@@ -45,11 +67,8 @@ export const KINDS = {
     shortNames: ["bpa"],
     schema: ProvisioningSchema,
     specSchema: ProvisioningSpecSchema,
-    printerColumns: [
-      clusterLabelColumn,
-      { name: "Masters", type: "string", jsonPath: ".spec.masters[*]" },
-      { name: "Workers", type: "string", jsonPath: ".spec.workers[*]" },
-    ],
+    statusSchema: CrStatusSchema,
+    printerColumns: [clusterLabelColumn, ...statusColumns],
     upstream: "Akraino ICN BPA",
   },
   Software: {
@@ -61,7 +80,8 @@ export const KINDS = {
     shortNames: ["sw"],
     schema: SoftwareSchema,
     specSchema: SoftwareSpecSchema,
-    printerColumns: [clusterLabelColumn],
+    statusSchema: CrStatusSchema,
+    printerColumns: [clusterLabelColumn, ...statusColumns],
     upstream: "Akraino ICN BPA",
   },
   Cluster: {
@@ -73,11 +93,8 @@ export const KINDS = {
     shortNames: ["bpacluster"],
     schema: ClusterSchema,
     specSchema: ClusterSpecSchema,
-    printerColumns: [
-      clusterLabelColumn,
-      { name: "Provisioning", type: "string", jsonPath: ".spec.provisioningCR" },
-      { name: "Software", type: "string", jsonPath: ".spec.softwareCR" },
-    ],
+    statusSchema: CrStatusSchema,
+    printerColumns: [clusterLabelColumn, ...statusColumns],
     upstream: "Akraino ICN BPA (draft cluster CRD)",
   },
   SIPCluster: {
@@ -89,10 +106,8 @@ export const KINDS = {
     shortNames: ["sip"],
     schema: SipClusterSchema,
     specSchema: SipClusterSpecSchema,
-    printerColumns: [
-      { name: "ControlPlane", type: "integer", jsonPath: ".spec.nodes.ControlPlane.count.active" },
-      { name: "Workers", type: "integer", jsonPath: ".spec.nodes.Worker.count.active" },
-    ],
+    statusSchema: CrStatusSchema,
+    printerColumns: statusColumns,
     upstream: "Airship SIP",
   },
 } as const satisfies Record<string, KindDefinition>;
