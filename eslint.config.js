@@ -62,6 +62,7 @@ const synthTiers = [
     name: "the outputs of a plan",
     files: ["synth/evaluate.ts", "synth/explain.ts", "synth/snapshot.ts", "synth/map/**/*.ts"],
   },
+  { name: "status/", files: ["synth/status/**/*.ts"] },
 ];
 
 // How an import names a tier's files: a folder's as "**/plan/*", a module as "**/explain.ts".
