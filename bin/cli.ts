@@ -21,6 +21,7 @@ const COMMANDS: Readonly<Record<CommandName, () => Promise<Command>>> = {
   commit: async () => (await import("./commands/commit.ts")).commit,
   inventory: async () => (await import("./commands/inventory.ts")).inventory,
   webhook: async () => (await import("./commands/webhook.ts")).webhook,
+  status: async () => (await import("./commands/status.ts")).status,
   manifests: async () => (await import("./commands/manifests.ts")).manifests,
   completion: async () => (await import("./commands/completion.ts")).completion,
   version: async () => (await import("./commands/version.ts")).version,

@@ -169,11 +169,36 @@ export const COMMAND_HELP = {
       `  --review-budget S  seconds a review may run before its request is refused (default 1.5)`,
     ].join("\n"),
   },
+  status: {
+    synopsis:
+      "status [-n NS…] [-o text|json|yaml] [--secrets-namespace NS]… [-l SEL] [--kubeconfig FILE]\n" +
+      "         [--context NAME] [--write [--port 8080] [--host 0.0.0.0]]",
+    summary:
+      "each CR's status (Ready, hosts, GitOps apply, Jobs) from the cluster; --write keeps .status current",
+    options: [
+      `  -n, --namespace NS…  namespaces whose CRs to show (or write); default all. The whole site is
+                    judged all the same: the rules look across namespaces`,
+      `  -o, --format FORMAT  text (default: a table, then what keeps each CR from Ready), json or
+                    yaml (a v1 List of the CRs with their status, as kubectl get -o prints it)`,
+      `  --secrets-namespace NS  read networkData Secrets in NS only (repeatable; as webhook)`,
+      `  -l, --selector SEL   watch only the BareMetalHosts SEL selects (as webhook)`,
+      KUBE,
+      `  --write           run the status reporter until SIGTERM: write .status through the status
+                    subresource (field manager metalsynth-status) when it changes, with an Event per
+                    transition; JSON logs on stdout; what the chart's metalsynth-status Deployment runs`,
+      `  --port N          with --write: port of /healthz, /readyz and /metrics over HTTP (default
+                    8080); --host ADDR: address (default 0.0.0.0)`,
+      ``,
+      `Exit codes: 0 every CR shown is Ready, 1 one is not, 2 usage error or the API server could not`,
+      `be read (within 60 s).`,
+    ].join("\n"),
+  },
   manifests: {
     synopsis:
       "manifests [--namespace NS] [--image IMG] [--inventory-namespace NS]… [--allocation-namespace NS]…\n" +
       "          [--hosts N] [--clusters N]",
-    summary: "print the webhook's deployment YAML (CRDs, RBAC, cert-manager, Deployment, webhook config)",
+    summary:
+      "print the install YAML (CRDs, the webhook's RBAC, cert-manager, Deployment and configuration, the status reporter)",
     options: [
       `  --namespace NS    namespace of the webhook (default metalsynth-system)`,
       `  --image IMG       webhook image`,
