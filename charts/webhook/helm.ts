@@ -20,6 +20,7 @@ import {
   webhookManifests,
 } from "./index.ts";
 import { DEFAULT_ALLOCATION_MANAGERS } from "../../synth/schema/allocation.ts";
+import { STATUS_NAME } from "./status-reporter.ts";
 import { WEBHOOK_NAME, WebhookChart } from "./webhook-chart.ts";
 
 /** Where the chart lives, relative to the repository root (`charts/` holds the cdk8s charts). */
@@ -44,6 +45,9 @@ export function helmChartFiles(version: string): Map<string, string> {
   const deployment = byKind(defaults, "Deployment");
   const podSpec = (deployment.spec as Json & { template: { spec: Json } }).template.spec;
   const container = (podSpec.containers as Json[])[0] ?? {};
+  const reporter = byName(defaults, "Deployment", STATUS_NAME);
+  const reporterPod = (reporter.spec as Json & { template: { spec: Json } }).template.spec;
+  const reporterContainer = (reporterPod.containers as Json[])[0] ?? {};
 
   const app = new App({ recordConstructMetadata: false });
   const objects = objectsOf(
@@ -96,6 +100,8 @@ export function helmChartFiles(version: string): Map<string, string> {
         priorityClassName: DEFAULT_PRIORITY_CLASS,
         nodeSelector: {},
         tolerations: [],
+        // The status reporter (decision 0059): its own Deployment, on the same nodes as the webhook.
+        status: { enabled: true, resources: reporterContainer.resources },
       }),
   );
   files.set("values.schema.json", `${JSON.stringify(VALUES_SCHEMA, null, 2)}\n`);
@@ -105,18 +111,30 @@ export function helmChartFiles(version: string): Map<string, string> {
 
   for (const object of objects.filter((candidate) => candidate.kind !== "CustomResourceDefinition")) {
     const kind = object.kind as string;
-    // One file per object: the kind, and what its name adds to the webhook's (issuer-selfsigned).
-    const suffix = ((object.metadata as Json).name as string).slice(WEBHOOK_NAME.length);
+    const name = (object.metadata as Json).name as string;
+    // One file per object: the kind, and what its name adds to the webhook's (issuer-selfsigned)
+    // or, for the status reporter's, to metalsynth's (deployment-status).
+    const suffix = name.startsWith(STATUS_NAME)
+      ? name.slice("metalsynth".length)
+      : name.slice(WEBHOOK_NAME.length);
     const file = `templates/${kebab(kind)}${suffix}.yaml`;
     if (files.has(file)) throw new Error(`helm chart: two objects for ${file}`);
     const template = templateOf(object);
-    const condition = CONDITIONS[kind];
-    const wrapped =
+    const conditions = [
+      CONDITIONS[kind],
+      ...(name.startsWith(STATUS_NAME) ? ["$.Values.status.enabled"] : []),
+    ].filter((found) => found !== undefined);
+    const condition =
+      conditions.length === 0
+        ? undefined
+        : conditions.length === 1
+          ? conditions[0]
+          : `and ${conditions.map((found) => `(${found})`).join(" ")}`;
+    const ranged =
       kind === "Role" || kind === "RoleBinding"
         ? `{{- range $.Values.inventoryNamespaces }}\n---\n${template}{{- end }}\n`
-        : condition === undefined
-          ? template
-          : `{{- if ${condition} }}\n${template}{{- end }}\n`;
+        : template;
+    const wrapped = condition === undefined ? ranged : `{{- if ${condition} }}\n${ranged}{{- end }}\n`;
     files.set(file, HEADER + wrapped);
   }
   files.set(
@@ -128,6 +146,9 @@ export function helmChartFiles(version: string): Map<string, string> {
       "cert-manager issues its serving certificate and injects its CA bundle into the webhook configuration.",
       "{{- end }}",
       "Check it: kubectl -n {{ .Values.namespace }} get deploy,pods -l app.kubernetes.io/name=metalsynth-webhook",
+      "{{- if .Values.status.enabled }}",
+      "The status reporter (metalsynth-status) writes .status on the four kinds: kubectl get provisionings,softwares,sipclusters -A",
+      "{{- end }}",
       "",
     ].join("\n"),
   );
@@ -146,9 +167,11 @@ const CONDITIONS: Record<string, string> = {
 /** `object` as a template: its marked fields replaced by template actions. */
 function templateOf(object: Json): string {
   const copy = structuredClone(object);
+  // The status reporter runs one replica at no set priority; the rest is tuned as the webhook is.
+  const webhook = (object.metadata as Json).name === WEBHOOK_NAME;
   if (copy.kind === "Deployment") {
     const spec = copy.spec as Json & { template: { spec: Json } };
-    spec.replicas = marker("replicas");
+    if (webhook) spec.replicas = marker("replicas");
     const pod = spec.template.spec;
     const [container] = pod.containers as Json[];
     if (container) container.resources = marker("resources");
@@ -177,19 +200,22 @@ function templateOf(object: Json): string {
     `${indent}{{- with ${value} }}\n${indent}${key}\n${indent}  {{- toYaml . | nindent ${indent.length + 2} }}\n${indent}{{- end }}\n`;
 
   if (copy.kind === "Deployment") {
-    replace(line("replicas"), (indent, key) => `${indent}${key}{{ $.Values.replicas }}\n`);
-    replace(line("resources"), (indent, key) => block(indent, key.trimEnd(), "$.Values.resources"));
+    if (webhook) replace(line("replicas"), (indent, key) => `${indent}${key}{{ $.Values.replicas }}\n`);
+    replace(line("resources"), (indent, key) =>
+      block(indent, key.trimEnd(), webhook ? "$.Values.resources" : "$.Values.status.resources"),
+    );
     replace(line("nodeselector"), (indent, key) =>
       optionalBlock(indent, key.trimEnd(), "$.Values.nodeSelector"),
     );
     replace(line("tolerations"), (indent, key) =>
       optionalBlock(indent, key.trimEnd(), "$.Values.tolerations"),
     );
-    replace(
-      line("priority"),
-      (indent, key) =>
-        `${indent}{{- with $.Values.priorityClassName }}\n${indent}${key}{{ . }}\n${indent}{{- end }}\n`,
-    );
+    if (webhook)
+      replace(
+        line("priority"),
+        (indent, key) =>
+          `${indent}{{- with $.Values.priorityClassName }}\n${indent}${key}{{ . }}\n${indent}{{- end }}\n`,
+      );
     replace(
       new RegExp(`^( *)(- )--secrets-namespace\\n *- ${INVENTORY_NAMESPACE}\\n`, "m"),
       (indent) =>
@@ -209,11 +235,13 @@ function templateOf(object: Json): string {
     replace(line("image"), (indent, key) => `${indent}${key}{{ $.Values.image | quote }}\n`);
   }
   if (copy.kind === "NetworkPolicy") {
-    replace(
-      new RegExp(`^( *)(- )ipBlock:\\n *cidr: ${marker("cidrs")}\\n`, "m"),
-      (indent) =>
-        `${indent}{{- range $.Values.networkPolicy.apiServerCidrs }}\n${indent}- ipBlock:\n${indent}    cidr: {{ . | quote }}\n${indent}{{- end }}\n`,
-    );
+    // The status reporter's admits scrapes only: the API server never calls it.
+    if (webhook)
+      replace(
+        new RegExp(`^( *)(- )ipBlock:\\n *cidr: ${marker("cidrs")}\\n`, "m"),
+        (indent) =>
+          `${indent}{{- range $.Values.networkPolicy.apiServerCidrs }}\n${indent}- ipBlock:\n${indent}    cidr: {{ . | quote }}\n${indent}{{- end }}\n`,
+      );
     replace(new RegExp(`^( *)(matchLabels:)\\n *${marker("k")}: v\\n`, "m"), (indent, key) =>
       block(indent, key, "$.Values.networkPolicy.metricsNamespaceLabel"),
     );
@@ -235,6 +263,12 @@ function templateOf(object: Json): string {
   const left = /helmx\w*x/.exec(text);
   if (left) throw new Error(`helm chart: marker ${left[0]} left in a ${String(copy.kind)} template`);
   return text;
+}
+
+function byName(objects: readonly Json[], kind: string, name: string): Json {
+  const found = objects.find((object) => object.kind === kind && (object.metadata as Json).name === name);
+  if (!found) throw new Error(`the webhook chart renders no ${kind} ${name}`);
+  return found;
 }
 
 function byKind(objects: readonly Json[], kind: string): Json {
@@ -291,5 +325,10 @@ const VALUES_SCHEMA = {
     priorityClassName: { type: "string" },
     nodeSelector: { type: "object", additionalProperties: { type: "string" } },
     tolerations: { type: "array", items: { type: "object" } },
+    status: {
+      type: "object",
+      additionalProperties: false,
+      properties: { enabled: { type: "boolean" }, resources: { type: "object" } },
+    },
   },
 };

@@ -56,6 +56,14 @@ describe("WebhookChart", () => {
       "PodDisruptionBudget",
       "NetworkPolicy",
       "ValidatingWebhookConfiguration",
+      // The status reporter (decision 0059).
+      "ServiceAccount",
+      "ClusterRole",
+      "ClusterRoleBinding",
+      "RoleBinding",
+      "Service",
+      "Deployment",
+      "NetworkPolicy",
     ]);
   });
 

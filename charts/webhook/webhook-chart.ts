@@ -6,6 +6,7 @@ import { ALLOCATION_DEFINITION } from "../../synth/schema/allocation.ts";
 import { KINDS } from "../../synth/schema/kinds.ts";
 import { MANAGED_BY_LABEL } from "../metadata.ts";
 import { DEFAULT_SIZING, memoryFor } from "./sizing.ts";
+import { StatusReporter } from "./status-reporter.ts";
 
 /** Props of {@link WebhookChart}. */
 export interface WebhookChartProps {
@@ -417,6 +418,16 @@ export class WebhookChart extends Chart {
           matchExpressions: [{ key: "kubernetes.io/metadata.name", operator: "NotIn", values: [namespace] }],
         },
       })),
+    });
+
+    // The status reporter beside it, with a ServiceAccount of its own (decision 0059).
+    new StatusReporter(this, "status", {
+      namespace,
+      image,
+      inventoryNamespaces,
+      secretsRole: SECRETS_ROLE,
+      ...(networkPolicy && { metricsNamespaceLabel: networkPolicy.metricsNamespaceLabel }),
+      serviceMonitor,
     });
   }
 }

@@ -177,7 +177,9 @@ describe("the Helm chart, with a real helm", () => {
       "--set",
       "caBundle=Q0E=",
     );
-    const deployment = tuned.find((object) => object.kind === "Deployment") as KubeObject & {
+    const deployment = tuned.find(
+      (object) => object.kind === "Deployment" && object.metadata.name === "metalsynth-webhook",
+    ) as KubeObject & {
       spec: { replicas: number; template: { spec: Record<string, unknown> & { containers: KubeObject[] } } };
     };
     expect(deployment.spec.replicas).toBe(3);
@@ -199,6 +201,18 @@ describe("the Helm chart, with a real helm", () => {
     };
     expect(configuration.metadata.annotations).toBeUndefined();
     for (const entry of configuration.webhooks) expect(entry.clientConfig.caBundle).toBe("Q0E=");
+
+    // The status reporter (decision 0059): its resources of its own, or left out altogether.
+    const reporter = (await template("--set", "status.resources.limits.memory=3Gi")).find(
+      (object) => object.kind === "Deployment" && object.metadata.name === "metalsynth-status",
+    ) as KubeObject & { spec: { template: { spec: { containers: KubeObject[] } } } };
+    expect(reporter.spec.template.spec.containers[0]?.resources).toEqual({
+      limits: { cpu: "1", memory: "3Gi" },
+      requests: { cpu: "100m", memory: "256Mi" },
+    });
+    const without = await template("--set", "status.enabled=false");
+    expect(without.filter((object) => object.metadata.name.startsWith("metalsynth-status"))).toEqual([]);
+    expect(without.map((object) => object.kind)).toContain("Deployment");
   });
 
   it("installs every object on the API server", async () => {
