@@ -1,7 +1,7 @@
 import path from "node:path";
 import { UsageError } from "../../gitops/errors.ts";
 import { releaseFromSite } from "../../gitops/render-site.ts";
-import { checkOutput, writeRendered } from "../../gitops/render.ts";
+import { checkOutput, writeRendered } from "../../gitops/render-write.ts";
 import { checkSite } from "../../gitops/site-reader.ts";
 import { EXIT, interruptible, parseSiteArgs, siteLocation, summary, type Console } from "../common.ts";
 import { findingsIn } from "../findings.ts";

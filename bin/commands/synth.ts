@@ -5,7 +5,7 @@ import { formatIssues, jsonReport } from "../../gitops/report/report.ts";
 import { checkSite, type SiteLocation } from "../../gitops/site-reader.ts";
 import { compareText } from "../../synth/issue.ts";
 import { LOCK_FILE } from "../../synth/plan/lock.ts";
-import { checkOutput, writeRendered } from "../../gitops/render.ts";
+import { checkOutput, writeRendered } from "../../gitops/render-write.ts";
 import {
   EXIT,
   FINDING_FORMATS,
