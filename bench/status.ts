@@ -13,7 +13,7 @@
  *
  * Counts, not times, are the result (times are printed for the record: they move with the machine).
  */
-import { readFile } from "node:fs/promises";
+import { readFile, rm } from "node:fs/promises";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { parseAllDocuments } from "yaml";
@@ -294,6 +294,7 @@ async function main(): Promise<void> {
     `${((rounds.sum / Math.max(1, rounds.count)) * 1000).toFixed(0)} ms`;
   await reporter.close();
   await server.stop();
+  await rm(hub.site, { recursive: true, force: true });
   const seconds = (usage: NodeJS.CpuUsage) => ((usage.user + usage.system) / 1e6).toFixed(2);
   const crs = reporter.statuses().length;
   process.stdout.write(
