@@ -184,7 +184,7 @@ describe("the Helm chart, with a real helm", () => {
     };
     expect(deployment.spec.replicas).toBe(3);
     expect(deployment.spec.template.spec.containers[0]?.resources).toEqual({
-      limits: { cpu: "1", memory: "2Gi" },
+      limits: { cpu: "2", memory: "2Gi" },
       // The chart's requests by the bench's formula (decision 0056).
       requests: { cpu: "200m", memory: "448Mi" },
     });
