@@ -27,14 +27,14 @@ import {
   statSync,
   writeFileSync,
 } from "node:fs";
-import { appendFile, mkdir, readFile, rm, writeFile } from "node:fs/promises";
+import { appendFile, mkdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { REPO } from "../../../harness.ts";
 import { freePort } from "../../../support/free-port.ts";
 import { startControlPlane, type ControlPlane } from "../../support/control-plane.ts";
-import { kubectlFor, must, type Kubectl } from "../../support/kube.ts";
+import { kubectlFor, must } from "../../support/kube.ts";
 import { createAuthority, kubeconfig } from "./pki.ts";
 
 /** The stand-in images test/image/standins/build.sh makes. */
@@ -116,7 +116,7 @@ const KUBERNETES_SERVICE_IP = "10.96.0.1";
 const CNI_BRIDGE = "cni-msnode0";
 
 /** The node's address: the source of its default route, as the kubelet would pick. */
-export function nodeAddress(): string {
+function nodeAddress(): string {
   const routes = JSON.parse(
     execFileSync("ip", ["-j", "route", "get", "192.0.2.255"], { encoding: "utf8" }),
   ) as {
@@ -615,7 +615,7 @@ function removePodCgroups(): void {
 }
 
 /** The mount points under `root`, deepest first. */
-export function mountsUnder(root: string): string[] {
+function mountsUnder(root: string): string[] {
   const points = readFileSync("/proc/self/mountinfo", "utf8")
     .split("\n")
     .map((line) => line.split(" ")[4] ?? "")
@@ -839,14 +839,4 @@ conntrack:
   tcpEstablishedTimeout: 0s
   tcpCloseWaitTimeout: 0s
 `;
-}
-
-/** What test files use of the admin kubectl. */
-export function adminKubectl(info: NodeInfo): Kubectl {
-  return kubectlFor(info.kubeconfig);
-}
-
-/** Reads a component's log (for a test's failure message). */
-export async function componentLog(name: string): Promise<string> {
-  return readFile(path.join(NODE_ROOT, "logs", `${name}.log`), "utf8").catch(() => "");
 }
