@@ -41,6 +41,8 @@ const REPO = path.dirname(HERE);
 /** One process's cost: CPU (user + system, every thread), wall time, peak RSS. */
 export interface ProcessCost {
   readonly cpu: number;
+  /** Of which system time. */
+  readonly sys: number;
   readonly wall: number;
   readonly rssMiB: number;
 }
@@ -49,6 +51,8 @@ export interface ProcessCost {
 export interface FloorRound {
   readonly nodeStart: number;
   readonly writeFloor: number;
+  /** Of which system time. */
+  readonly writeFloorSys: number;
   readonly readFloor: number;
   readonly first: ProcessCost;
   readonly again: ProcessCost;
@@ -65,7 +69,8 @@ const COST_PRELOAD = `import { writeFileSync } from "node:fs";
 process.on("exit", () => {
   const usage = process.resourceUsage();
   const cpu = (usage.userCPUTime + usage.systemCPUTime) / 1e6;
-  writeFileSync(process.env.METALSYNTH_BENCH_COST, JSON.stringify({ cpu, rssMiB: Math.round(usage.maxRSS / 1024) }));
+  const sys = usage.systemCPUTime / 1e6;
+  writeFileSync(process.env.METALSYNTH_BENCH_COST, JSON.stringify({ cpu, sys, rssMiB: Math.round(usage.maxRSS / 1024) }));
 });
 `;
 
@@ -84,8 +89,8 @@ function measured(work: string, args: readonly string[]): ProcessCost {
   const wall = (performance.now() - started) / 1000;
   if (child.status !== 0)
     throw new Error(`${args.join(" ")} exited ${child.status}: ${child.stderr.slice(-2000)}`);
-  const { cpu, rssMiB } = JSON.parse(readFileSync(costFile, "utf8")) as { cpu: number; rssMiB: number };
-  return { cpu, wall, rssMiB };
+  const { cpu, sys, rssMiB } = JSON.parse(readFileSync(costFile, "utf8")) as Omit<ProcessCost, "wall">;
+  return { cpu, sys, wall, rssMiB };
 }
 
 function floor(mode: "write" | "read", tree: string, target?: string): FloorResult {
@@ -147,6 +152,10 @@ export function benchAtTheFloor(
     `${hosts} hosts, ${clusters} clusters, inventory ${(inventoryBytes / 2 ** 20).toFixed(1)} MiB` +
       `${baseCli ? `; baseline ${options.baseline}` : ""}:`,
   );
+  // Untimed, so that every timed write, the first round's too, comes right after a deletion.
+  synth(site, cli);
+  floor("write", path.join(site, "rendered"), floorOut);
+  if (baseCli) synth(baseSite, baseCli);
   for (let round = 1; round <= rounds; round++) {
     // Every write starts into an empty directory right after a tree of the same size was deleted,
     // floor and synth alike (the file system is slower to create files after a deletion, decision 0019).
@@ -175,12 +184,14 @@ export function benchAtTheFloor(
     }
     const changed: ProcessCost = {
       cpu: median([changedOnce.cpu, changedBack.cpu]),
+      sys: median([changedOnce.sys, changedBack.sys]),
       wall: median([changedOnce.wall, changedBack.wall]),
       rssMiB: Math.max(changedOnce.rssMiB, changedBack.rssMiB),
     };
     const result: FloorRound = {
       nodeStart,
       writeFloor: written.cpuSeconds + nodeStart,
+      writeFloorSys: written.systemSeconds,
       readFloor: median([read.cpuSeconds, readAgain.cpuSeconds]) + nodeStart,
       first,
       again,
@@ -189,12 +200,12 @@ export function benchAtTheFloor(
     };
     results.push(result);
     const base = baseline
-      ? `; baseline first ${seconds(baseline.first.cpu)}, again ${seconds(baseline.again.cpu)}, changed ${seconds(baseline.changed.cpu)}`
+      ? `; baseline first ${seconds(baseline.first.cpu)} (system ${seconds(baseline.first.sys)}), again ${seconds(baseline.again.cpu)}, changed ${seconds(baseline.changed.cpu)}`
       : "";
     log(
-      `  round ${round}: write floor ${seconds(result.writeFloor)} (${written.files} files, ` +
+      `  round ${round}: write floor ${seconds(result.writeFloor)} (system ${seconds(written.systemSeconds)}; ${written.files} files, ` +
         `${(written.bytes / 2 ** 20).toFixed(1)} MiB), read floor ${seconds(result.readFloor)}, node start ` +
-        `${seconds(nodeStart)}; synth first ${seconds(first.cpu)} (wall ${seconds(first.wall)}, ${first.rssMiB} MiB), ` +
+        `${seconds(nodeStart)}; synth first ${seconds(first.cpu)} (system ${seconds(first.sys)}, wall ${seconds(first.wall)}, ${first.rssMiB} MiB), ` +
         `again ${seconds(again.cpu)} (wall ${seconds(again.wall)}), one cluster changed ` +
         `${seconds(changedOnce.cpu)} / ${seconds(changedBack.cpu)}${base} (CPU)`,
     );
