@@ -159,8 +159,10 @@ export async function startNode(e2eBinDir: string, setup: NodeSetup): Promise<Ru
     if (child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise((resolve) => child.once("exit", resolve));
     child.kill(signal);
-    await Promise.race([exited, sleep(15_000).then(() => child.kill("SIGKILL"))]);
+    // A timer cleared once it exits, so that nothing keeps the test runner's process waiting.
+    const killer = setTimeout(() => child.kill("SIGKILL"), 15_000);
     await exited;
+    clearTimeout(killer);
   };
   const failed = (): string | undefined => {
     const dead = components.find(({ child }) => child.exitCode !== null || child.signalCode !== null);
