@@ -15,9 +15,21 @@
 #                   its path: the trust-boundary fuzz runs it as a judge
 # The Go binaries are cached under $METALSYNTH_E2E_CACHE (default ~/.cache/metalsynth-e2e), keyed by
 # the Go module files and sources, so only the first run on a machine pays for the build (~5 min).
+# Each build holds a lock of its own, so two runs at once (CI builds in the background while the slow
+# tier asks for dex) build each binary once and the second waits for it.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cache=${METALSYNTH_E2E_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/metalsynth-e2e}
+mkdir -p "$cache"
+# locked NAME COMMAND...: runs COMMAND holding the lock NAME in the cache.
+locked() {
+  local name=$1
+  shift
+  (
+    flock 9
+    "$@"
+  ) 9>"$cache/.$name.lock"
+}
 
 # --- dex (issue #39) ---
 # Built at nice 15 (the machine's two cores are shared), without cgo: the rendered config uses memory
@@ -34,7 +46,7 @@ build_dex() {
   fi
 }
 if [ "${1:-}" = dex ]; then
-  build_dex
+  locked dex build_dex
   echo "$dex_dir/dex"
   exit 0
 fi
@@ -49,38 +61,47 @@ fi
 
 key=$(cd "$here/go" && cat go.mod go.sum flux-apply/*.go | sha256sum | cut -c1-16)
 bin="$cache/$key"
-if [ ! -x "$bin/kube-apiserver" ] || [ ! -x "$bin/flux-apply" ]; then
-  echo "e2e setup: building kube-apiserver and flux-apply into $bin (first run on this machine: a few minutes)" >&2
-  mkdir -p "$bin.tmp"
-  (cd "$here/go" && CGO_ENABLED=0 go build -o "$bin.tmp/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver >&2 &&
-    CGO_ENABLED=0 go build -o "$bin.tmp/flux-apply" ./flux-apply >&2)
-  rm -rf "$bin" && mv "$bin.tmp" "$bin"
-fi
+build_apiserver() {
+  if [ ! -x "$bin/kube-apiserver" ] || [ ! -x "$bin/flux-apply" ]; then
+    echo "e2e setup: building kube-apiserver and flux-apply into $bin (first run on this machine: a few minutes)" >&2
+    mkdir -p "$bin.tmp"
+    (cd "$here/go" && CGO_ENABLED=0 go build -o "$bin.tmp/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver >&2 &&
+      CGO_ENABLED=0 go build -o "$bin.tmp/flux-apply" ./flux-apply >&2)
+    rm -rf "$bin" && mv "$bin.tmp" "$bin"
+  fi
+}
+locked apiserver build_apiserver
 
 # --- helm (issue #24) ---
 # Built at nice 15: the machine's two cores are shared. About 4 minutes of CPU the first time.
 helm_key=$(cd "$here/go-helm" && cat go.mod go.sum tools.go | sha256sum | cut -c1-16)
 helm_dir="$cache/helm-$helm_key"
-if [ ! -x "$helm_dir/helm" ]; then
-  echo "e2e setup: building helm into $helm_dir (first run on this machine: a few minutes)" >&2
-  mkdir -p "$helm_dir.tmp"
-  (cd "$here/go-helm" && CGO_ENABLED=0 nice -n 15 go build -o "$helm_dir.tmp/helm" helm.sh/helm/v3/cmd/helm >&2)
-  rm -rf "$helm_dir" && mv "$helm_dir.tmp" "$helm_dir"
-fi
+build_helm() {
+  if [ ! -x "$helm_dir/helm" ]; then
+    echo "e2e setup: building helm into $helm_dir (first run on this machine: a few minutes)" >&2
+    mkdir -p "$helm_dir.tmp"
+    (cd "$here/go-helm" && CGO_ENABLED=0 nice -n 15 go build -o "$helm_dir.tmp/helm" helm.sh/helm/v3/cmd/helm >&2)
+    rm -rf "$helm_dir" && mv "$helm_dir.tmp" "$helm_dir"
+  fi
+}
+locked helm build_helm
 ln -sfn "$helm_dir/helm" "$bin/helm"
 # --- end helm ---
 
 # --- argo-sync (issue #22) ---
 argo_key=$(cd "$here/go-argo" && cat go.mod go.sum argo-sync/*.go | sha256sum | cut -c1-16)
 argo_dir="$cache/argo-sync-$argo_key"
-if [ ! -x "$argo_dir/argo-sync" ]; then
-  echo "e2e setup: building argo-sync into $argo_dir (first run on this machine: a few minutes)" >&2
-  mkdir -p "$argo_dir.tmp"
-  (cd "$here/go-argo" && CGO_ENABLED=0 nice -n 15 go build -o "$argo_dir.tmp/argo-sync" ./argo-sync >&2)
-  rm -rf "$argo_dir" && mv "$argo_dir.tmp" "$argo_dir"
-fi
+build_argo() {
+  if [ ! -x "$argo_dir/argo-sync" ]; then
+    echo "e2e setup: building argo-sync into $argo_dir (first run on this machine: a few minutes)" >&2
+    mkdir -p "$argo_dir.tmp"
+    (cd "$here/go-argo" && CGO_ENABLED=0 nice -n 15 go build -o "$argo_dir.tmp/argo-sync" ./argo-sync >&2)
+    rm -rf "$argo_dir" && mv "$argo_dir.tmp" "$argo_dir"
+  fi
+}
+locked argo-sync build_argo
 ln -sfn "$argo_dir/argo-sync" "$bin/argo-sync"
 # --- end argo-sync ---
-build_dex
+locked dex build_dex
 ln -sfn "$dex_dir/dex" "$bin/dex"
 echo "$bin"

@@ -11,6 +11,9 @@
 #              the module's files and this script: about 20 minutes of CPU the first time on a
 #              machine, under a minute when test/e2e/go's kube-apiserver build left the Go cache warm.
 #   CONTAINERS_CONF, NODE_STANDINS, NODE_STANDIN_*  the stand-in images (test/image/standins/build.sh)
+# `setup.sh binaries` makes only what needs no container store (the packages and NODE_BIN): CI
+# builds it in the background while other tiers use podman. The build holds a lock in the cache, so
+# a second run at once waits for it instead of building again.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 module=$(cd "$here/../go-node" && pwd)
@@ -39,7 +42,8 @@ bin=$cache/node-$key
 complete() {
   for command in "${commands[@]}" pause; do [ -x "$bin/$command" ] || return 1; done
 }
-if ! complete; then
+build() {
+  complete && return
   echo "node setup: building ${commands[*]} and pause into $bin (first run on this machine: minutes)" >&2
   version=$(cd "$module" && go list -m -f '{{.Version}}' k8s.io/kubernetes)
   minor=${version#v1.}
@@ -56,7 +60,13 @@ if ! complete; then
     CGO_ENABLED=0 nice -n 15 go build -ldflags "-s -w" -o "$bin.tmp/pause" ./pause >&2)
   rm -rf "$bin" && mv "$bin.tmp" "$bin"
   find "$cache" -maxdepth 1 -name 'node-*' ! -name "node-$key" -exec rm -rf {} +
-fi
+}
+mkdir -p "$cache"
+(
+  flock 9
+  build
+) 9>"$cache/.node.lock"
 
 echo "export NODE_BIN=$bin"
+[ "${1:-}" = binaries ] && exit 0
 bash "$here/../../image/standins/build.sh" "$bin"
