@@ -35,6 +35,11 @@ export function exec(
     child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
     child.on("error", reject);
     child.on("close", (code) => resolve({ code: code ?? 1, stdout, stderr }));
+    // A command that exits before it reads its input (kubectl refusing its arguments, a run the
+    // machine's load made slow to start) closes the pipe; its exit code and stderr are the answer.
+    child.stdin.on("error", (error: NodeJS.ErrnoException) => {
+      if (error.code !== "EPIPE") reject(error);
+    });
     child.stdin.end(options.input ?? "");
   });
 }
