@@ -3,7 +3,8 @@
  * that holds its check. The rules proper live in `synth/rules/`, one module per family: `bpa.ts`
  * (Provisioning, Software, Cluster CRs), `sip.ts` (SIPCluster), `site.ts` (across CRs), `hosts.ts`
  * (a request against the inventory), `names.ts` (what clusters render), `schema.ts` and `secrets.ts`
- * (reading a CR). Findings about the input files themselves (`yaml-syntax`, `too-large`,
+ * (reading a CR); a host filter's plugin in `rules/filters/` reports what the host a MAC entry names
+ * lacks. Findings about the input files themselves (`yaml-syntax`, `too-large`,
  * `file-unread`, `no-objects`, `inventory-*`) are made by the readers that meet them, named here.
  * Every layer of synth/ reports findings, so the catalogue sits under all of them (decision 0049).
  */
@@ -110,12 +111,12 @@ export const RULES = {
   "cpu-insufficient": {
     severity: "error",
     summary: "host has fewer CPUs than requested",
-    module: "synth/rules/hosts.ts",
+    module: "synth/rules/filters/cpus.ts",
   },
   "memory-insufficient": {
     severity: "error",
     summary: "host has less memory than requested",
-    module: "synth/rules/hosts.ts",
+    module: "synth/rules/filters/memory.ts",
   },
   "memory-format": {
     severity: "error",
@@ -125,17 +126,17 @@ export const RULES = {
   "sriov-missing": {
     severity: "error",
     summary: "host is not labelled SR-IOV capable",
-    module: "synth/rules/hosts.ts",
+    module: "synth/rules/filters/sriov.ts",
   },
   "qat-missing": {
     severity: "error",
     summary: "host is not labelled QAT capable",
-    module: "synth/rules/hosts.ts",
+    module: "synth/rules/filters/qat.ts",
   },
   "resources-unknown": {
     severity: "warning",
     summary: "requested resource can't be checked (no hardware details)",
-    module: "synth/rules/hosts.ts",
+    module: "synth/rules/filters/plugin.ts",
   },
   "host-not-ready": {
     severity: "warning",

@@ -4,7 +4,9 @@ import { makeProvisioning, type ProvisioningOptions } from "../../test/builders/
 import { clusterKey } from "../cluster-key.ts";
 import type { RuleId } from "../rule-catalogue.ts";
 import { claimMacHosts, placeBpaCluster } from "./bpa-placement.ts";
-import { FILTERS, REASONS, rejection } from "../rules/filters.ts";
+import { rejection } from "../rules/filters.ts";
+import { CPUS } from "../rules/filters/cpus.ts";
+import { UNCLAIMED } from "../rules/filters/unclaimed.ts";
 import { ClaimLedger } from "./claim-ledger.ts";
 import type { LockEntry } from "../model/lock.ts";
 import { dnsLabel } from "../../test/builders/inventory.ts";
@@ -259,9 +261,9 @@ describe("placeBpaCluster", () => {
     expect(placed.plan.decisions[0]?.rejected()).toEqual([
       {
         host: "metal3/a",
-        rejection: { filter: FILTERS.cpus, reason: REASONS.insufficient, requested: 64, available: 8 },
+        rejection: { filter: CPUS.name, reason: "insufficient", requested: 64, available: 8 },
       },
-      { host: "metal3/b", rejection: { filter: FILTERS.unclaimed, reason: REASONS.claimed } },
+      { host: "metal3/b", rejection: { filter: UNCLAIMED.name, reason: "claimed" } },
     ]);
   });
 

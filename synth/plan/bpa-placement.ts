@@ -34,18 +34,13 @@ import type { Reporter } from "../model/resource.ts";
 import type { ClaimLedger } from "./claim-ledger.ts";
 import type { ClaimView } from "../model/claims.ts";
 import type { Placed, PlanningContext } from "./context.ts";
-import {
-  AVAILABLE,
-  FILTERS,
-  REASONS,
-  fitHistogram,
-  notTaken,
-  resourceFilters,
-  unclaimed,
-  type HostFilter,
-  type ReasonCode,
-  type Rejection,
-} from "../rules/filters.ts";
+import { fitHistogram, resourceFilters } from "../rules/filters.ts";
+import { AVAILABLE } from "../rules/filters/available.ts";
+import { NAMED } from "../rules/filters/named.ts";
+import { PICK } from "../rules/filters/pick.ts";
+import { rejectionBy, type HostFilter, type Rejection } from "../rules/filters/plugin.ts";
+import { CLAIMED, UNCLAIMED, unclaimed } from "../rules/filters/unclaimed.ts";
+import { unused } from "../rules/filters/unused.ts";
 import type { LockEntry } from "../model/lock.ts";
 import type { BpaClusterPlan, Decision, NodePlacement, RejectedHost } from "./model.ts";
 import type { PlanningInventory } from "./reads.ts";
@@ -291,7 +286,7 @@ export function placeBpaCluster(
     switch (request.kind) {
       case "sameAsMaster": {
         const master = placedMasters?.get(request.label);
-        const notMasters = named(REASONS.otherMaster, request.label);
+        const notMasters = named("other-master", request.label);
         if (!master) {
           const listed = provisioning.masters.some((entry) => entry.label === request.label);
           unresolved(
@@ -328,7 +323,7 @@ export function placeBpaCluster(
         break;
       }
       case "mac": {
-        const otherMac = named(REASONS.otherMac, request.mac);
+        const otherMac = named("other-mac", request.mac);
         const placed = placeByMac(request, context, report);
         issues.push(...placed.issues);
         if (placed.placement === undefined) {
@@ -362,7 +357,7 @@ export function placeBpaCluster(
         break;
       }
       case "invalid":
-        unresolved(entry, `mac-format: ${request.macProblem}`, named(REASONS.malformedMac));
+        unresolved(entry, `mac-format: ${request.macProblem}`, named("malformed-mac"));
         break;
       case "resources": {
         const placed = placeByResources(entry, request, key, { used, reserved }, context, report);
@@ -439,10 +434,9 @@ function everyHost(inventory: PlanningInventory, rejection: Rejection): () => Re
 function namedHostHeld(inventory: PlanningInventory, mac: string, otherMac: Rejection): () => RejectedHost[] {
   return () => {
     const named = inventory.byMac(mac);
-    const held: Rejection = { filter: FILTERS.unclaimed, reason: REASONS.claimed };
     return inventory.hosts.map((host) => ({
       host: host.id,
-      rejection: host.id === named?.id ? held : otherMac,
+      rejection: host.id === named?.id ? CLAIMED : otherMac,
     }));
   };
 }
@@ -469,15 +463,15 @@ function entryFilters(
   const filters = [
     unclaimed(claims, cluster),
     AVAILABLE,
-    notTaken(FILTERS.unused, (host) => used.has(host.id) || (reserved.get(host.id) ?? request) !== request),
+    unused((host) => used.has(host.id) || (reserved.get(host.id) ?? request) !== request),
   ];
   for (const filter of needs) filters.push(filter);
   return filters;
 }
 
 /** Why a host is passed over when the CR named another one. */
-function named(reason: ReasonCode, requested?: string): Rejection {
-  return { filter: FILTERS.named, reason, ...(requested === undefined ? {} : { requested }) };
+function named(reason: keyof typeof NAMED.reasons, requested?: string): Rejection {
+  return rejectionBy(NAMED, reason, requested === undefined ? undefined : { requested });
 }
 
 /**
@@ -485,10 +479,10 @@ function named(reason: ReasonCode, requested?: string): Rejection {
  * host chosen, or nothing chosen at all.
  */
 const NOT_PICKED = {
-  lockedKept: { filter: FILTERS.pick, reason: REASONS.lockedKept },
-  smallerChosen: { filter: FILTERS.pick, reason: REASONS.smallerChosen },
-  fits: { filter: FILTERS.pick, reason: REASONS.fits },
-  lockedVanished: { filter: FILTERS.pick, reason: REASONS.lockedVanished },
+  lockedKept: rejectionBy(PICK, "locked-kept"),
+  smallerChosen: rejectionBy(PICK, "smaller-chosen"),
+  fits: rejectionBy(PICK, "fits"),
+  lockedVanished: rejectionBy(PICK, "locked-vanished"),
 } as const satisfies Record<string, Rejection>;
 
 /** A MAC entry: that host, checked against the resources the entry asks for. */
@@ -660,7 +654,7 @@ function placeByResources(
   if (
     locked &&
     context.rejection(
-      filters.filter((filter) => filter.name !== FILTERS.unclaimed && filter.name !== FILTERS.available),
+      filters.filter((filter) => filter.name !== UNCLAIMED.name && filter.name !== AVAILABLE.name),
       locked,
     ) === undefined &&
     context.ledger.claimOf(locked)?.cluster === cluster

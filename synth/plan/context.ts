@@ -2,7 +2,7 @@ import type { ClusterKey } from "../cluster-key.ts";
 import type { Issue } from "../issue.ts";
 import type { Host } from "../inventory/host.ts";
 import type { LabelSelector } from "../inventory/selector.ts";
-import type { HostFilter, Rejection } from "../rules/filters.ts";
+import type { HostFilter, Rejection } from "../rules/filters/plugin.ts";
 import type { ClaimLedger } from "./claim-ledger.ts";
 import type { LockEntry } from "../model/lock.ts";
 import type { Candidates } from "./merged-candidates.ts";
@@ -42,7 +42,7 @@ export interface PlanningContext {
    * in the same order: all of them, or fewer where planning knows which are held for sure.
    */
   mayBeFree(hosts: readonly Host[], selector: LabelSelector): Iterable<Host>;
-  /** The first of `filters` to reject `host`, if any (`rules/filters.ts`), their facts recorded as read. */
+  /** The first of `filters` to reject `host`, if any (`rules/filters/`), their facts recorded as read. */
   rejection(filters: readonly HostFilter[], host: Host): Rejection | undefined;
 }
 

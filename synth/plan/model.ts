@@ -4,7 +4,7 @@ import type { Host } from "../inventory/host.ts";
 import type { FieldPath } from "../field-path.ts";
 import type { ClusterGlue, NodeRequest, Provisioning, Software } from "../model/bpa.ts";
 import type { SipCluster } from "../model/sip.ts";
-import type { Rejection } from "../rules/filters.ts";
+import type { Rejection } from "../rules/filters/plugin.ts";
 import type { Lock } from "../model/lock.ts";
 
 /** A host that was considered for a decision and not taken, and why (rendered as `no-fit` does). */

@@ -11,7 +11,8 @@ import { EVERY_HOST_FACT, HOST_FACTS, type HostFacts } from "../inventory/host-f
 import type { Inventory } from "../inventory/inventory.ts";
 import type { LabelSelector } from "../inventory/selector.ts";
 // eslint-disable-next-line no-restricted-imports -- the recording view is where plan/ judges hosts.
-import { rejection, type HostFilter, type Rejection } from "../rules/filters.ts";
+import { rejection } from "../rules/filters.ts";
+import type { HostFilter, Rejection } from "../rules/filters/plugin.ts";
 import type { StandingClaim } from "./claim-ledger.ts";
 import type { Candidates } from "./merged-candidates.ts";
 

@@ -4,7 +4,10 @@ import { makeSipCluster, type SipClusterOptions } from "../../test/builders/spec
 import { clusterKey } from "../cluster-key.ts";
 import type { RuleId } from "../rule-catalogue.ts";
 import { ClaimLedger } from "./claim-ledger.ts";
-import { FILTERS, REASONS, rejection } from "../rules/filters.ts";
+import { rejection } from "../rules/filters.ts";
+import { SELECTOR } from "../rules/filters/selector.ts";
+import { TOPOLOGY } from "../rules/filters/topology.ts";
+import { UNCLAIMED } from "../rules/filters/unclaimed.ts";
 import { hostSnapshot } from "./lock.ts";
 import type { LockEntry } from "../model/lock.ts";
 import { placeSipCluster, retireSipCluster } from "./sip-placement.ts";
@@ -180,14 +183,14 @@ describe("placeSipCluster", () => {
       {
         host: "metal3/b",
         rejection: {
-          filter: FILTERS.topology,
-          reason: REASONS.sameDomain,
+          filter: TOPOLOGY.name,
+          reason: "same-domain",
           requested: RACK_LABEL,
           available: "r1",
         },
       },
-      { host: "metal3/c", rejection: { filter: FILTERS.selector, reason: REASONS.mismatch } },
-      { host: "metal3/d", rejection: { filter: FILTERS.unclaimed, reason: REASONS.claimed } },
+      { host: "metal3/c", rejection: { filter: SELECTOR.name, reason: "mismatch" } },
+      { host: "metal3/d", rejection: { filter: UNCLAIMED.name, reason: "claimed" } },
     ]);
   });
 

@@ -15,19 +15,15 @@ import type { SipCluster, SipRole } from "../model/sip.ts";
 import type { Release } from "./claim-ledger.ts";
 import type { ClaimView } from "../model/claims.ts";
 import type { Placed, PlanningContext } from "./context.ts";
-import {
-  AVAILABLE,
-  FILTERS,
-  REASONS,
-  addressed,
-  fitHistogram,
-  notTaken,
-  selected,
-  topologySpread,
-  unclaimed,
-  type HostFilter,
-  type Rejection,
-} from "../rules/filters.ts";
+import { fitHistogram } from "../rules/filters.ts";
+import { AVAILABLE } from "../rules/filters/available.ts";
+import { addressed } from "../rules/filters/interface.ts";
+import { otherRole } from "../rules/filters/other-role.ts";
+import { PICK } from "../rules/filters/pick.ts";
+import { rejectionBy, type HostFilter, type Rejection } from "../rules/filters/plugin.ts";
+import { selected } from "../rules/filters/selector.ts";
+import { topologySpread } from "../rules/filters/topology.ts";
+import { unclaimed } from "../rules/filters/unclaimed.ts";
 import { hostSnapshot } from "./lock.ts";
 import type { LockEntry } from "../model/lock.ts";
 import type { Decision, RejectedHost, RetiredSipCluster, SipClusterPlan, SipMember } from "./model.ts";
@@ -88,12 +84,7 @@ export function placeSipCluster(
     const candidates = inventory.matching(role.selector);
     issues.push(...unusedTopologyKey(role, candidates, report));
     // Fill from free hosts that match, in name order, one per topology value.
-    const fill = [
-      ...filters,
-      AVAILABLE,
-      notTaken(FILTERS.otherRole, (host) => chosenIds.has(host.id)),
-      spread,
-    ];
+    const fill = [...filters, AVAILABLE, otherRole((host) => chosenIds.has(host.id)), spread];
     for (const host of context.mayBeFree(candidates, role.selector)) {
       if (roleMembers.length >= wanted) break;
       if (context.rejection(fill, host) === undefined)
@@ -235,10 +226,10 @@ function sipRejections(
   const complete = [
     ...filters,
     AVAILABLE,
-    notTaken(FILTERS.otherRole, (host) => otherRoles.has(host.id)),
+    otherRole((host) => otherRoles.has(host.id)),
     topologySpread(role.topologyKey, topologyValues(role, members)),
   ];
-  const full: Rejection = { filter: FILTERS.pick, reason: REASONS.roleFull };
+  const full: Rejection = rejectionBy(PICK, "role-full");
   return hosts.flatMap((host): RejectedHost[] =>
     memberIds.has(host.id) ? [] : [{ host: host.id, rejection: judge(complete, host) ?? full }],
   );

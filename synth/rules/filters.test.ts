@@ -5,21 +5,27 @@ import type { Host } from "../inventory/host.ts";
 import { changedFacts } from "../inventory/host-facts.ts";
 import { ClaimLedger } from "../plan/claim-ledger.ts";
 import {
-  FILTERS,
-  REASONS,
-  addressed,
+  FILTER_PLUGINS,
   fitHistogram,
-  notTaken,
   rejection,
   rejectionText,
   rejections,
   resourceFilters,
-  selected,
-  topologySpread,
-  unclaimed,
-  type HostFilter,
-  type Rejection,
 } from "./filters.ts";
+import { AVAILABLE } from "./filters/available.ts";
+import { CPUS } from "./filters/cpus.ts";
+import { INTERFACE, addressed } from "./filters/interface.ts";
+import { MEMORY } from "./filters/memory.ts";
+import { NAMED } from "./filters/named.ts";
+import { OTHER_ROLE } from "./filters/other-role.ts";
+import { PICK } from "./filters/pick.ts";
+import type { HostFilter, Rejection } from "./filters/plugin.ts";
+import { QAT } from "./filters/qat.ts";
+import { SELECTOR, selected } from "./filters/selector.ts";
+import { SRIOV } from "./filters/sriov.ts";
+import { TOPOLOGY, topologySpread } from "./filters/topology.ts";
+import { UNCLAIMED, unclaimed } from "./filters/unclaimed.ts";
+import { UNUSED, unused } from "./filters/unused.ts";
 
 const key = (name: string) => clusterKey("ns", name);
 
@@ -41,38 +47,33 @@ describe("host filters", () => {
       "Unclaimed rejects another cluster's host",
       unclaimed(ledger.view(), key("c1")),
       held,
-      { filter: FILTERS.unclaimed, reason: REASONS.claimed },
+      { filter: UNCLAIMED.name, reason: "claimed" },
     ],
-    [
-      "Unused rejects a sibling's host",
-      notTaken(FILTERS.unused, () => true),
-      {},
-      { filter: FILTERS.unused, reason: REASONS.taken },
-    ],
+    ["Unused rejects a sibling's host", unused(() => true), {}, { filter: UNUSED.name, reason: "taken" }],
     ["Cpus passes enough CPUs", only(resourceFilters({ ...needs, cpus: 16 })), { cpus: 16 }, undefined],
     [
       "Cpus rejects too few, saying how many",
       only(resourceFilters({ ...needs, cpus: 20 })),
       { cpus: 16 },
-      { filter: FILTERS.cpus, reason: REASONS.insufficient, requested: 20, available: 16 },
+      { filter: CPUS.name, reason: "insufficient", requested: 20, available: 16 },
     ],
     [
       "Cpus can't check a host without hardware details",
       only(resourceFilters({ ...needs, cpus: 20 })),
       { cpus: undefined },
-      { filter: FILTERS.cpus, reason: REASONS.unknown, requested: 20 },
+      { filter: CPUS.name, reason: "unknown", requested: 20 },
     ],
     [
       "Memory rejects too little",
       only(resourceFilters({ ...needs, memoryBytes: 96 * GI })),
       { memoryBytes: 64 * GI },
-      { filter: FILTERS.memory, reason: REASONS.insufficient, requested: 96 * GI, available: 64 * GI },
+      { filter: MEMORY.name, reason: "insufficient", requested: 96 * GI, available: 64 * GI },
     ],
     [
       "Sriov rejects a host not labelled capable",
       only(resourceFilters({ ...needs, sriov: true })),
       {},
-      { filter: FILTERS.sriov, reason: REASONS.notCapable },
+      { filter: SRIOV.name, reason: "not-capable" },
     ],
     [
       "Qat passes a host labelled capable",
@@ -84,13 +85,13 @@ describe("host filters", () => {
       "Selector rejects other labels",
       selected({ matchLabels: { role: "cp" } }),
       { labels: { role: "worker" } },
-      { filter: FILTERS.selector, reason: REASONS.mismatch },
+      { filter: SELECTOR.name, reason: "mismatch" },
     ],
     [
       "Interface rejects a host without an IP there",
       addressed("oam-ipv4"),
       {},
-      { filter: FILTERS.interface, reason: REASONS.noAddress, requested: "oam-ipv4" },
+      { filter: INTERFACE.name, reason: "no-address", requested: "oam-ipv4" },
     ],
     [
       "Interface passes a networkData address",
@@ -102,7 +103,7 @@ describe("host filters", () => {
       "Topology rejects a rack a chosen host has",
       topologySpread(RACK_LABEL, new Set(["r1"])),
       { rack: "r1" },
-      { filter: FILTERS.topology, reason: REASONS.sameDomain, requested: RACK_LABEL, available: "r1" },
+      { filter: TOPOLOGY.name, reason: "same-domain", requested: RACK_LABEL, available: "r1" },
     ],
     ["Topology passes another rack", topologySpread(RACK_LABEL, new Set(["r1"])), { rack: "r2" }, undefined],
     ["Topology passes a host without the label", topologySpread(RACK_LABEL, new Set(["r1"])), {}, undefined],
@@ -119,11 +120,11 @@ describe("host filters", () => {
   it("attributes a host to the first filter that rejects it, and lists them all on request", () => {
     const filters = resourceFilters({ cpus: 32, memoryBytes: 128 * GI, sriov: true, qat: false });
     const host = makeHost({ cpus: 16, memoryBytes: 64 * GI });
-    expect(rejection(filters, host)?.filter).toBe(FILTERS.cpus);
+    expect(rejection(filters, host)?.filter).toBe(CPUS.name);
     expect(rejections(filters, host).map((found) => found.filter)).toEqual([
-      FILTERS.cpus,
-      FILTERS.memory,
-      FILTERS.sriov,
+      CPUS.name,
+      MEMORY.name,
+      SRIOV.name,
     ]);
   });
 });
@@ -143,7 +144,7 @@ describe("the facts a filter declares", () => {
   const hosts = variants.map((options) => makeHost(options));
   it.each<[string, HostFilter]>([
     ["Unclaimed", unclaimed(ledger.view(), key("c1"))],
-    ["Unused", notTaken(FILTERS.unused, (host) => host.id.endsWith("/free"))],
+    ["Unused", unused((host) => host.id.endsWith("/free"))],
     ...resourceFilters({ cpus: 32, memoryBytes: 128 * GI, sriov: true, qat: true }).map(
       (filter): [string, HostFilter] => [filter.name, filter],
     ),
@@ -161,49 +162,66 @@ describe("the facts a filter declares", () => {
 
 describe("rejectionText", () => {
   it.each<[Rejection, string]>([
-    [{ filter: FILTERS.unclaimed, reason: REASONS.claimed }, "claimed by other clusters"],
-    [{ filter: FILTERS.unused, reason: REASONS.taken }, "serves another node of this cluster"],
-    [{ filter: FILTERS.otherRole, reason: REASONS.taken }, "serves another role of this cluster"],
-    [{ filter: FILTERS.cpus, reason: REASONS.unknown, requested: 8 }, "no hardware details"],
+    [{ filter: UNCLAIMED.name, reason: "claimed" }, "claimed by other clusters"],
+    [{ filter: UNUSED.name, reason: "taken" }, "serves another node of this cluster"],
+    [{ filter: AVAILABLE.name, reason: "off" }, "powered off"],
+    [{ filter: OTHER_ROLE.name, reason: "taken" }, "serves another role of this cluster"],
+    [{ filter: CPUS.name, reason: "unknown", requested: 8 }, "no hardware details"],
+    [{ filter: CPUS.name, reason: "insufficient", requested: 20, available: 8 }, "fewer than 20 CPUs"],
+    [{ filter: MEMORY.name, reason: "insufficient", requested: 2 ** 41 }, "less than 2Ti memory"],
+    [{ filter: SRIOV.name, reason: "not-capable" }, "not SR-IOV capable"],
+    [{ filter: QAT.name, reason: "not-capable" }, "not QAT capable"],
+    [{ filter: SELECTOR.name, reason: "mismatch" }, "not matching the labelSelector"],
+    [{ filter: INTERFACE.name, reason: "no-address", requested: "oam" }, "no IP on interface oam"],
+    [{ filter: TOPOLOGY.name, reason: "same-domain", requested: "rack" }, "same rack as a chosen host"],
     [
-      { filter: FILTERS.cpus, reason: REASONS.insufficient, requested: 20, available: 8 },
-      "fewer than 20 CPUs",
-    ],
-    [{ filter: FILTERS.memory, reason: REASONS.insufficient, requested: 2 ** 41 }, "less than 2Ti memory"],
-    [{ filter: FILTERS.sriov, reason: REASONS.notCapable }, "not SR-IOV capable"],
-    [{ filter: FILTERS.qat, reason: REASONS.notCapable }, "not QAT capable"],
-    [{ filter: FILTERS.selector, reason: REASONS.mismatch }, "not matching the labelSelector"],
-    [{ filter: FILTERS.interface, reason: REASONS.noAddress, requested: "oam" }, "no IP on interface oam"],
-    [
-      { filter: FILTERS.topology, reason: REASONS.sameDomain, requested: "rack" },
-      "same rack as a chosen host",
-    ],
-    [
-      { filter: FILTERS.named, reason: REASONS.otherMac, requested: "02:00:00:00:00:01" },
+      { filter: NAMED.name, reason: "other-mac", requested: "02:00:00:00:00:01" },
       "has no NIC 02:00:00:00:00:01",
     ],
-    [{ filter: FILTERS.named, reason: REASONS.otherMaster, requested: "m1" }, "not master m1's host"],
-    [{ filter: FILTERS.named, reason: REASONS.malformedMac }, "not considered: the mac-address is malformed"],
-    [{ filter: FILTERS.pick, reason: REASONS.fits }, "fits"],
-    [{ filter: FILTERS.pick, reason: REASONS.smallerChosen }, "fits, but a smaller host was chosen"],
-    [{ filter: FILTERS.pick, reason: REASONS.lockedKept }, "fits, but the locked host is kept"],
-    [{ filter: FILTERS.pick, reason: REASONS.roleFull }, "not needed: the role is full"],
+    [{ filter: NAMED.name, reason: "other-master", requested: "m1" }, "not master m1's host"],
+    [{ filter: NAMED.name, reason: "malformed-mac" }, "not considered: the mac-address is malformed"],
+    [{ filter: PICK.name, reason: "fits" }, "fits"],
+    [{ filter: PICK.name, reason: "smaller-chosen" }, "fits, but a smaller host was chosen"],
+    [{ filter: PICK.name, reason: "locked-kept" }, "fits, but the locked host is kept"],
+    [{ filter: PICK.name, reason: "role-full" }, "not needed: the role is full"],
   ])("%j reads %j", (found, text) => {
     expect(rejectionText(found)).toBe(text);
   });
 });
 
+describe("the registry", () => {
+  it("registers each plugin under its own name", () => {
+    const names = FILTER_PLUGINS.map((plugin) => plugin.name);
+    expect(new Set(names).size).toBe(names.length);
+  });
+
+  it.each(
+    FILTER_PLUGINS.flatMap((plugin) => Object.keys(plugin.reasons).map((reason) => [plugin.name, reason])),
+  )("words %s's reason %s", (filter, reason) => {
+    expect(rejectionText({ filter, reason, requested: 1 })).not.toBe("");
+  });
+
+  it("refuses to word a rejection no registered plugin made", () => {
+    expect(() => rejectionText({ filter: "Gpus", reason: "insufficient" })).toThrow(
+      "no host filter is registered as Gpus",
+    );
+    expect(() => rejectionText({ filter: CPUS.name, reason: "not-capable" })).toThrow(
+      "Cpus has no reason not-capable",
+    );
+  });
+});
+
 describe("fitHistogram", () => {
   it("counts rejections by their text, most common first, then alphabetically", () => {
-    const claimed: Rejection = { filter: FILTERS.unclaimed, reason: REASONS.claimed };
+    const claimed: Rejection = { filter: UNCLAIMED.name, reason: "claimed" };
     const small: Rejection = {
-      filter: FILTERS.cpus,
-      reason: REASONS.insufficient,
+      filter: CPUS.name,
+      reason: "insufficient",
       requested: 20,
       available: 8,
     };
     const smaller: Rejection = { ...small, available: 4 };
-    const unknown: Rejection = { filter: FILTERS.memory, reason: REASONS.unknown, requested: GI };
+    const unknown: Rejection = { filter: MEMORY.name, reason: "unknown", requested: GI };
     expect(fitHistogram(6, 1, [claimed, small, unknown, smaller, claimed])).toBe(
       "1/6 hosts fit: 2 claimed by other clusters, 2 fewer than 20 CPUs, 1 no hardware details",
     );

@@ -5,19 +5,9 @@
  */
 import { formatPath, type FieldPath } from "../field-path.ts";
 import type { Issue } from "../issue.ts";
-import type { RuleId } from "../rule-catalogue.ts";
-import { QAT_LABEL, SRIOV_LABEL } from "../inventory/bmh.ts";
 import { ipForMac, type Host } from "../inventory/host.ts";
 import type { Inventory } from "../inventory/inventory.ts";
-import {
-  FILTERS,
-  REASONS,
-  quantityText,
-  type FilterName,
-  rejectionText,
-  rejections,
-  resourceFilters,
-} from "./filters.ts";
+import { macEntryRule, rejections, resourceFilters } from "./filters.ts";
 import type { MacRequest } from "../model/bpa.ts";
 import type { Reporter } from "../model/resource.ts";
 import type { SipRole } from "../model/sip.ts";
@@ -92,46 +82,18 @@ export function chosenHostWithoutIp(
   ];
 }
 
-/** The rule, field and host label of each resource filter, for a host a MAC entry names. */
-const RESOURCE_RULES: Partial<
-  Record<FilterName, { readonly rule: RuleId; readonly field: string; readonly label?: string }>
-> = {
-  [FILTERS.cpus]: { rule: "cpu-insufficient", field: "cpu" },
-  [FILTERS.memory]: { rule: "memory-insufficient", field: "memory" },
-  [FILTERS.sriov]: { rule: "sriov-missing", field: "sriov", label: SRIOV_LABEL },
-  [FILTERS.qat]: { rule: "qat-missing", field: "qat", label: QAT_LABEL },
-};
-
 /**
  * `cpu-insufficient`, `memory-insufficient`, `sriov-missing`, `qat-missing` and `resources-unknown`:
- * the host a MAC entry names, through the same filters best fit uses, each rejection in words.
+ * the host a MAC entry names, through the same filters best fit uses, each rejection found in the
+ * words of the filter that made it (`rules/filters/`).
  */
 export function missingResources(request: MacRequest, host: Host, report: Reporter): Issue[] {
   const onHost = aboutHost(report, host);
   return rejections(resourceFilters(request), host).flatMap((found) => {
-    const target = RESOURCE_RULES[found.filter];
+    const target = macEntryRule(found);
     if (target === undefined) return [];
-    const path = [...request.path, target.field];
-    const requested = quantityText(found.filter, found.requested);
-    switch (found.reason) {
-      case REASONS.unknown:
-        return [
-          onHost(
-            "resources-unknown",
-            path,
-            `host ${host.id} has no hardware details; can't check ${target.field}: ${requested}`,
-          ),
-        ];
-      case REASONS.insufficient: {
-        const has = quantityText(found.filter, found.available);
-        const what = found.filter === FILTERS.cpus ? `${has} CPUs` : `${has} memory`;
-        return [onHost(target.rule, path, `host ${host.id} has ${what}, ${requested} requested`)];
-      }
-      default: {
-        const label = target.label === undefined ? "" : `: it is not labelled ${target.label}: "true"`;
-        return [onHost(target.rule, path, `host ${host.id} is ${rejectionText(found)}${label}`)];
-      }
-    }
+    const { rule, message } = target.finding(found, host);
+    return [onHost(rule, [...request.path, target.field], message)];
   });
 }
 

@@ -1,0 +1,123 @@
+/**
+ * What a host filter is, in the style of the Kubernetes scheduler framework: a plugin owns its name,
+ * the host facts it reads, its rejection reasons with their words, and, for a resource an entry asks
+ * for, the finding about a host a MAC entry names (the scheduler's `fit.go` owns
+ * `InsufficientResource`). Each plugin is one file beside this one; `rules/filters.ts` registers
+ * them in one list and reads the vocabulary from it.
+ */
+import type { Host } from "../../inventory/host.ts";
+import type { HostFacts } from "../../inventory/host-facts.ts";
+import type { RuleId } from "../../rule-catalogue.ts";
+import type { ResourceNeeds } from "../../model/bpa.ts";
+
+/** Why a host was not taken: which filter, which of its reasons, and the numbers or names involved. */
+export interface Rejection {
+  /** The {@link FilterPlugin.name} of the filter, or planning step, that passed the host over. */
+  readonly filter: string;
+  /** One of that plugin's {@link FilterPlugin.reasons}. */
+  readonly reason: string;
+  /** What was asked: a CPU count, bytes, an interface id, a label key, a MAC, a master's label. */
+  readonly requested?: number | string;
+  /** What the host has: CPUs, bytes, a label value. */
+  readonly available?: number | string;
+}
+
+/**
+ * A named check on a host: `undefined` when the host passes, else why not. It declares the host
+ * facts its verdict depends on, so a change of any other fact never places its turn again.
+ */
+export interface HostFilter {
+  readonly name: string;
+  /** The `HOST_FACTS` `check` reads; none when it reads only the placing cluster's own state. */
+  readonly reads: HostFacts;
+  check(host: Host): Rejection | undefined;
+}
+
+/**
+ * A host filter, or a planning step that passes hosts over without one (a named host, the pick), as
+ * one registered unit of the rejection vocabulary.
+ */
+export interface FilterPlugin<Reason extends string = string> {
+  /** Stable, PascalCase: the `filter` of its rejections. */
+  readonly name: string;
+  /** The host facts its filters read (0 when they read only the placing cluster's own state). */
+  readonly reads: HostFacts;
+  /**
+   * Each reason code with its words in the `no-fit` histogram and `explain`: `fewer than 20 CPUs`.
+   * Rejections of two plugins with the same words are counted together.
+   */
+  readonly reasons: { readonly [Code in Reason]: (rejection: Rejection) => string };
+  /** For a resource a BPA entry may ask for: its filter when `needs` asks for it. */
+  readonly ofNeeds?: (needs: ResourceNeeds) => HostFilter | undefined;
+  /** For a resource a BPA entry may ask for: the finding when the host its MAC names is rejected. */
+  readonly macEntry?: MacEntryRule;
+}
+
+/** The finding about a host a MAC entry names that a resource filter rejects. */
+export interface MacEntryRule {
+  /** The entry's field the finding points at (`cpu`, under the entry's path). */
+  readonly field: string;
+  finding(rejection: Rejection, host: Host): { readonly rule: RuleId; readonly message: string };
+}
+
+/** A rejection by `plugin` for one of its own reasons: a reason it does not word does not compile. */
+export function rejectionBy<Reason extends string>(
+  plugin: FilterPlugin<Reason>,
+  reason: NoInfer<Reason>,
+  details?: Pick<Rejection, "requested" | "available">,
+): Rejection {
+  return { filter: plugin.name, reason, ...details };
+}
+
+/**
+ * A filter of `plugin` whose verdict `rejects` makes. A class, not a closure: placing makes one per
+ * entry, and the webhook places the same entries review after review.
+ */
+export class PluginFilter implements HostFilter {
+  readonly name: string;
+  readonly reads: HostFacts;
+
+  constructor(
+    plugin: FilterPlugin,
+    readonly check: (host: Host) => Rejection | undefined,
+  ) {
+    this.name = plugin.name;
+    this.reads = plugin.reads;
+  }
+}
+
+/** The words of a request a host without hardware details can't be checked against. */
+export const NO_HARDWARE_DETAILS = "no hardware details";
+
+/**
+ * `resources-unknown` for a host a MAC entry names: without `status.hardware` nothing it asks for can
+ * be checked, which is a warning, not an error (the host may well have it).
+ */
+export function hardwareUnknown(host: Host, field: string, requested: string) {
+  return {
+    rule: "resources-unknown",
+    message: `host ${host.id} has no hardware details; can't check ${field}: ${requested}`,
+  } as const;
+}
+
+/**
+ * A filter of a resource the host must have at least `requested` of: `unknown` when the host has no
+ * hardware details (never 0: unknown is not none), `insufficient` when it has less.
+ */
+export function atLeast(
+  plugin: FilterPlugin<"unknown" | "insufficient">,
+  requested: number,
+  available: (host: Host) => number | undefined,
+): HostFilter {
+  return new PluginFilter(plugin, (host) => {
+    const has = available(host);
+    if (has === undefined) return rejectionBy(plugin, "unknown", { requested });
+    return has < requested ? rejectionBy(plugin, "insufficient", { requested, available: has }) : undefined;
+  });
+}
+
+/** A filter of a capability the host must be labelled with. */
+export function capable(plugin: FilterPlugin<"not-capable">, has: (host: Host) => boolean): HostFilter {
+  const notCapable = Object.freeze(rejectionBy(plugin, "not-capable"));
+  return new PluginFilter(plugin, (host) => (has(host) ? undefined : notCapable));
+}
