@@ -14,7 +14,7 @@
  * random documents.
  */
 import { Schema, isScalar, type ScalarTag } from "yaml";
-import { detach } from "../inventory/raw.ts";
+import { detach } from "../detach.ts";
 
 /** The YAML 1.2 core-schema tags a plain scalar can resolve to other than a string, in the parser's order. */
 const CORE_TAGS = new Schema({}).tags.filter(

@@ -13,7 +13,8 @@ import {
 import type { FieldPath } from "../field-path.ts";
 import { normalizeMac } from "../mac.ts";
 import type { Availability, Nic, PartialSipLabels, SipOwnership, Unavailable } from "./host.ts";
-import { DEFAULT_NAMESPACE, StringPool, describe, detach, field, isRecord, stringField } from "./raw.ts";
+import { detach } from "../detach.ts";
+import { DEFAULT_NAMESPACE, StringPool, describe, field, isRecord, stringField } from "./raw.ts";
 
 /** Reports a problem at a field path of the object being read. */
 export type Report = (path: FieldPath, message: string) => void;

@@ -25,6 +25,7 @@ import {
   sipPartialOf,
 } from "./bmh.ts";
 import type { Host, Nic, SetAsideHost } from "./host.ts";
+import { detach } from "../detach.ts";
 import { hygieneIssues } from "./hygiene.ts";
 import { Inventory } from "./inventory.ts";
 import { hasNetworkData, readNetworkData, type NetworkData } from "./network-data.ts";
@@ -32,7 +33,6 @@ import {
   DEFAULT_NAMESPACE,
   StringPool,
   describe,
-  detach,
   field,
   isListKind,
   isRecord,

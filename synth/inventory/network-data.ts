@@ -7,7 +7,8 @@ import { EXPECTED, parseIpAddress, type IpAddress } from "../checked.ts";
 import { readEmbeddedValue } from "../codec/read-documents.ts";
 import type { FieldPath } from "../field-path.ts";
 import type { Report } from "./bmh.ts";
-import { StringPool, detach, field, isRecord, stringField } from "./raw.ts";
+import { detach } from "../detach.ts";
+import { StringPool, field, isRecord, stringField } from "./raw.ts";
 
 /** The key SIP stores network_data under. */
 export const NETWORK_DATA_KEY = "networkData";

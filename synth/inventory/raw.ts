@@ -2,6 +2,7 @@
  * Narrowing helpers for raw inventory objects. Snapshots are untrusted input (hand-edited YAML, dumps
  * from other tools), so every field is checked before use instead of being cast.
  */
+import { detach } from "../detach.ts";
 
 /** The namespace of an object written without one, as `kubectl apply` would place it. */
 export const DEFAULT_NAMESPACE = "default";
@@ -64,18 +65,6 @@ export function listItem(header: ListHeader, item: unknown): unknown {
     kind: kind.slice(0, -"List".length),
     apiVersion: item["apiVersion"] ?? header.apiVersion,
   };
-}
-
-/**
- * A copy of `text` that shares no memory with the text it was cut from. The YAML parser returns
- * substrings of the document's source, and V8 keeps a whole source alive for a substring of it; a
- * host kept for the whole run must not pin the text of the item it came from (or of a 1 MiB chunk).
- */
-export function detach(text: string): string {
-  // V8 copies substrings shorter than 13 characters anyway. A longer slice or concatenation is a view
-  // of other strings, which V8 compares (`===`, a Map key) in its runtime rather than inline: with
-  // host ids made so, that was a tenth of a review's instructions. JSON's parser builds a plain copy.
-  return text.length < 13 ? text : (JSON.parse(JSON.stringify(text)) as string);
 }
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { detach } from "./raw.ts";
+import { detach } from "./detach.ts";
 
 describe("detach", () => {
   it("keeps every code unit of short and long texts, lone surrogates and astral characters included", () => {
