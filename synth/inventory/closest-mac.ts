@@ -6,6 +6,7 @@
  */
 import { editDistance } from "../mac.ts";
 import type { Host } from "./host.ts";
+import { lowerBound } from "../lower-bound.ts";
 
 /** A known MAC and its host. */
 export interface KnownMac {
@@ -250,14 +251,8 @@ class Search {
 
   /** Where the MACs of `macs[from, to)` with `char` at `depth` end: they come first, and sorted. */
   #branchEnd(from: number, to: number, depth: number, char: number): number {
-    let low = from + 1;
-    let high = to;
-    while (low < high) {
-      const middle = (low + high) >>> 1;
-      if ((this.#macs[middle]?.charCodeAt(depth) ?? 0) <= char) low = middle + 1;
-      else high = middle;
-    }
-    return low;
+    const macs = this.#macs;
+    return lowerBound(from + 1, to, (at) => (macs[at]?.charCodeAt(depth) ?? 0) <= char);
   }
 
   /** Fills row `depth + 1` for the prefix of row `depth` followed by `char` (the Levenshtein recurrence). */
@@ -334,12 +329,6 @@ class Search {
 
 /** The index of `from` in the ascending `starts`, where a prefix's range begins. */
 function findStart(starts: Int32Array, from: number): number {
-  let low = 0;
-  let high = starts.length - 1;
-  while (low < high) {
-    const middle = (low + high + 1) >>> 1;
-    if ((starts[middle] ?? 0) <= from) low = middle;
-    else high = middle - 1;
-  }
-  return low;
+  // The last start at or before `from` (the first, when none is): one before the first after it.
+  return lowerBound(1, starts.length, (at) => (starts[at] ?? 0) <= from) - 1;
 }

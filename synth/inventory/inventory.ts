@@ -9,6 +9,7 @@ import { ClosestMac, type KnownMac } from "./closest-mac.ts";
 import { sameHost, sipOwnerKey, type Host, type SetAsideHost } from "./host.ts";
 import type { LabelSelector } from "./selector.ts";
 import { matchesSelector } from "./selector.ts";
+import { lowerBound } from "../lower-bound.ts";
 
 const NO_HOSTS: readonly Host[] = Object.freeze([]);
 
@@ -149,14 +150,8 @@ export class Inventory {
 
   /** How many hosts of known size come at or before `host`'s size and id in best-fit order. */
   #ranksUpTo(host: Host): number {
-    let low = 0;
-    let high = this.#sized.length;
-    while (low < high) {
-      const middle = (low + high) >>> 1;
-      if (compareBySize(this.#sized[middle]!, host) <= 0) low = middle + 1;
-      else high = middle;
-    }
-    return low;
+    const sized = this.#sized;
+    return lowerBound(0, sized.length, (at) => compareBySize(sized[at]!, host) <= 0);
   }
 
   /** The host with id `namespace/name`. */
@@ -335,15 +330,10 @@ export class BestFit {
    */
   firstOfSize(minCpus: number, minMemoryBytes: number, from = 0): number {
     const { cpus, memory } = this.#sizes;
-    let low = from;
-    let high = cpus.length;
-    while (low < high) {
-      const middle = (low + high) >>> 1;
-      const has = cpus[middle]!;
-      if (has < minCpus || (has === minCpus && memory[middle]! < minMemoryBytes)) low = middle + 1;
-      else high = middle;
-    }
-    return low;
+    return lowerBound(from, cpus.length, (at) => {
+      const has = cpus[at]!;
+      return has < minCpus || (has === minCpus && memory[at]! < minMemoryBytes);
+    });
   }
 
   /** The CPUs of the host at best-fit position `rank`. */

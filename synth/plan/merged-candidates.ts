@@ -4,6 +4,7 @@ import type { Host } from "../inventory/host.ts";
 import type { BestFit } from "../inventory/inventory.ts";
 import { matchesSelector, type LabelSelector } from "../inventory/selector.ts";
 import { compareText } from "../issue.ts";
+import { lowerBound } from "../lower-bound.ts";
 
 /** What a turn's placement asks of its best-fit candidates. */
 export type Candidates = Pick<BestFit, "take" | "firstFitting">;
@@ -228,12 +229,5 @@ export function* mergeById(a: Iterable<Host>, b: readonly Host[]): Generator<Hos
 
 /** The first index at or after `from` of `ranks` (ascending) holding a rank of at least `least`. */
 function firstWithRank(ranks: readonly number[], least: number, from: number): number {
-  let low = from;
-  let high = ranks.length;
-  while (low < high) {
-    const middle = (low + high) >>> 1;
-    if (ranks[middle]! < least) low = middle + 1;
-    else high = middle;
-  }
-  return low;
+  return lowerBound(from, ranks.length, (at) => ranks[at]! < least);
 }

@@ -12,6 +12,7 @@ import { HOST_FACTS, type HostFacts } from "../inventory/host-facts.ts";
 import type { Inventory } from "../inventory/inventory.ts";
 import { matchesSelector, type LabelSelector } from "../inventory/selector.ts";
 import type { Reads } from "./reads.ts";
+import { lowerBound } from "../lower-bound.ts";
 
 /** Receives each turn found, by its position in the trace's planning order. */
 export type FoundTurn = (position: number) => void;
@@ -121,14 +122,8 @@ export class ReadIndex {
       if ((latest[0] ?? position) <= position) break;
       if (!matchesSelector(host.labels, selector)) continue;
       // The first walk that stopped at or after the host; every later one passed it too.
-      let low = 0;
-      let high = walks.length;
-      while (low < high) {
-        const middle = (low + high) >>> 1;
-        if (compareWalkEnds(walks[middle]!.last, host.id) < 0) low = middle + 1;
-        else high = middle;
-      }
-      for (let at = low; at < walks.length && latest[at]! > position; at++) {
+      const first = lowerBound(0, walks.length, (at) => compareWalkEnds(walks[at]!.last, host.id) < 0);
+      for (let at = first; at < walks.length && latest[at]! > position; at++) {
         const walker = walks[at]!.position;
         if (walker > position && (this.#facts[walker]! & facts) !== 0) found(walker);
       }
@@ -183,14 +178,7 @@ export class ReadIndex {
 
 /** The index of the first of `positions` (ascending) after `position`. */
 function firstAfter(positions: readonly number[], position: number): number {
-  let low = 0;
-  let high = positions.length;
-  while (low < high) {
-    const middle = (low + high) >>> 1;
-    if (positions[middle]! <= position) low = middle + 1;
-    else high = middle;
-  }
-  return low;
+  return lowerBound(0, positions.length, (at) => positions[at]! <= position);
 }
 
 /** Orders where selector walks stopped: by the last host's id, a walk over every match last. */

@@ -9,6 +9,7 @@ import { matchesSelector, type LabelSelector } from "../inventory/selector.ts";
 import { MergedCandidates, mergeById, type Candidates, type RankedHosts } from "./merged-candidates.ts";
 import type { PlanTrace } from "./plan-site.ts";
 import type { Turn } from "./turns.ts";
+import { lowerBound } from "../lower-bound.ts";
 
 /** The candidates of one trace, shared by every change planned from it. */
 export class ReplacementCandidates {
@@ -169,14 +170,8 @@ export class FreedHosts implements RankedHosts {
 
   /** Where `rank` is, or would be, in {@link ranks}. */
   #at(rank: number): number {
-    let low = 0;
-    let high = this.ranks.length;
-    while (low < high) {
-      const middle = (low + high) >>> 1;
-      if (this.ranks[middle]! < rank) low = middle + 1;
-      else high = middle;
-    }
-    return low;
+    const { ranks } = this;
+    return lowerBound(0, ranks.length, (at) => ranks[at]! < rank);
   }
 }
 

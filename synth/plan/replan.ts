@@ -33,6 +33,7 @@ import {
   type TurnOutcome,
   type TurnWork,
 } from "./turns.ts";
+import { lowerBound } from "../lower-bound.ts";
 
 export type { ClusterChange } from "./refix.ts";
 
@@ -126,14 +127,7 @@ export class TraceIndex {
     const known = this.#positions.get(turnId(turn));
     if (known !== undefined) return known;
     const { turns } = this.trace;
-    let low = 0;
-    let high = turns.length;
-    while (low < high) {
-      const middle = (low + high) >>> 1;
-      if (compareTurns(turns[middle]!.turn, turn) < 0) low = middle + 1;
-      else high = middle;
-    }
-    return low - 0.5;
+    return lowerBound(0, turns.length, (at) => compareTurns(turns[at]!.turn, turn) < 0) - 0.5;
   }
 }
 
