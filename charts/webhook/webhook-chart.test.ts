@@ -54,6 +54,7 @@ describe("WebhookChart", () => {
       "Service",
       "Deployment",
       "PodDisruptionBudget",
+      "ResourceQuota",
       "NetworkPolicy",
       "ValidatingWebhookConfiguration",
       // The status reporter (decision 0059).
@@ -203,8 +204,9 @@ describe("WebhookChart", () => {
       name: "tls",
       secret: { secretName: "metalsynth-webhook-tls", defaultMode: 0o440 },
     });
+    // A drain evicts one replica at a time, and is never blocked (decision 0061).
     expect(one(objects(), "PodDisruptionBudget", PodDisruptionBudget).spec).toMatchObject({
-      minAvailable: 1,
+      maxUnavailable: 1,
     });
   });
 
@@ -255,6 +257,24 @@ describe("WebhookChart", () => {
     expect(priority()).toBe("system-cluster-critical");
     expect(priority({ priorityClassName: "platform-high" })).toBe("platform-high");
     expect(priority({ priorityClassName: null })).toBeUndefined();
+  });
+
+  it("allows pods of its priority class in its namespace by a ResourceQuota, none without a class", () => {
+    const quota = (options?: Parameters<typeof webhookManifests>[0]) =>
+      objects(options).filter((object) => object.kind === "ResourceQuota");
+    expect(quota({ priorityClassName: "platform-high" }).map((object) => object.spec)).toEqual([
+      {
+        hard: { pods: "100" },
+        scopeSelector: {
+          matchExpressions: [{ operator: "In", scopeName: "PriorityClass", values: ["platform-high"] }],
+        },
+      },
+    ]);
+    expect(quota()[0]?.metadata).toMatchObject({
+      name: "metalsynth-webhook-critical-pods",
+      namespace: DEFAULT_NAMESPACE,
+    });
+    expect(quota({ priorityClassName: null })).toEqual([]);
   });
 
   it("admits traffic to the webhook's port only, from the API server's addresses and the metrics namespaces", () => {

@@ -58,6 +58,10 @@ export const SECRETS_ROLE = `${WEBHOOK_NAME}-secrets`;
  * the webhook needs no right to create ConfigMaps, only to read and write this one.
  */
 export const ADMISSIONS_CONFIGMAP = `${WEBHOOK_NAME}-admissions`;
+/** The ResourceQuota that lets the namespace run pods of the webhook's priority class. */
+export const CRITICAL_PODS_QUOTA = `${WEBHOOK_NAME}-critical-pods`;
+/** How many pods of that class the quota allows: room for replicas and a rollout's surge, as Gatekeeper's. */
+export const CRITICAL_PODS = 100;
 /** The Secret cert-manager writes the serving certificate into. */
 const TLS_SECRET = `${WEBHOOK_NAME}-tls`;
 /** The root CA's Certificate and Secret: it issues the serving certificate; its certificate is the CA bundle. */
@@ -78,8 +82,8 @@ const SELECTOR = { "app.kubernetes.io/name": WEBHOOK_NAME };
  * Everything `kubectl apply -f deploy/metalsynth.yaml` installs (docs/contract.md §5): the four CRDs, the
  * webhook's Namespace, ServiceAccount, read-only ClusterRole (no Secrets) and a Role for Secrets in
  * each inventory namespace, cert-manager's chain (self-signed root, CA Issuer, serving Certificate), the Deployment (two replicas, probes, non-root, read-only root file system), its
- * Service and PodDisruptionBudget, and the ValidatingWebhookConfiguration whose CA bundle
- * cert-manager injects.
+ * Service and PodDisruptionBudget, a ResourceQuota admitting its priority class, and the
+ * ValidatingWebhookConfiguration whose CA bundle cert-manager injects.
  */
 export class WebhookChart extends Chart {
   constructor(scope: Construct, id: string, props: WebhookChartProps) {
@@ -340,10 +344,27 @@ export class WebhookChart extends Chart {
       },
     });
 
+    // One replica may be evicted at a time: a drain proceeds whatever the replica count, and never
+    // takes the last ready one while another is up (`minAvailable: 1` blocked a drain at one replica).
     new k8s.KubePodDisruptionBudget(this, "pdb", {
       metadata: { name: WEBHOOK_NAME, namespace },
-      spec: { minAvailable: k8s.IntOrString.fromNumber(1), selector: { matchLabels: SELECTOR } },
+      spec: { maxUnavailable: k8s.IntOrString.fromNumber(1), selector: { matchLabels: SELECTOR } },
     });
+
+    // Some distributions admit pods of a system-* priority class outside kube-system only where a
+    // ResourceQuota names that class (the ResourceQuota admission plugin's limitedResources, as GKE
+    // configures it); elsewhere this quota changes nothing. Gatekeeper ships the same.
+    if (priorityClassName !== undefined) {
+      new k8s.KubeResourceQuota(this, "critical-pods", {
+        metadata: { name: CRITICAL_PODS_QUOTA, namespace },
+        spec: {
+          hard: { pods: k8s.Quantity.fromString(String(CRITICAL_PODS)) },
+          scopeSelector: {
+            matchExpressions: [{ operator: "In", scopeName: "PriorityClass", values: [priorityClassName] }],
+          },
+        },
+      });
+    }
 
     if (networkPolicy !== undefined) {
       const port = [{ protocol: "TCP", port: k8s.IntOrString.fromNumber(WEBHOOK_PORT) }];

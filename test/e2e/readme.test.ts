@@ -2,7 +2,6 @@
  * The README's blocks marked `<!-- e2e: NAME -->` run as written, with bash in this clone, against a
  * real API server: what a person copies from the README works, and prints what the README says.
  */
-import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { stringify } from "yaml";
@@ -19,17 +18,7 @@ import {
   type KubeObject,
   type Kubectl,
 } from "./support/kube.ts";
-
-/** The shell block after `<!-- e2e: name … -->` in README.md, and the fenced block after it, if any. */
-async function readmeBlock(name: string): Promise<{ script: string; shown: string }> {
-  const readme = await readFile(path.join(REPO, "README.md"), "utf8");
-  const marker = readme.indexOf(`<!-- e2e: ${name} `);
-  expect(marker, `README.md has a block marked e2e: ${name}`).toBeGreaterThan(-1);
-  const blocks = [...readme.slice(marker).matchAll(/```(\w*)\n([\s\S]*?)```/g)];
-  const [script, shown] = blocks;
-  expect(script?.[1]).toBe("sh");
-  return { script: script?.[2] ?? "", shown: shown?.[2] ?? "" };
-}
+import { readmeBlock } from "./support/readme.ts";
 
 describe("README blocks, run as written against a real API server", () => {
   let plane: ControlPlane;

@@ -59,13 +59,18 @@ if ! command -v etcd >/dev/null 2>&1; then
   (systemctl stop etcd || service etcd stop || true) >/dev/null 2>&1
 fi
 
-key=$(cd "$here/go" && cat go.mod go.sum flux-apply/*.go | sha256sum | cut -c1-16)
+# Linked as Kubernetes links a release, so that /version says which (a chart's kubeVersion is
+# checked against it) rather than the source's v0.0.0-master.
+kube_version=$(sed -n 's/^\tk8s.io\/kubernetes \(v[0-9.]*\).*/\1/p' "$here/go/go.mod")
+kube_minor=$(echo "$kube_version" | cut -d. -f2)
+kube_ldflags="-X k8s.io/component-base/version.gitVersion=$kube_version -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$kube_minor -X k8s.io/component-base/version.gitTreeState=clean"
+key=$( (cd "$here/go" && cat go.mod go.sum flux-apply/*.go && echo "$kube_ldflags") | sha256sum | cut -c1-16)
 bin="$cache/$key"
 build_apiserver() {
   if [ ! -x "$bin/kube-apiserver" ] || [ ! -x "$bin/flux-apply" ]; then
     echo "e2e setup: building kube-apiserver and flux-apply into $bin (first run on this machine: a few minutes)" >&2
     mkdir -p "$bin.tmp"
-    (cd "$here/go" && CGO_ENABLED=0 go build -o "$bin.tmp/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver >&2 &&
+    (cd "$here/go" && CGO_ENABLED=0 go build -ldflags "$kube_ldflags" -o "$bin.tmp/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver >&2 &&
       CGO_ENABLED=0 go build -o "$bin.tmp/flux-apply" ./flux-apply >&2)
     rm -rf "$bin" && mv "$bin.tmp" "$bin"
   fi
@@ -74,13 +79,22 @@ locked apiserver build_apiserver
 
 # --- helm (issue #24) ---
 # Built at nice 15: the machine's two cores are shared. About 4 minutes of CPU the first time.
-helm_key=$(cd "$here/go-helm" && cat go.mod go.sum tools.go | sha256sum | cut -c1-16)
+# Linked as helm's Makefile links a release: the Kubernetes version `helm template` and `helm lint`
+# assume without a cluster is client-go's (v0.N.x is 1.N), not the source's 1.20, which a chart's
+# kubeVersion would refuse.
+helm_version=$(sed -n 's/^require helm.sh\/helm\/v3 \(v[0-9.]*\)$/\1/p' "$here/go-helm/go.mod")
+k8s_minor=$(sed -n 's/^\tk8s.io\/client-go v0\.\([0-9]*\)\..*/\1/p' "$here/go-helm/go.mod")
+helm_ldflags="-X helm.sh/helm/v3/internal/version.version=$helm_version"
+for package in pkg/chartutil pkg/lint/rules; do
+  helm_ldflags="$helm_ldflags -X helm.sh/helm/v3/$package.k8sVersionMajor=1 -X helm.sh/helm/v3/$package.k8sVersionMinor=$k8s_minor"
+done
+helm_key=$( (cd "$here/go-helm" && cat go.mod go.sum tools.go && echo "$helm_ldflags") | sha256sum | cut -c1-16)
 helm_dir="$cache/helm-$helm_key"
 build_helm() {
   if [ ! -x "$helm_dir/helm" ]; then
     echo "e2e setup: building helm into $helm_dir (first run on this machine: a few minutes)" >&2
     mkdir -p "$helm_dir.tmp"
-    (cd "$here/go-helm" && CGO_ENABLED=0 nice -n 15 go build -o "$helm_dir.tmp/helm" helm.sh/helm/v3/cmd/helm >&2)
+    (cd "$here/go-helm" && CGO_ENABLED=0 nice -n 15 go build -ldflags "$helm_ldflags" -o "$helm_dir.tmp/helm" helm.sh/helm/v3/cmd/helm >&2)
     rm -rf "$helm_dir" && mv "$helm_dir.tmp" "$helm_dir"
   fi
 }

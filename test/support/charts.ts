@@ -10,7 +10,7 @@ import { App, type Chart } from "cdk8s";
 import { ValidatingWebhookConfiguration } from "kubernetes-models/admissionregistration.k8s.io/v1";
 import { CustomResourceDefinition } from "kubernetes-models/apiextensions.k8s.io/v1";
 import { Deployment } from "kubernetes-models/apps/v1";
-import { ConfigMap, Namespace, Service, ServiceAccount } from "kubernetes-models/v1";
+import { ConfigMap, Namespace, ResourceQuota, Service, ServiceAccount } from "kubernetes-models/v1";
 import { Job } from "kubernetes-models/batch/v1";
 import { PodDisruptionBudget } from "kubernetes-models/policy/v1";
 import {
@@ -225,6 +225,7 @@ const MODELS: Readonly<Record<string, () => { validate(): void }>> = {
   "cert-manager.io/v1/Issuer": () => new Issuer(),
   "cert-manager.io/v1/Certificate": () => new Certificate(),
   "policy/v1/PodDisruptionBudget": () => new PodDisruptionBudget(),
+  "v1/ResourceQuota": () => new ResourceQuota(),
   "admissionregistration.k8s.io/v1/ValidatingWebhookConfiguration": () =>
     new ValidatingWebhookConfiguration(),
 };

@@ -15,7 +15,7 @@ describe("deploy/metalsynth.yaml", () => {
   });
 
   it("has a Helm chart beside it, up to date and nothing else in its directory (run `npm run manifests`)", () => {
-    const wanted = helmChartFiles(PACKAGE_VERSION);
+    const wanted = helmChartFiles(PACKAGE_VERSION, readFileSync(path.join(REPO, "LICENSE"), "utf8"));
     const directory = path.join(REPO, HELM_CHART_DIR);
     const committed = readdirSync(directory, { recursive: true, withFileTypes: true })
       .filter((entry) => entry.isFile())
