@@ -53,7 +53,7 @@ describe("helmChartFiles", () => {
       // The admissions ConfigMap keeps the name the webhook looks for (decision 0056).
       const fixed = content.replaceAll("metalsynth-webhook-admissions", "");
       expect(fixed, file).not.toMatch(/metalsynth-(webhook|status)/);
-      expect(content, file).toContain('{{- include "metalsynth.labels" $ | nindent 4 }}');
+      expect(content, file).toMatch(/\{\{- include "metalsynth\.labels" [$.] \| nindent 4 \}\}/);
     }
   });
 

@@ -5,7 +5,7 @@
  * and the markers by Go template actions; values.yaml holds what the cdk8s chart renders by default.
  * The chart installs as charts do (decision 0061): into `.Release.Namespace`, its names prefixed by
  * the release's (`metalsynth.fullname`), Helm's standard labels on every object. `helm template
- * metalsynth -n metalsynth-system --include-crds` with the default values therefore renders
+ * metalsynth -n metalsynth-system --include-crds --skip-tests` with the default values therefore renders
  * deploy/metalsynth.yaml's objects but its Namespace, with Helm's labels (the e2e suite checks it with
  * a real helm). CRDs go in crds/, which Helm installs and never deletes or upgrades (deleting a CRD
  * deletes every CR of its kind); an upgrade applies them first (decision 0061).
@@ -116,6 +116,7 @@ export function helmChartFiles(version: string, license: string): Map<string, st
     const wrapped = condition === undefined ? ranged : `{{- if ${condition} }}\n${ranged}{{- end }}\n`;
     files.set(file, HEADER + wrapped);
   }
+  files.set("templates/tests/webhook-answers.yaml", HEADER + indented(HELM_TEST, REVIEW_PROGRAM));
   files.set(
     "templates/NOTES.txt",
     [
@@ -255,6 +256,183 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- define "metalsynth.image" -}}
 {{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
 {{- end }}
+`;
+
+/**
+ * The `helm test` pod's program (Node, as the image has it): a Provisioning naming a MAC no
+ * BareMetalHost has, created as a dry run through the API server in the first inventory namespace,
+ * must be refused by the webhook with `mac-unknown`'s message: the configuration, its CA bundle, the
+ * Service, the NetworkPolicy and the webhook itself all answer. `SERVICE_ACCOUNT_DIR` is where the
+ * token and the API server's CA are (the pod's own ServiceAccount's unless set).
+ */
+export const REVIEW_PROGRAM = `import { readFileSync } from "node:fs";
+import { request } from "node:https";
+
+const account = process.env.SERVICE_ACCOUNT_DIR ?? "/var/run/secrets/kubernetes.io/serviceaccount";
+const namespace = process.env.REVIEW_NAMESPACE;
+const body = JSON.stringify({
+  apiVersion: "bpa.akraino.org/v1alpha1",
+  kind: "Provisioning",
+  metadata: { name: "metalsynth-helm-test", namespace, labels: { cluster: "metalsynth-helm-test" } },
+  spec: { masters: [{ "master-1": { "mac-address": "00:00:5e:00:53:01" } }] },
+});
+const outgoing = request(
+  {
+    host: process.env.KUBERNETES_SERVICE_HOST,
+    port: process.env.KUBERNETES_SERVICE_PORT,
+    path: \`/apis/bpa.akraino.org/v1alpha1/namespaces/\${namespace}/provisionings?dryRun=All\`,
+    method: "POST",
+    ca: readFileSync(\`\${account}/ca.crt\`),
+    headers: {
+      authorization: \`Bearer \${readFileSync(\`\${account}/token\`, "utf8").trim()}\`,
+      "content-type": "application/json",
+    },
+  },
+  (response) => {
+    let text = "";
+    response.on("data", (chunk) => (text += chunk));
+    response.on("end", () => {
+      // The API server's Status; anything else fails here, and so the test.
+      const { message = "" } = JSON.parse(text);
+      const refused =
+        response.statusCode >= 400 &&
+        message.startsWith('admission webhook "provisioning.metalsynth.io" denied the request: ') &&
+        message.includes("matches no BareMetalHost");
+      console.log(
+        refused
+          ? "the webhook refused a Provisioning naming an unknown MAC"
+          : \`the webhook should have refused a Provisioning naming an unknown MAC; the API server answered \${response.statusCode}: \${text}\`,
+      );
+      process.exitCode = refused ? 0 : 1;
+    });
+  },
+);
+outgoing.on("error", (error) => {
+  console.log(\`the API server was not reached: \${error.message}\`);
+  process.exitCode = 1;
+});
+outgoing.end(body);
+`;
+
+/** `template` with `program` in place of its PROGRAM line, indented as that line is. */
+function indented(template: string, program: string): string {
+  return template.replace(/^( *)PROGRAM\n/m, (_all, indent: string) =>
+    program
+      .split("\n")
+      .map((line) => (line === "" ? "" : `${indent}${line}`))
+      .join("\n"),
+  );
+}
+
+/**
+ * `helm test`: the pod that runs {@link REVIEW_PROGRAM}, its ServiceAccount, and a Role to create
+ * Provisionings (a dry run writes nothing) in the first inventory namespace, which the webhook
+ * reviews (its own namespace it does not).
+ */
+/**
+ * The metadata of a `helm test` hook object: removed before the next test and after one that passed;
+ * `weight` orders the ServiceAccount and RBAC before the pod.
+ */
+function hookMetadata(namespace: string, weight?: string): string {
+  return [
+    "metadata:",
+    "  name: {{ $name }}",
+    `  namespace: ${namespace}`,
+    "  labels:",
+    "    app.kubernetes.io/part-of: metalsynth",
+    ...(weight === undefined ? ["    app.kubernetes.io/component: test"] : []),
+    '    {{- include "metalsynth.labels" . | nindent 4 }}',
+    "  annotations:",
+    "    helm.sh/hook: test",
+    ...(weight === undefined ? [] : [`    helm.sh/hook-weight: "${weight}"`]),
+    "    helm.sh/hook-delete-policy: before-hook-creation,hook-succeeded",
+  ].join("\n");
+}
+
+const HELM_TEST = `{{- $name := printf "%s-test" (include "metalsynth.fullname" .) }}
+{{- $reviewed := index .Values.inventoryNamespaces 0 }}
+apiVersion: v1
+kind: ServiceAccount
+${hookMetadata("{{ .Release.Namespace }}", "-1")}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+${hookMetadata("{{ $reviewed }}", "-1")}
+rules:
+  - apiGroups:
+      - bpa.akraino.org
+    resources:
+      - provisionings
+    verbs:
+      - create
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+${hookMetadata("{{ $reviewed }}", "-1")}
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: Role
+  name: {{ $name }}
+subjects:
+  - kind: ServiceAccount
+    name: {{ $name }}
+    namespace: {{ .Release.Namespace }}
+---
+apiVersion: v1
+kind: Pod
+${hookMetadata("{{ .Release.Namespace }}")}
+spec:
+  restartPolicy: Never
+  serviceAccountName: {{ $name }}
+  securityContext:
+    runAsNonRoot: true
+    runAsUser: 65532
+    runAsGroup: 65532
+    seccompProfile:
+      type: RuntimeDefault
+  containers:
+    - name: review
+      image: {{ include "metalsynth.image" . | quote }}
+      imagePullPolicy: {{ .Values.image.pullPolicy }}
+      command:
+        - /nodejs/bin/node
+        - --input-type=module
+        - --eval
+        - |
+          PROGRAM
+      env:
+        - name: REVIEW_NAMESPACE
+          value: {{ $reviewed }}
+      resources:
+        requests:
+          cpu: 10m
+          memory: 64Mi
+        limits:
+          cpu: 500m
+          memory: 128Mi
+      securityContext:
+        allowPrivilegeEscalation: false
+        readOnlyRootFilesystem: true
+        runAsNonRoot: true
+        capabilities:
+          drop:
+            - ALL
+  {{- with .Values.imagePullSecrets }}
+  imagePullSecrets:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  {{- with .Values.affinity }}
+  affinity:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  {{- with .Values.nodeSelector }}
+  nodeSelector:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  {{- with .Values.tolerations }}
+  tolerations:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
 `;
 
 /** Which value turns a kind's object on. */

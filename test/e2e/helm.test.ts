@@ -25,6 +25,7 @@ import { filesUnder } from "../support/files.ts";
 import { startControlPlane, type ControlPlane } from "./support/control-plane.ts";
 import {
   ensureNamespaces,
+  eventually,
   exec,
   kubectlEnvironment,
   kubectlFor,
@@ -50,6 +51,8 @@ const RELEASE = "metalsynth";
 const NAMESPACE = "metalsynth-system";
 const LABEL = "app.kubernetes.io/part-of=metalsynth";
 const PROVISIONINGS = "provisionings.bpa.akraino.org";
+/** The `helm test` pod's ServiceAccount, as the API server knows it here (by a static token). */
+const TEST_USER = `system:serviceaccount:${NAMESPACE}:metalsynth-test`;
 /** Every kind the chart can make, for `kubectl get` of whatever is left. */
 const KINDS_OF_THE_CHART = [
   "serviceaccounts",
@@ -145,7 +148,17 @@ describe("the Helm chart, with a real helm", () => {
   };
   const template = async (...values: string[]) =>
     parseStream(
-      await mustHelm(["template", RELEASE, CHART, "--namespace", NAMESPACE, "--include-crds", ...values]),
+      await mustHelm([
+        "template",
+        RELEASE,
+        CHART,
+        "--namespace",
+        NAMESPACE,
+        "--include-crds",
+        // The `helm test` hook's objects are no release's.
+        "--skip-tests",
+        ...values,
+      ]),
     );
   /**
    * README.md's block `name`, run with bash as written in `directory`, whose helm/ is `chart`'s
@@ -181,7 +194,7 @@ describe("the Helm chart, with a real helm", () => {
 
   beforeAll(async () => {
     helmHome = await mkdtemp(path.join(tmpdir(), "metalsynth-helm-"));
-    plane = await startControlPlane(inject("e2eBinDir"), { users: [WEBHOOK_USER] });
+    plane = await startControlPlane(inject("e2eBinDir"), { users: [WEBHOOK_USER, TEST_USER] });
     kubectl = kubectlFor(plane.kubeconfig);
     // Metal3's CRDs (the webhook lists BareMetalHosts), and cert-manager's and prometheus-operator's
     // as stand-ins (no controller runs here); metalsynth's own are the chart's to install.
@@ -252,6 +265,7 @@ describe("the Helm chart, with a real helm", () => {
         RELEASE,
         CHART,
         "--include-crds",
+        "--skip-tests",
         "--namespace",
         "bare-metal",
         "--set",
@@ -498,6 +512,88 @@ describe("the Helm chart, with a real helm", () => {
     expect(refused.stderr).toContain(
       'admission webhook "provisioning.metalsynth.io" denied the request: spec.masters[0].master-1.mac-address: b8:ce:f6:79:e4:c0 matches no BareMetalHost',
     );
+  });
+
+  it("helm test: its pod, its program run here as the kubelet would run it, passes on the webhook's refusal and fails without it", async () => {
+    // The kubelet's part, which no kubelet plays here: the pod's program with the pod's environment,
+    // as its ServiceAccount (token and CA where a pod has them), the API server at its address.
+    const account = await mkdtemp(path.join(helmHome, "account-"));
+    const kubeconfig = parse(await readFile(plane.kubeconfigFor(TEST_USER), "utf8")) as {
+      clusters: { cluster: { "certificate-authority": string } }[];
+      users: { user: { token: string } }[];
+    };
+    await cp(kubeconfig.clusters[0]?.cluster["certificate-authority"] ?? "", path.join(account, "ca.crt"));
+    await writeFile(path.join(account, "token"), kubeconfig.users[0]?.user.token ?? "");
+    const server = new URL(plane.server);
+    const runPod = async (
+      pod: KubeObject & {
+        spec: { containers: { command: string[]; env: { name: string; value: string }[] }[] };
+      },
+    ) => {
+      const [container] = pod.spec.containers;
+      const [, ...args] = container?.command ?? [];
+      return exec(process.execPath, args, {
+        env: {
+          ...Object.fromEntries((container?.env ?? []).map((variable) => [variable.name, variable.value])),
+          KUBERNETES_SERVICE_HOST: server.hostname,
+          KUBERNETES_SERVICE_PORT: server.port,
+          SERVICE_ACCOUNT_DIR: account,
+        },
+      });
+    };
+
+    const testing = helm(["test", RELEASE, "--namespace", NAMESPACE, "--timeout", "100s"]);
+    let found: Result | undefined;
+    await eventually(
+      async () =>
+        (found = await kubectl(["get", "pod", "metalsynth-test", "-n", NAMESPACE, "-o", "json"])).code === 0,
+      60_000,
+      "helm test creates its pod",
+    );
+    const pod = JSON.parse(found?.stdout ?? "") as Parameters<typeof runPod>[0];
+    const run = await runPod(pod);
+    expect(run.stdout + run.stderr).toContain("the webhook refused a Provisioning naming an unknown MAC");
+    expect(run.code).toBe(0);
+    await must(kubectl, [
+      "patch",
+      "pod",
+      "metalsynth-test",
+      "-n",
+      NAMESPACE,
+      "--subresource=status",
+      "--type=merge",
+      "-p",
+      JSON.stringify({ status: { phase: "Succeeded" } }),
+    ]);
+    const tested = await testing;
+    expect(tested.code, tested.stderr).toBe(0);
+    expect(tested.stdout).toMatch(/TEST SUITE:\s+metalsynth-test\s[\s\S]*Phase:\s+Succeeded/);
+
+    // In the webhook's own namespace, which it does not review, the dry run is admitted: the program fails.
+    const unreviewed = {
+      ...pod,
+      spec: {
+        containers: pod.spec.containers.map((container) => ({
+          ...container,
+          env: [{ name: "REVIEW_NAMESPACE", value: NAMESPACE }],
+        })),
+      },
+    };
+    await must(kubectl, [
+      "create",
+      "rolebinding",
+      "metalsynth-test-unreviewed",
+      "-n",
+      NAMESPACE,
+      "--clusterrole=cluster-admin",
+      `--user=${TEST_USER}`,
+    ]);
+    const admitted = await runPod(unreviewed);
+    expect(admitted.code).toBe(1);
+    expect(admitted.stdout).toContain(
+      "the webhook should have refused a Provisioning naming an unknown MAC; the API server answered 201",
+    );
+    await must(kubectl, ["delete", "rolebinding", "metalsynth-test-unreviewed", "-n", NAMESPACE]);
   });
 
   it("installs a second release in another namespace as the README says, beside the first", async () => {
