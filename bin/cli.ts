@@ -2,7 +2,8 @@ import { UsageError } from "../gitops/errors.ts";
 import { errorCode, systemReason } from "../gitops/files.ts";
 import { didYouMean, normalizeArgs } from "./argv.ts";
 import { EXIT, packageVersion, type Command, type Console } from "./common.ts";
-import { COMMAND_HELP, commandUsage, globalUsage, type CommandName } from "./usage.ts";
+import { parseCommandArgs } from "./options.ts";
+import { CLUSTERS_COMMAND, COMMANDS, commandUsage, globalUsage, type CommandName } from "./usage.ts";
 
 export type { Console } from "./common.ts";
 
@@ -11,7 +12,7 @@ export type { Console } from "./common.ts";
  * usage error load none of them, and each command loads only what it uses (cdk8s only where it
  * renders, express only for `webhook`; decision 0018).
  */
-const COMMANDS: Readonly<Record<CommandName, () => Promise<Command>>> = {
+const RUNNERS: { readonly [C in CommandName]: () => Promise<Command<C>> } = {
   validate: async () => (await import("./commands/validate.ts")).validate,
   synth: async () => (await import("./commands/synth.ts")).synth,
   diff: async () => (await import("./commands/diff.ts")).diff,
@@ -30,6 +31,9 @@ const COMMANDS: Readonly<Record<CommandName, () => Promise<Command>>> = {
 const processConsole: Console = {
   out: (text) => process.stdout.write(text),
   err: (text) => process.stderr.write(text),
+  get errTerminal() {
+    return process.stderr.isTTY;
+  },
 };
 
 const HELP = new Set(["--help", "-h"]);
@@ -52,15 +56,16 @@ export async function main(argv: readonly string[], io: Console = processConsole
   }
   // Like git and kubectl: usage errors go to stderr, briefly, with where to read more.
   if (command === undefined) {
-    io.err(`metalsynth: no command given (${Object.keys(COMMAND_HELP).join(", ")})\n${hint()}`);
+    io.err(`metalsynth: no command given (${Object.keys(COMMANDS).join(", ")})\n${hint()}`);
     return EXIT.usage;
   }
   // The completion scripts' own question, answered without the help's ceremony.
-  if (command === "__clusters") return (await import("./commands/clusters.ts")).clusters(rest, io);
+  if (command === "__clusters") {
+    const args = parseCommandArgs(CLUSTERS_COMMAND, rest);
+    return (await import("./commands/clusters.ts")).clusters(args, io);
+  }
   if (!isCommand(command)) {
-    io.err(
-      `metalsynth: unknown command "${command}"${didYouMean(command, Object.keys(COMMANDS))}\n${hint()}`,
-    );
+    io.err(`metalsynth: unknown command "${command}"${didYouMean(command, Object.keys(RUNNERS))}\n${hint()}`);
     return EXIT.usage;
   }
   if (rest.some((word) => HELP.has(word))) {
@@ -68,8 +73,7 @@ export async function main(argv: readonly string[], io: Console = processConsole
     return EXIT.ok;
   }
   try {
-    const run = await COMMANDS[command]();
-    return await run(rest, io);
+    return await runCommand(command, rest, io);
   } catch (error) {
     if (error instanceof UsageError || isParseArgsError(error)) {
       // parseArgs adds advice about `--` to an unknown option that is rarely what was meant.
@@ -92,14 +96,24 @@ export async function main(argv: readonly string[], io: Console = processConsole
   }
 }
 
-/** The long options `command`'s help lists, for "did you mean". */
+/** Parses `argv` as `command` declares its options, then loads and runs the command with them. */
+async function runCommand<C extends CommandName>(
+  command: C,
+  argv: readonly string[],
+  io: Console,
+): Promise<number> {
+  const args = parseCommandArgs(COMMANDS[command], argv);
+  const run = await RUNNERS[command]();
+  return run(args, io);
+}
+
+/** The long options `command` declares, for "did you mean". */
 function commandFlags(command: CommandName): string[] {
-  const help: { synopsis: string; options: string } = COMMAND_HELP[command];
-  return [...new Set(`${help.synopsis}\n${help.options}`.match(/--[a-z][a-z-]*/g) ?? [])];
+  return Object.keys(COMMANDS[command].options).map((name) => `--${name}`);
 }
 
 function isCommand(name: string): name is CommandName {
-  return Object.hasOwn(COMMAND_HELP, name);
+  return Object.hasOwn(COMMANDS, name);
 }
 
 function hint(command?: CommandName): string {

@@ -1,8 +1,8 @@
 import { existsSync, readFileSync } from "node:fs";
-import { parseArgs, type ParseArgsConfig } from "node:util";
+import { stat } from "node:fs/promises";
 import { UsageError } from "../gitops/errors.ts";
-import type { OutputFormat } from "../gitops/report/report.ts";
 import type { SiteLocation } from "../gitops/site-reader.ts";
+import type { CommandArgs, CommandName } from "./usage.ts";
 
 /**
  * Exit codes (docs/contract.md §7), plus `git` for `commit`: Git refused the commit or the push, so CI can tell
@@ -14,114 +14,32 @@ export const EXIT = { ok: 0, invalid: 1, usage: 2, internal: 3, git: 4 } as cons
 export interface Console {
   out(text: string): void;
   err(text: string): void;
+  /**
+   * Whether `err` is a terminal a person watches, so a progress line may be drawn and redrawn on it.
+   * @default false
+   */
+  readonly errTerminal?: boolean;
 }
 
-/** One CLI command: its arguments after the command name in, exit code out. */
-export type Command = (argv: readonly string[], io: Console) => Promise<number>;
-
-/** The options every command that reads a site accepts. */
-export const SITE_OPTIONS = {
-  site: { type: "string" },
-  specs: { type: "string", multiple: true },
-  inventory: { type: "string", multiple: true },
-  format: { type: "string", short: "o" },
-  out: { type: "string" },
-  help: { type: "boolean", short: "h" },
-} as const satisfies ParseArgsConfig["options"];
-
-type Options = NonNullable<ParseArgsConfig["options"]>;
-
-interface SiteArgsConfig<Extra extends Options> {
-  args: string[];
-  options: typeof SITE_OPTIONS & Extra;
-  strict: true;
-  allowPositionals: true;
-  tokens: true;
-}
-
-/**
- * What {@link parseSiteArgs} returns. Named because the declaration files can't name the inferred
- * type (it uses types @types/node keeps private).
- */
-interface SiteArgs<Extra extends Options> {
-  values: ReturnType<typeof parseArgs<SiteArgsConfig<Extra>>>["values"];
-  positionals: string[];
-}
-
-/**
- * Parses the arguments of a command that reads a site: {@link SITE_OPTIONS} plus `extra`. As docs/contract.md §7
- * writes them (`--specs GLOB…`, `--inventory PATH…`), every word after `--specs` or `--inventory` up
- * to the next option is one of its values, so a glob the shell expanded (`--specs specs/*.yaml`)
- * still means every file; both may also be repeated. Any other word is a usage error unless
- * `allowPositionals` (explain's cluster name), and is then returned in `positionals`.
- */
-export function parseSiteArgs<const Extra extends Options = Record<never, never>>(
-  argv: readonly string[],
-  // The empty default is what Extra defaults to.
-  extra: Extra = {} as Extra,
-  allowPositionals = false,
-): SiteArgs<Extra> {
-  const parsed = parseArgs<SiteArgsConfig<Extra>>({
-    args: [...argv],
-    options: { ...SITE_OPTIONS, ...extra },
-    strict: true,
-    allowPositionals: true,
-    tokens: true,
-  });
-  const positionals = listWords(parsed, ["specs", "inventory"]);
-  if (!allowPositionals) refuseStrayWords(positionals);
-  return { values: parsed.values, positionals };
-}
-
-/** For a command that takes no positional arguments: refuses the first of {@link listWords}' words. */
-export function refuseStrayWords(words: readonly string[]): void {
-  const [stray] = words;
-  if (stray !== undefined) throw new UsageError(`unexpected argument "${stray}"`);
-}
-
-/** The tokens {@link listWords} reads: what `parseArgs` returns with `tokens: true`. */
-type ArgToken =
-  | { readonly kind: "option"; readonly name: string }
-  | { readonly kind: "positional"; readonly value: string }
-  | { readonly kind: "option-terminator" };
-
-/**
- * docs/contract.md §7's `PATH…` options: every word after one of `lists` (multiple-valued string options) up to
- * the next option is one more of its values, so a glob the shell expanded still means every file.
- * Needs `parseArgs` with `allowPositionals` and `tokens`; returns the words that belong to no option.
- */
-export function listWords(
-  parsed: { readonly values: Record<string, unknown>; readonly tokens?: readonly ArgToken[] },
-  lists: readonly string[],
-): string[] {
-  const positionals: string[] = [];
-  let list: string[] | undefined;
-  for (const token of parsed.tokens ?? []) {
-    if (token.kind === "option") {
-      const values = lists.includes(token.name) ? parsed.values[token.name] : undefined;
-      list = Array.isArray(values) ? values : undefined;
-    } else if (token.kind === "option-terminator") list = undefined;
-    else (list ?? positionals).push(token.value);
-  }
-  return positionals;
-}
-
-/**
- * The `--format` (`-o`) value, `text` when not given; `allowed` are the formats the command prints
- * (text and json everywhere, github and sarif where findings are the output, markdown for diff).
- */
-export function outputFormat<const Allowed extends OutputFormat = "text" | "json">(
-  value: string | undefined,
-  allowed: readonly Allowed[] = ["text", "json"] as Allowed[],
-): Allowed {
-  const format = value ?? "text";
-  if ((allowed as readonly string[]).includes(format)) return format as Allowed;
-  const names = allowed.join(", ").replace(/, ([^,]*)$/, " or $1");
-  throw new UsageError(`--format must be ${names}, not "${value}"`);
-}
+/** One CLI command: its arguments, parsed as the command table declares them, in; exit code out. */
+export type Command<C extends CommandName> = (args: CommandArgs<C>, io: Console) => Promise<number>;
 
 /** The formats of commands whose output is findings: validate, synth, diff. */
-export const FINDING_FORMATS = ["text", "json", "github", "sarif"] as const;
+export type FindingFormat = NonNullable<CommandArgs<"validate">["values"]["format"]>;
+
+/**
+ * Refuses an `--out` that names no directory, where a command only reads the lock from it (validate,
+ * explain): without a lock there, the findings about the lock would silently be missing.
+ */
+export async function checkLockTree(out: string | undefined): Promise<void> {
+  if (out === undefined) return;
+  const info = await stat(out).catch(() => undefined);
+  if (info?.isDirectory() !== true)
+    throw new UsageError(
+      `--out ${out}: ${info === undefined ? "no such directory" : "not a directory"}; it names the rendered tree whose lock is read`,
+      { showHelp: false },
+    );
+}
 
 /**
  * The package version from package.json: one directory up from bin/ in the sources, two up from

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { commandFlags, completionScript } from "./completion.ts";
-import { COMMAND_HELP } from "./usage.ts";
+import { COMMANDS } from "./usage.ts";
 
 /**
  * What bash's completion function offers for `words`, the cursor on the last one. `metalsynth` is a
@@ -26,12 +26,23 @@ const has = (shell: string) => spawnSync(shell, ["--version"]).status === 0;
 
 describe("metalsynth completion", () => {
   it.each([
-    [["metalsynth", ""], Object.keys(COMMAND_HELP)],
+    [["metalsynth", ""], Object.keys(COMMANDS)],
     [["metalsynth", "va"], ["validate"]],
     [["metalsynth", "validate", "--si"], ["--site"]],
     [
       ["metalsynth", "diff", "--"],
-      ["--exit-code", "--format", "--help", "--map", "--out", "--patch", "--site", "--staged"],
+      [
+        "--exit-code",
+        "--format",
+        "--help",
+        "--inventory",
+        "--map",
+        "--out",
+        "--patch",
+        "--site",
+        "--specs",
+        "--staged",
+      ],
     ],
     [["metalsynth", "validate", "-o", "s"], ["sarif"]],
     [["metalsynth", "inventory", "p"], ["pull"]],
@@ -44,16 +55,23 @@ describe("metalsynth completion", () => {
     [["metalsynth", "explain", "--site", "sites/a", "o"], ["one"]],
     [["metalsynth", "explain", "--site", "sites/a", "s"], ["sites/a/one"]],
     [["metalsynth", "explain", "-o", "y"], ["yaml"]],
+    [["metalsynth", "diff", "--format", "m"], ["markdown"]],
+    [["metalsynth", "validate", "-o", "m"], []],
+    [
+      ["metalsynth", "version", "-o", ""],
+      ["text", "json"],
+    ],
   ])("bash completes %j to %j", (words, expected) => {
     expect(complete(words).sort()).toEqual([...expected].sort());
   });
 
-  it("takes every flag from the help table, and only flags", () => {
+  it("takes every flag from the command table, and only flags", () => {
     const flags = commandFlags();
     expect(flags.validate).toEqual([
       "--format",
       "--help",
       "--inventory",
+      "--out",
       "--site",
       "--specs",
       "--staged",

@@ -1,13 +1,13 @@
 import { githubAnnotations, sarifLog } from "../gitops/report/annotations.ts";
 import { formatIssues } from "../gitops/report/report.ts";
 import type { Issue } from "../synth/issue.ts";
-import { packageVersion, type FINDING_FORMATS } from "./common.ts";
+import { packageVersion, type FindingFormat } from "./common.ts";
 
 // Apart from common.ts, which the CLI entry imports: `--help` loads neither the rule catalogue nor
 // the report writers.
 
-/** A command's findings in one of {@link FINDING_FORMATS}. */
-export function findingsIn(issues: readonly Issue[], format: (typeof FINDING_FORMATS)[number]): string {
+/** A command's findings in one of the {@link FindingFormat}s. */
+export function findingsIn(issues: readonly Issue[], format: FindingFormat): string {
   if (format === "github") return githubAnnotations(issues);
   if (format === "sarif") return sarifLog(issues, packageVersion());
   return formatIssues(issues, format);

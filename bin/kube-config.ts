@@ -4,12 +4,6 @@ import path from "node:path";
 import type { KubeConfig } from "@kubernetes/client-node";
 import { UsageError } from "../gitops/errors.ts";
 
-/** kubectl's flags for where the API server is, taken by every command that talks to one. */
-export const KUBE_OPTIONS = {
-  kubeconfig: { type: "string" },
-  context: { type: "string" },
-} as const;
-
 /**
  * Loads `kubeConfig` as kubectl would: `--kubeconfig FILE` when given, else KUBECONFIG or
  * ~/.kube/config when present, else the pod's service account; `--context NAME` then selects one of

@@ -9,7 +9,7 @@ import { listInputFiles } from "../gitops/files.ts";
 import { once } from "node:events";
 import { createServer, type AddressInfo } from "node:net";
 import { systemErrorLine } from "../bin/cli.ts";
-import { COMMAND_HELP } from "../bin/usage.ts";
+import { COMMANDS } from "../bin/usage.ts";
 import { readTree } from "../gitops/replace-dir.ts";
 import { createTestCa, issueServerCertificate } from "./webhook/tls-fixture.ts";
 import { run } from "./run-cli.ts";
@@ -54,6 +54,23 @@ describe("metalsynth validate", () => {
     expect(new Set(planted.map((entry) => entry.split(" ")[0])).size).toBeGreaterThanOrEqual(10);
     const found = diagnostics.map((diagnostic) => `${diagnostic.rule} ${diagnostic.file}:${diagnostic.line}`);
     expect(found.sort()).toEqual(planted.sort());
+  });
+
+  it("checks the lock of the rendered tree --out names, and refuses one that is not there", async () => {
+    const rules = async (...argv: string[]) => {
+      const result = await run("validate", "--site", broken, "-o", "json", ...argv);
+      return (JSON.parse(result.out) as { rule: string }[]).map((found) => found.rule);
+    };
+    expect(await rules()).toContain("lock-invalid");
+    expect(await rules("--out", path.join(broken, "rendered"))).toContain("lock-invalid");
+    // A mistyped --out used to read no lock, and the lock's findings went missing without a word.
+    for (const missing of ["/nonexistent", path.join(broken, "metalsynth.yaml")]) {
+      const result = await run("validate", "--site", broken, "--out", missing);
+      expect(result).toMatchObject({ code: 2, out: "" });
+      expect(result.err).toBe(
+        `metalsynth validate: --out ${missing}: ${missing === "/nonexistent" ? "no such directory" : "not a directory"}; it names the rendered tree whose lock is read\n`,
+      );
+    }
   });
 
   it("prints sorted text diagnostics in file:line:col: severity[rule] path: message form", async () => {
@@ -252,7 +269,7 @@ describe("help, version and a bare metalsynth", () => {
     expect(result.code).toBe(2);
     expect(result.out).toBe("");
     expect(result.err).toBe(
-      `metalsynth: no command given (${Object.keys(COMMAND_HELP).join(", ")})\nsee 'metalsynth --help'\n`,
+      `metalsynth: no command given (${Object.keys(COMMANDS).join(", ")})\nsee 'metalsynth --help'\n`,
     );
   });
 

@@ -1,13 +1,14 @@
 /**
- * The documents in docs/ keep up with the code: the contract names every rule of the catalogue and
- * every command and flag of the help table, every "docs/contract.md §n" a file cites is a section
+ * The documents in docs/ keep up with the code: the contract names every rule of the catalogue, its
+ * §7 lists each command's options exactly as the command table declares them, the README shows each
+ * command's synopsis as `--help` prints it, every "docs/contract.md §n" a file cites is a section
  * of it, the decisions index lists every record, and every repository path the architecture names
  * exists. Without this, a new rule or flag could land and leave the contract silently behind.
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { COMMAND_HELP } from "../bin/usage.ts";
+import { COMMANDS, type CommandName } from "../bin/usage.ts";
 import { RULES } from "../synth/rule-catalogue.ts";
 import { REPO } from "./harness.ts";
 
@@ -20,14 +21,21 @@ const SECTIONS = new Set([...CONTRACT.matchAll(/^#{2,3} (\d+(?:\.\d+)?)\.? /gm)]
 /** The specification's sections, which the contract keeps so that "SPEC §n" maps onto it. */
 const SPEC_SECTIONS = "1 1.1 1.2 1.3 2 3 3.1 3.2 3.3 3.4 4 4.1 4.2 5 6 6.1 6.2 6.3 7 8 9".split(" ");
 
-/** Every long option the help table shows, in its synopses and option lists. */
-const FLAGS = [
-  ...new Set(
-    Object.values(COMMAND_HELP).flatMap((help) =>
-      [...`${help.synopsis}\n${help.options}`.matchAll(/--[a-z][a-z-]*/g)].map((match) => match[0]),
-    ),
-  ),
-].sort();
+/** The long options `command` declares, sorted. */
+const declaredFlags = (command: CommandName) =>
+  Object.keys(COMMANDS[command].options)
+    .map((name) => `--${name}`)
+    .sort();
+
+/** The long options a piece of documentation names, sorted, each once. */
+const namedFlags = (text: string) => [...new Set(text.match(/--[a-z][a-z-]*/g) ?? [])].sort();
+
+/** §7's table: each command's row, by command (`inventory pull` as `inventory`). */
+function commandRows(): Map<string, string> {
+  const section = CONTRACT.slice(CONTRACT.indexOf("## 7. "), CONTRACT.indexOf("## 8. "));
+  const rows = [...section.matchAll(/^\| `metalsynth (\w+)[^`]*` \| (.*?) \| .*\|$/gm)];
+  return new Map(rows.map((row) => [row[1] ?? "", row[2] ?? ""]));
+}
 
 /** The folders whose files may cite the contract, and the endings of the files that do. */
 const CITING_FOLDERS = ["synth", "charts", "gitops", "webhook", "bin", "test", "bench", "docs"];
@@ -50,13 +58,14 @@ describe("docs/contract.md", () => {
     expect(CONTRACT).toContain(`\`${rule}\``);
   });
 
-  it.each(Object.keys(COMMAND_HELP))("lists the command %s", (command) => {
-    expect(CONTRACT).toContain(`metalsynth ${command}`);
-  });
-
-  it.each(FLAGS)("lists the flag %s", (flag) => {
-    expect(CONTRACT).toMatch(new RegExp(`${flag}(?![a-z-])`));
-  });
+  it.each(Object.keys(COMMANDS) as CommandName[])(
+    "§7 lists the command %s with exactly the options it declares",
+    (command) => {
+      const row = commandRows().get(command);
+      expect(row, `no row for metalsynth ${command}`).toBeDefined();
+      expect(namedFlags(row ?? "")).toEqual(declaredFlags(command));
+    },
+  );
 
   it("is cited only by sections it has", () => {
     const dangling = citingFiles().flatMap((file) =>
@@ -65,6 +74,17 @@ describe("docs/contract.md", () => {
         .map((match) => `${file}: ${match[0]}`),
     );
     expect(dangling).toEqual([]);
+  });
+});
+
+describe("README.md", () => {
+  const readme = read("README.md");
+
+  it.each(
+    Object.keys(COMMANDS).filter((command) => readme.includes(`\nmetalsynth ${command} `)) as CommandName[],
+  )("shows the synopsis of %s as --help prints it", (command) => {
+    const synopsis = `metalsynth ${COMMANDS[command].synopsis}`;
+    expect(readme.includes(`\n${synopsis}\n`), `README.md should show:\n${synopsis}`).toBe(true);
   });
 });
 

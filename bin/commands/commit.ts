@@ -1,8 +1,7 @@
-import { parseArgs } from "node:util";
 import { commitSite, type CommitOptions } from "../../gitops/commit.ts";
 import { UsageError } from "../../gitops/errors.ts";
 import { formatIssues } from "../../gitops/report/report.ts";
-import { EXIT, interruptible, summary, type Console } from "../common.ts";
+import { EXIT, interruptible, summary, type Command } from "../common.ts";
 
 /** Upper bound of `--retries`: past a few dozen lost races, waiting longer will not help. */
 const MAX_RETRIES = 50;
@@ -13,22 +12,7 @@ const MAX_RETRIES = 50;
  * errors, 4 when Git refused the commit or the push (the checkout is then as before), 2 when the
  * checkout is in a state commit refuses to work in (detached HEAD, hand edits in `rendered/`).
  */
-export async function commit(argv: readonly string[], io: Console): Promise<number> {
-  const { values } = parseArgs({
-    args: [...argv],
-    options: {
-      site: { type: "string" },
-      message: { type: "string" },
-      push: { type: "boolean" },
-      remote: { type: "string" },
-      branch: { type: "string" },
-      retries: { type: "string" },
-      "author-name": { type: "string" },
-      "author-email": { type: "string" },
-      help: { type: "boolean", short: "h" },
-    },
-    strict: true,
-  });
+export const commit: Command<"commit"> = async ({ values }, io) => {
   if (!values.push && (values.remote ?? values.branch ?? values.retries) !== undefined) {
     throw new UsageError("--remote, --branch and --retries only apply with --push");
   }
@@ -102,4 +86,4 @@ export async function commit(argv: readonly string[], io: Console): Promise<numb
       return EXIT.ok;
     }
   }
-}
+};

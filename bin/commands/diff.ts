@@ -12,15 +12,7 @@ import { withStagedSite } from "../../gitops/staged-site.ts";
 import { checkOutput } from "../../gitops/render.ts";
 import { readTree } from "../../gitops/replace-dir.ts";
 import { LOCK_FILE } from "../../synth/plan/lock.ts";
-import {
-  EXIT,
-  FINDING_FORMATS,
-  outputFormat,
-  parseSiteArgs,
-  siteLocation,
-  summary,
-  type Console,
-} from "../common.ts";
+import { EXIT, siteLocation, summary, type Command, type Console, type FindingFormat } from "../common.ts";
 import { findingsIn } from "../findings.ts";
 
 /**
@@ -28,14 +20,8 @@ import { findingsIn } from "../findings.ts";
  * With `--exit-code` a pending change exits 1, like `git diff --exit-code`. With `--staged`, of the
  * site as the Git index holds it, against the index's `rendered/`.
  */
-export async function diff(argv: readonly string[], io: Console): Promise<number> {
-  const { values } = parseSiteArgs(argv, {
-    "exit-code": { type: "boolean" },
-    patch: { type: "boolean" },
-    map: { type: "string" },
-    staged: { type: "boolean" },
-  });
-  const format = outputFormat(values.format, [...FINDING_FORMATS, "markdown"]);
+export const diff: Command<"diff"> = async ({ values }, io) => {
+  const format = values.format ?? "text";
   if (values.patch && format !== "text" && format !== "json")
     throw new UsageError(`--patch goes with text or json output, not ${format}`);
   if (values.map === MAP_TO_STDOUT || values.map === "")
@@ -47,11 +33,11 @@ export async function diff(argv: readonly string[], io: Console): Promise<number
   return values.staged
     ? withStagedSite(location, "tree", (staged) => compare(staged, options, io))
     : compare(location, options, io);
-}
+};
 
 /** How {@link compare} reports: diff's options. */
 interface CompareOptions {
-  readonly format: (typeof FINDING_FORMATS)[number] | "markdown";
+  readonly format: FindingFormat | "markdown";
   readonly "exit-code"?: boolean;
   readonly patch?: boolean;
   readonly map?: string;

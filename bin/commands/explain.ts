@@ -4,18 +4,18 @@ import { issueRows } from "../../gitops/report/report.ts";
 import { readSite } from "../../gitops/site-reader.ts";
 import { evaluateSite } from "../../synth/evaluate.ts";
 import { explainCluster, explanationText, failedClusters, failedClustersText } from "../../synth/explain.ts";
-import { EXIT, outputFormat, parseSiteArgs, siteLocation, type Console } from "../common.ts";
+import { checkLockTree, EXIT, siteLocation, type Command } from "../common.ts";
 
 /**
  * `metalsynth explain <cluster>`: per role, the chosen hosts and why every other host was rejected;
  * for a cluster whose CRs failed their rules, those CRs and their findings, exit 1.
  */
-export async function explain(argv: readonly string[], io: Console): Promise<number> {
-  const { values, positionals } = parseSiteArgs(argv, { all: { type: "boolean" } }, true);
-  const format = outputFormat(values.format, ["text", "json", "yaml"]);
-  const [cluster, ...extra] = positionals;
+export const explain: Command<"explain"> = async ({ values, operands }, io) => {
+  const format = values.format ?? "text";
+  const [cluster, ...extra] = operands;
   if (cluster === undefined || extra.length > 0)
     throw new UsageError("explain takes exactly one cluster name (name or namespace/name)");
+  await checkLockTree(values.out);
   // As validate: not render-site's evaluateFromSite, which would load cdk8s (decision 0018).
   const input = await readSite(siteLocation(values));
   const { plan, issues, invalid } = evaluateSite(input.documents, input.inventory, input.lock);
@@ -43,7 +43,7 @@ export async function explain(argv: readonly string[], io: Console): Promise<num
       : data(explanations, format),
   );
   return EXIT.ok;
-}
+};
 
 /** Rejected hosts explain lists per decision without `--all`: a screen, and the reasons' counts above. */
 const REJECTED_SHOWN = 20;

@@ -1,19 +1,18 @@
-import { parseArgs } from "node:util";
 import { UsageError } from "../../gitops/errors.ts";
 import { pullInventory } from "../../gitops/inventory-pull.ts";
 import { pullText } from "../../gitops/report/pull-format.ts";
 import { formatIssues, issueRows, jsonReport } from "../../gitops/report/report.ts";
 import { DNS1123_LABEL } from "../../synth/inventory/selector.ts";
-import { KUBE_OPTIONS, loadKubeConfig } from "../kube-config.ts";
-import { EXIT, listWords, outputFormat, refuseStrayWords, type Console } from "../common.ts";
+import { loadKubeConfig } from "../kube-config.ts";
+import { EXIT, type Command } from "../common.ts";
 
 /**
  * `metalsynth inventory pull`: the site's BareMetalHosts, HardwareData and networkData Secrets from the
  * API server, written into `inventory/` as the canonical snapshot (decision 0023). With `--check` it
  * writes nothing and exits 1 when the cluster differs from the snapshot in a fact metalsynth reads.
  */
-export async function inventory(argv: readonly string[], io: Console): Promise<number> {
-  const [subcommand, ...rest] = argv;
+export const inventory: Command<"inventory"> = async ({ values, operands }, io) => {
+  const [subcommand, stray] = operands;
   if (subcommand !== "pull") {
     throw new UsageError(
       subcommand === undefined
@@ -21,24 +20,8 @@ export async function inventory(argv: readonly string[], io: Console): Promise<n
         : `unknown subcommand "${subcommand}" (inventory pull)`,
     );
   }
-  const parsed = parseArgs({
-    args: rest,
-    options: {
-      site: { type: "string" },
-      namespace: { type: "string", multiple: true, short: "n" },
-      selector: { type: "string", short: "l" },
-      ...KUBE_OPTIONS,
-      check: { type: "boolean" },
-      format: { type: "string", short: "o" },
-      help: { type: "boolean", short: "h" },
-    },
-    strict: true,
-    allowPositionals: true,
-    tokens: true,
-  });
-  refuseStrayWords(listWords(parsed, ["namespace"]));
-  const { values } = parsed;
-  const format = outputFormat(values.format);
+  if (stray !== undefined) throw new UsageError(`unexpected argument "${stray}"`);
+  const format = values.format ?? "text";
   for (const namespace of values.namespace ?? []) {
     if (!DNS1123_LABEL.test(namespace))
       throw new UsageError(`--namespace ${namespace}: not a namespace name`);
@@ -81,4 +64,4 @@ export async function inventory(argv: readonly string[], io: Console): Promise<n
     io.out(pullText({ ...report, check }));
   }
   return check && report.hosts.length > 0 ? EXIT.invalid : EXIT.ok;
-}
+};

@@ -1,24 +1,11 @@
-import { parseArgs } from "node:util";
 import { webhookManifestsYaml } from "../../charts/webhook/index.ts";
 import { DEFAULT_SIZING } from "../../charts/webhook/sizing.ts";
 import { UsageError } from "../../gitops/errors.ts";
 import { DNS1123_LABEL } from "../../synth/inventory/selector.ts";
-import { EXIT, type Console } from "../common.ts";
+import { EXIT, type Command } from "../common.ts";
 
 /** `metalsynth manifests`: the webhook's deployment YAML on stdout (what deploy/metalsynth.yaml holds). */
-export async function manifests(argv: readonly string[], io: Console): Promise<number> {
-  const { values } = parseArgs({
-    args: [...argv],
-    options: {
-      namespace: { type: "string" },
-      image: { type: "string" },
-      "inventory-namespace": { type: "string", multiple: true },
-      "allocation-namespace": { type: "string", multiple: true },
-      hosts: { type: "string" },
-      clusters: { type: "string" },
-    },
-    strict: true,
-  });
+export const manifests: Command<"manifests"> = async ({ values }, io) => {
   const { namespace, image } = values;
   const inventoryNamespaces = values["inventory-namespace"];
   for (const inventoryNamespace of inventoryNamespaces ?? []) {
@@ -47,4 +34,4 @@ export async function manifests(argv: readonly string[], io: Console): Promise<n
   };
   io.out(webhookManifestsYaml({ namespace, image, inventoryNamespaces, allocationNamespaces, sizing }));
   return EXIT.ok;
-}
+};

@@ -4,7 +4,7 @@ import { readPreviousLock } from "../../gitops/previous-lock.ts";
 import { readSite } from "../../gitops/site-reader.ts";
 import { evaluateSite } from "../../synth/evaluate.ts";
 import { compareIssues, hasErrors } from "../../synth/issue.ts";
-import { EXIT, parseSiteArgs, siteLocation, summary, type Console } from "../common.ts";
+import { EXIT, siteLocation, summary, type Command } from "../common.ts";
 
 /** Where the map goes without `--out`. */
 const DEFAULT_MAP = "map.html";
@@ -14,10 +14,9 @@ const DEFAULT_MAP = "map.html";
  * written even when the site has errors, which it shows; the exit code then says so (1), as
  * validate's would. `--diff [LOCKFILE]` marks hosts changing hands against that lock or HEAD's.
  */
-export async function map(argv: readonly string[], io: Console): Promise<number> {
-  const { rest, diff } = diffOption(argv);
-  const { values } = parseSiteArgs(rest, { "group-by": { type: "string" } });
-  if (values.format !== undefined) throw new UsageError("map writes HTML only; it has no --format");
+export const map: Command<"map"> = async ({ values }, io) => {
+  // `--diff` alone compares with HEAD's lock, `--diff FILE` with FILE's.
+  const diff = values.diff === undefined ? undefined : values.diff === "" ? {} : { file: values.diff };
   const groupBy = values["group-by"];
   if (groupBy === "") throw new UsageError("--group-by needs a label key");
   const file = values.out ?? DEFAULT_MAP;
@@ -44,32 +43,4 @@ export async function map(argv: readonly string[], io: Console): Promise<number>
   // The findings are on the page; a count here, and validate lists them as text.
   if (issues.length > 0) io.err(`${summary(issues)}, shown on the map ('metalsynth validate' lists them)\n`);
   return hasErrors(issues) ? EXIT.invalid : EXIT.ok;
-}
-
-/**
- * `--diff` takes an optional value, which parseArgs cannot express: the word after it is its lock
- * file unless it is an option (map takes no other words), and `--diff=FILE` works too.
- */
-function diffOption(argv: readonly string[]): { rest: string[]; diff?: { file?: string } } {
-  const rest: string[] = [];
-  let diff: { file?: string } | undefined;
-  for (let index = 0; index < argv.length; index++) {
-    const word = argv[index] ?? "";
-    if (word === "--diff") {
-      const next = argv[index + 1];
-      if (next === undefined || next.startsWith("-")) diff = {};
-      else {
-        diff = { file: next };
-        index++;
-      }
-    } else if (word.startsWith("--diff=")) {
-      const file = word.slice("--diff=".length);
-      if (file === "") throw new UsageError("--diff= needs a lock file (or --diff alone for HEAD's lock)");
-      diff = { file };
-    } else if (word === "--") {
-      rest.push(...argv.slice(index));
-      break;
-    } else rest.push(word);
-  }
-  return { rest, ...(diff === undefined ? {} : { diff }) };
-}
+};

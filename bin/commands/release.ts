@@ -3,7 +3,7 @@ import { UsageError } from "../../gitops/errors.ts";
 import { releaseFromSite } from "../../gitops/render-site.ts";
 import { checkOutput, writeRendered } from "../../gitops/render-write.ts";
 import { checkSite } from "../../gitops/site-reader.ts";
-import { EXIT, interruptible, parseSiteArgs, siteLocation, summary, type Console } from "../common.ts";
+import { EXIT, interruptible, siteLocation, summary, type Command } from "../common.ts";
 import { findingsIn } from "../findings.ts";
 
 /**
@@ -11,11 +11,8 @@ import { findingsIn } from "../findings.ts";
  * error, leave them (decision 0052), and renders the site so (as synth, atomically; nothing is
  * written when a host can't be released or the site has errors).
  */
-export async function release(argv: readonly string[], io: Console): Promise<number> {
-  const { values, positionals: hosts } = parseSiteArgs(argv, {}, true);
+export const release: Command<"release"> = async ({ values, operands: hosts }, io) => {
   if (hosts.length === 0) throw new UsageError("release takes the hosts to release (namespace/name)");
-  if (values.format !== undefined && values.format !== "text")
-    throw new UsageError(`--format must be text, not "${values.format}"`);
   const location = siteLocation(values);
   await checkSite(location.site ?? ".");
   await checkOutput(location.out ?? path.join(location.site ?? ".", "rendered"));
@@ -45,4 +42,4 @@ export async function release(argv: readonly string[], io: Console): Promise<num
     `wrote ${input.out}: ${change.added.length} added, ${change.changed.length} changed, ${change.removed.length} removed, ${change.unchanged} unchanged\n`,
   );
   return EXIT.ok;
-}
+};

@@ -1,23 +1,11 @@
-import { parseArgs } from "node:util";
 import { UsageError } from "../../gitops/errors.ts";
 import { statusDocument, statusText } from "../../gitops/report/status-format.ts";
 import { parseDnsLabel } from "../../synth/checked.ts";
 import type { Logger } from "../../webhook/log.ts";
 import type { StatusReporter } from "../../webhook/status-reporter.ts";
 import { jsonLogger } from "../../webhook/log.ts";
-import { EXIT, listWords, refuseStrayWords, type Console } from "../common.ts";
-import { KUBE_OPTIONS, loadKubeConfig } from "../kube-config.ts";
-
-const OPTIONS = {
-  write: { type: "boolean" },
-  namespace: { type: "string", multiple: true, short: "n" },
-  selector: { type: "string", short: "l" },
-  "secrets-namespace": { type: "string", multiple: true },
-  ...KUBE_OPTIONS,
-  format: { type: "string", short: "o" },
-  port: { type: "string" },
-  host: { type: "string" },
-} as const;
+import { EXIT, type Command, type Console } from "../common.ts";
+import { loadKubeConfig } from "../kube-config.ts";
 
 /** How long `metalsynth status` waits for the API server's lists before it gives up. */
 const FIRST_ROUND_MS = 60_000;
@@ -28,21 +16,10 @@ const FIRST_ROUND_MS = 60_000;
  * not Ready. `--write` runs the reporter itself until SIGTERM (what the chart's Deployment runs):
  * statuses and Events written, JSON logs on stdout, probes and metrics over HTTP.
  */
-export async function status(argv: readonly string[], io: Console): Promise<number> {
-  const parsed = parseArgs({
-    args: [...argv],
-    options: OPTIONS,
-    strict: true,
-    allowPositionals: true,
-    tokens: true,
-  });
-  refuseStrayWords(listWords(parsed, ["namespace"]));
-  const { values } = parsed;
+export const status: Command<"status"> = async ({ values }, io) => {
   const write = values.write === true;
   const formatValue = values.format;
   const format = formatValue ?? "text";
-  if (format !== "text" && format !== "json" && format !== "yaml")
-    throw new UsageError(`--format must be text, json or yaml, not "${format}"`);
   if (write && formatValue !== undefined)
     throw new UsageError("--format goes without --write (which logs JSON lines)");
   if (!write && (values.port !== undefined || values.host !== undefined))
@@ -130,7 +107,7 @@ export async function status(argv: readonly string[], io: Console): Promise<numb
   } finally {
     await reporter.close();
   }
-}
+};
 
 /** Warnings and errors as one line each on stderr; the reporter's progress is not news here. */
 function stderrLogger(io: Console): Logger {

@@ -6,22 +6,12 @@ import { checkSite, type SiteLocation } from "../../gitops/site-reader.ts";
 import { compareText } from "../../synth/issue.ts";
 import { LOCK_FILE } from "../../synth/plan/lock.ts";
 import { checkOutput, writeRendered } from "../../gitops/render-write.ts";
-import {
-  EXIT,
-  FINDING_FORMATS,
-  interruptible,
-  outputFormat,
-  parseSiteArgs,
-  siteLocation,
-  summary,
-  type Console,
-} from "../common.ts";
+import { EXIT, interruptible, siteLocation, summary, type Command, type Console } from "../common.ts";
 import { findingsIn } from "../findings.ts";
 
 /** `metalsynth synth`: validate, plan and write `rendered/`; on errors the tree is left as it was. */
-export async function synth(argv: readonly string[], io: Console): Promise<number> {
-  const { values } = parseSiteArgs(argv, { full: { type: "boolean" }, verbose: { type: "boolean" } });
-  const format = outputFormat(values.format, FINDING_FORMATS);
+export const synth: Command<"synth"> = async ({ values }, io) => {
+  const format = values.format ?? "text";
   if (values.out === "-") return streamRendered(siteLocation({ ...values, out: undefined }), io);
   const location = siteLocation(values);
   // Before reading and rendering: a wrong --site or --out is said at once.
@@ -75,7 +65,7 @@ export async function synth(argv: readonly string[], io: Console): Promise<numbe
   const counts = `${change.added.length} added, ${change.changed.length} changed, ${change.removed.length} removed, ${change.unchanged} unchanged`;
   report(`wrote ${input.out}: ${counts}\n`);
   return EXIT.ok;
-}
+};
 
 /** Clusters synth lists one line each without `--verbose`. */
 const CLUSTER_LINES = 20;

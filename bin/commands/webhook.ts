@@ -1,7 +1,6 @@
 import { createPrivateKey, X509Certificate, type KeyObject } from "node:crypto";
 import { readFile, stat } from "node:fs/promises";
 import path from "node:path";
-import { parseArgs } from "node:util";
 import { UsageError } from "../../gitops/errors.ts";
 import { errorCode, systemReason } from "../../gitops/files.ts";
 import { readInventory } from "../../gitops/inventory-reader.ts";
@@ -17,42 +16,15 @@ import type { AdmissionRecord } from "../../webhook/admissions.ts";
 import { DEFAULT_ALLOCATION_MANAGERS, type AllocationTrust } from "../../webhook/allocation-trust.ts";
 import { DEFAULT_REVIEW_WORKERS, REVIEW_BUDGET_MS, ReviewPool } from "../../webhook/review-pool.ts";
 import { WebhookState } from "../../webhook/state.ts";
-import { EXIT, listWords, refuseStrayWords, type Console } from "../common.ts";
-import { KUBE_OPTIONS, loadKubeConfig } from "../kube-config.ts";
-
-const OPTIONS = {
-  inventory: { type: "string", multiple: true },
-  "from-cluster": { type: "boolean" },
-  "secrets-namespace": { type: "string", multiple: true },
-  site: { type: "string" },
-  "tls-cert": { type: "string" },
-  "tls-key": { type: "string" },
-  ...KUBE_OPTIONS,
-  selector: { type: "string", short: "l" },
-  port: { type: "string" },
-  host: { type: "string" },
-  "review-workers": { type: "string" },
-  "review-budget": { type: "string" },
-  "allocation-namespace": { type: "string", multiple: true },
-  "allocation-manager": { type: "string", multiple: true },
-  namespace: { type: "string" },
-} as const;
+import { EXIT, type Command } from "../common.ts";
+import { loadKubeConfig } from "../kube-config.ts";
 
 /**
  * `metalsynth webhook`: serves the admission webhook until SIGTERM (docs/contract.md §5, §7). The inventory comes
  * from `--inventory` files or from the API server (`--from-cluster`); `--site` adds the site's specs
  * and lock. JSON logs go to stdout.
  */
-export async function webhook(argv: readonly string[], io: Console): Promise<number> {
-  const parsed = parseArgs({
-    args: [...argv],
-    options: OPTIONS,
-    strict: true,
-    allowPositionals: true,
-    tokens: true,
-  });
-  refuseStrayWords(listWords(parsed, ["inventory"]));
-  const { values } = parsed;
+export const webhook: Command<"webhook"> = async ({ values }, io) => {
   const inventory = values.inventory;
   const fromCluster = values["from-cluster"] === true;
   if ((inventory !== undefined) === fromCluster) {
@@ -199,7 +171,7 @@ export async function webhook(argv: readonly string[], io: Console): Promise<num
   }
   await running.stopped;
   return EXIT.ok;
-}
+};
 
 /**
  * The site's files the webhook reads: specs and the lock, and the settings, which readSite parses
