@@ -116,6 +116,9 @@ export const COMMANDS = {
       },
       format: FINDINGS,
     },
+    notes:
+      "On a terminal, a line on stderr says what a run is doing and for how long, cleared before the\n" +
+      "results; elsewhere, a run longer than 2 s ends with one line on stderr saying where the time went.",
   },
   diff: {
     synopsis:

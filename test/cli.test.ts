@@ -499,3 +499,39 @@ describe("files that are not read", () => {
     },
   );
 });
+
+describe("synth's progress on stderr", () => {
+  const bin = path.join(REPO, "bin", "metalsynth.js");
+
+  // A real terminal: util-linux's script runs the built CLI on a pseudo-terminal, so stderr's isTTY
+  // is the kernel's answer, not a flag the test sets.
+  it.runIf(spawnSync("script", ["--version"]).status === 0)(
+    "draws a line on a terminal while it works, and clears it before the results",
+    async () => {
+      const dir = await copyExampleSite();
+      const child = spawnSync(
+        "script",
+        ["--quiet", "--return", "--command", `'${process.execPath}' '${bin}' synth --site .`, "/dev/null"],
+        { cwd: dir, encoding: "utf8", input: "" },
+      );
+      expect(child.status, child.stdout).toBe(0);
+      const screen = child.stdout.replaceAll("\r\n", "\n");
+      const clear = "\r\u001b[2K";
+      expect(screen).toContain(`${clear}metalsynth synth: reading, planning and rendering… `);
+      expect(screen).toContain(`${clear}metalsynth synth: writing rendered… `);
+      // Cleared, then the results as a pipe would get them, with no escape left among them.
+      const results = screen.slice(screen.lastIndexOf(clear) + clear.length);
+      expect(results).toMatch(/^edge-a\/cluster-east: /);
+      expect(results).toMatch(/\nwrote rendered: \d+ added, 0 changed, 0 removed, 0 unchanged\n$/);
+      expect(results).not.toContain("\x1b");
+    },
+  );
+
+  it("draws nothing when stderr is no terminal (and a short run adds no summary)", async () => {
+    const dir = await copyExampleSite();
+    const child = spawnSync(process.execPath, [bin, "synth", "--site", "."], { cwd: dir, encoding: "utf8" });
+    expect(child.status).toBe(0);
+    expect(child.stderr).toBe("");
+    expect(child.stdout).toMatch(/\nwrote rendered: /);
+  });
+});

@@ -8,19 +8,40 @@ import { LOCK_FILE } from "../../synth/plan/lock.ts";
 import { checkOutput, writeRendered } from "../../gitops/render-write.ts";
 import { EXIT, interruptible, siteLocation, summary, type Command, type Console } from "../common.ts";
 import { findingsIn } from "../findings.ts";
+import { startProgress, type Progress } from "../progress.ts";
+import type { CommandArgs } from "../usage.ts";
 
-/** `metalsynth synth`: validate, plan and write `rendered/`; on errors the tree is left as it was. */
-export const synth: Command<"synth"> = async ({ values }, io) => {
+/**
+ * `metalsynth synth`: validate, plan and write `rendered/`; on errors the tree is left as it was.
+ * A long run draws a progress line on a terminal's stderr, or ends with a summary line elsewhere.
+ */
+export const synth: Command<"synth"> = async (args, io) => {
+  if (args.values.out === "-") return streamRendered(siteLocation({ ...args.values, out: undefined }), io);
+  const progress = startProgress(io, "synth");
+  try {
+    return await synthToTree(args, io, progress);
+  } finally {
+    progress.end();
+  }
+};
+
+/** synth into a directory; `progress` is ended before anything else is written. */
+async function synthToTree(
+  { values }: CommandArgs<"synth">,
+  io: Console,
+  progress: Progress,
+): Promise<number> {
   const format = values.format ?? "text";
-  if (values.out === "-") return streamRendered(siteLocation({ ...values, out: undefined }), io);
   const location = siteLocation(values);
   // Before reading and rendering: a wrong --site or --out is said at once.
   await checkSite(location.site ?? ".");
   await checkOutput(location.out ?? path.join(location.site ?? ".", "rendered"));
   // Only the cluster directories whose inputs or files changed are rendered, unless --full (decision 0057).
+  progress.step("reading, planning and rendering");
   const render = await synthFromSite(location, { full: values.full === true });
   const { input, issues, rendered } = render;
   if (rendered === undefined) {
+    progress.end();
     // The same report shape as a successful run, so a CI script reads one format either way.
     if (format === "json")
       io.out(jsonReport({ out: input.out, clusters: [], change: null, diagnostics: issues }));
@@ -39,7 +60,9 @@ export const synth: Command<"synth"> = async ({ values }, io) => {
     );
   }
   const { kept } = rendered;
+  progress.step(`writing ${input.out}`);
   const change = await interruptible((signal) => writeRendered(input.out, rendered.files, { signal, kept }));
+  progress.end();
   if (input.pathPrefixNote !== undefined) io.err(`metalsynth: note: ${input.pathPrefixNote}\n`);
   if (format === "json") {
     io.out(jsonReport({ out: input.out, clusters: rendered.clusters, change, diagnostics: issues }));
@@ -65,7 +88,7 @@ export const synth: Command<"synth"> = async ({ values }, io) => {
   const counts = `${change.added.length} added, ${change.changed.length} changed, ${change.removed.length} removed, ${change.unchanged} unchanged`;
   report(`wrote ${input.out}: ${counts}\n`);
   return EXIT.ok;
-};
+}
 
 /** Clusters synth lists one line each without `--verbose`. */
 const CLUSTER_LINES = 20;
