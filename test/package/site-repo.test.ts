@@ -172,11 +172,14 @@ describe("metalsynth in a site repository, installed and run as the README says"
     const version = await exec(site, "npx", "metalsynth", "--version");
     expect(version.stdout).toBe(`metalsynth ${PACKAGE.version}\n`);
     expect(version.code).toBe(0);
-    // The declarations resolve for a TypeScript consumer (an ES module, as the package is one).
+    // The one supported import (README): main and Console, with declarations for a TypeScript
+    // consumer (an ES module, as the package is one); nothing else of dist/ is exported.
     const consumer = path.join(site, "consumer.mts");
     await writeFile(
       consumer,
-      'import { main } from "metalsynth/dist/bin/cli.js";\nexport const code: Promise<number> = main(["--version"]);\n',
+      'import { main, type Console } from "metalsynth";\n' +
+        "const io: Console = { out: () => {}, err: () => {} };\n" +
+        'export const code: Promise<number> = main(["--version"], io);\n',
     );
     const tsc = await exec(
       site,
@@ -187,6 +190,22 @@ describe("metalsynth in a site repository, installed and run as the README says"
     );
     expect(tsc, tsc.output).toMatchObject({ code: 0, output: "" });
     await rm(consumer);
+    const run = await exec(
+      site,
+      process.execPath,
+      "--input-type=module",
+      "-e",
+      'import { main } from "metalsynth"; let out = ""; process.exitCode = await main(["version"], { out: (t) => { out += t; }, err: () => {} }); console.log(JSON.stringify(out));',
+    );
+    expect(run.stdout).toBe(`${JSON.stringify(`metalsynth ${PACKAGE.version}\n`)}\n`);
+    const deep = await exec(
+      site,
+      process.execPath,
+      "--input-type=module",
+      "-e",
+      'await import("metalsynth/dist/synth/evaluate.js");',
+    );
+    expect(deep.output).toContain("ERR_PACKAGE_PATH_NOT_EXPORTED");
 
     // The build and test tools the clone needs, and the package must not.
     for (const name of ["tsx", "typescript", "vitest", "cdk8s-cli"]) {
