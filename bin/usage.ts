@@ -53,6 +53,27 @@ const LOCK_OUT = outDir("rendered tree whose lock is read (default <site>/render
 /** kubectl's `-n`, as a list (`-n a b`, `-n a -n b`); what the namespaces are for is the command's. */
 const NAMESPACES = { type: "string", short: "n", list: true, value: "NS…" } as const;
 
+/**
+ * Which Allocations are the site's (decision 0056), taken by the webhook and the status reporter
+ * alike and parsed for both by bin/allocation-trust.ts.
+ */
+const ALLOCATION_TRUST = {
+  "allocation-namespace": {
+    type: "string",
+    multiple: true,
+    value: "NS",
+    help: "trust Allocations in NS only (repeatable; default: every namespace)",
+  },
+  "allocation-manager": {
+    type: "string",
+    multiple: true,
+    value: "M",
+    help:
+      "trust an Allocation whose spec only these field managers wrote\n" +
+      "(repeatable; default kustomize-controller, argocd-controller, kubectl-client-side-apply)",
+  },
+} as const satisfies Record<string, OptionSpec>;
+
 /** kubectl's flags for where the API server is, taken by every command that talks to one. */
 const KUBE = {
   kubeconfig: {
@@ -298,20 +319,7 @@ export const COMMANDS = {
           "the webhook's namespace: replicas record admissions in flight in its\n" +
           "ConfigMap metalsynth-webhook-admissions (decision 0056)",
       },
-      "allocation-namespace": {
-        type: "string",
-        multiple: true,
-        value: "NS",
-        help: "trust Allocations in NS only (repeatable; default: every namespace)",
-      },
-      "allocation-manager": {
-        type: "string",
-        multiple: true,
-        value: "M",
-        help:
-          "trust an Allocation whose spec only these field managers wrote\n" +
-          "(repeatable; default kustomize-controller, argocd-controller, kubectl-client-side-apply)",
-      },
+      ...ALLOCATION_TRUST,
       "tls-cert": { type: "string", value: "F", help: "PEM certificate (chain)" },
       "tls-key": { type: "string", value: "F", help: "its PEM private key" },
       port: { type: "string", value: "N", help: "port to listen on (default 8443)" },
@@ -334,7 +342,8 @@ export const COMMANDS = {
   status: {
     synopsis:
       "status [-n NS…] [-o text|json|yaml] [--secrets-namespace NS]… [-l SEL] [--kubeconfig FILE]\n" +
-      "         [--context NAME] [--write [--port 8080] [--host 0.0.0.0]]",
+      "         [--context NAME] [--allocation-namespace NS]… [--allocation-manager M]…\n" +
+      "         [--write [--port 8080] [--host 0.0.0.0]]",
     summary:
       "each CR's status (Ready, hosts, GitOps apply, Jobs) from the cluster; --write keeps .status current",
     options: {
@@ -357,6 +366,7 @@ export const COMMANDS = {
       },
       selector: { ...SELECTOR, help: "watch only the BareMetalHosts SEL selects (as webhook)" },
       ...KUBE,
+      ...ALLOCATION_TRUST,
       write: {
         type: "boolean",
         help:

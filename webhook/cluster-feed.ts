@@ -200,22 +200,8 @@ function resourcesToWatch(
   allocations?: readonly string[],
 ): Resource[] {
   const custom = customResource.bind(undefined, kubeConfig);
-  const allocationsIn = (namespace: string) =>
-    namespacedCustomResource(
-      kubeConfig,
-      "metalsynth.io",
-      "v1alpha1",
-      "allocations",
-      "Allocation",
-      "allocations",
-      namespace,
-    );
   return [
-    ...(allocations === undefined
-      ? []
-      : allocations.length === 0
-        ? [custom("metalsynth.io", "v1alpha1", "allocations", "Allocation", "allocations")]
-        : [...new Set(allocations)].map(allocationsIn)),
+    ...(allocations === undefined ? [] : allocationResources(kubeConfig, allocations)),
     custom("metal3.io", "v1alpha1", "baremetalhosts", "BareMetalHost", "hosts", hostSelector),
     custom("metal3.io", "v1alpha1", "hardwaredata", "HardwareData", "hardware"),
     ...(secretNamespaces.length === 0
@@ -225,6 +211,23 @@ function resourcesToWatch(
       custom(definition.group, definition.version, definition.plural, definition.kind, "resources"),
     ),
   ];
+}
+
+/**
+ * The Allocations to watch: those of `namespaces`, one collection each (the site's trust,
+ * `allocation-trust.ts`: no other namespace's is even read), or, with none, every namespace's. The
+ * status reporter watches the same.
+ */
+export function allocationResources(
+  kubeConfig: KubeConfig,
+  namespaces: readonly string[],
+): (Resource & { readonly use: "allocations" })[] {
+  const allocations = ["metalsynth.io", "v1alpha1", "allocations", "Allocation", "allocations"] as const;
+  if (namespaces.length === 0) return [{ ...customResource(kubeConfig, ...allocations), use: "allocations" }];
+  return [...new Set(namespaces)].map((namespace) => ({
+    ...namespacedCustomResource(kubeConfig, ...allocations, namespace),
+    use: "allocations",
+  }));
 }
 
 /** Damage findings logged per change of the allocations. */

@@ -48,7 +48,9 @@ import {
   type CrView,
   type JobView,
 } from "../synth/status/objects.ts";
+import type { AllocationTrust } from "./allocation-trust.ts";
 import { AllocationLedger } from "./allocations.ts";
+import { allocationResources } from "./cluster-feed.ts";
 import { HostJoin } from "./host-join.ts";
 import {
   InformerSupervisor,
@@ -76,6 +78,12 @@ export interface StatusReporterOptions {
   readonly secretNamespaces?: readonly string[];
   /** As the webhook's `--selector`: the BareMetalHosts watched. */
   readonly hostSelector?: string;
+  /**
+   * As the webhook's (`--allocation-namespace`, `--allocation-manager`, decision 0056): only the
+   * Allocations of these namespaces are read, and one whose spec another manager wrote is damaged,
+   * so a status judges by the Allocations the webhook trusts. Absent: every Allocation is trusted.
+   */
+  readonly allocationTrust?: AllocationTrust;
   /**
    * Wall clock in milliseconds.
    * @default Date.now
@@ -150,7 +158,7 @@ export class StatusReporter {
   readonly #supervisors: InformerSupervisor<Resource>[] = [];
   readonly #resources: Resource[] = [];
   readonly #hosts: HostJoin;
-  readonly #ledger = new AllocationLedger(lockFromAllocations);
+  readonly #ledger: AllocationLedger;
   readonly #recorder: EventRecorder | undefined;
   readonly #dirtyHosts = new Set<string>();
   readonly #dirtyCrs = new Set<string>();
@@ -197,22 +205,15 @@ export class StatusReporter {
   private constructor(options: StatusReporterOptions) {
     this.#options = options;
     this.#clock = options.clock ?? Date.now;
+    this.#ledger = new AllocationLedger(lockFromAllocations, options.allocationTrust);
     this.#recorder =
       options.sink && new EventRecorder(options.sink, options.instance ?? "metalsynth-status", this.#clock);
     this.metrics = new StatusMetrics(() => this.#readings());
-    const cached = (use: Use, namespace: string, name: string) => {
-      const resource = this.#resources.find(
-        (candidate) =>
-          candidate.use === use && (candidate.namespace === undefined || candidate.namespace === namespace),
-      );
-      const object = resource && this.#cacheOf(resource)?.get(name, namespace);
-      return resource && object && typed(object, resource);
-    };
     this.#hosts = new HostJoin(
       {
-        bareMetalHost: (namespace, name) => cached("hosts", namespace, name),
-        hardwareData: (namespace, name) => cached("hardware", namespace, name),
-        networkDataSecret: (namespace, name) => cached("secrets", namespace, name),
+        bareMetalHost: (namespace, name) => this.#cached("hosts", namespace, name),
+        hardwareData: (namespace, name) => this.#cached("hardware", namespace, name),
+        networkDataSecret: (namespace, name) => this.#cached("secrets", namespace, name),
       },
       { file: FROM_CLUSTER, line: 1, column: 1 },
     );
@@ -340,6 +341,16 @@ export class StatusReporter {
       if (cache !== undefined) return cache;
     }
     return undefined;
+  }
+
+  /** Object `namespace/name` of the collection for `use` that holds its namespace (or every one). */
+  #cached(use: Use, namespace: string, name: string) {
+    const resource = this.#resources.find(
+      (candidate) =>
+        candidate.use === use && (candidate.namespace === undefined || candidate.namespace === namespace),
+    );
+    const object = resource && this.#cacheOf(resource)?.get(name, namespace);
+    return resource && object && typed(object, resource);
   }
 
   #changed(resource: Resource, object: KubernetesObject): void {
@@ -587,14 +598,12 @@ export class StatusReporter {
   }
 
   #readAllocations(): void {
-    const resource = this.#resources.find((candidate) => candidate.use === "allocations");
-    const cache = resource && this.#cacheOf(resource);
-    if (this.#dirtyAllocations.size === 0 || resource === undefined || cache === undefined) return;
+    if (this.#dirtyAllocations.size === 0) return;
     for (const id of this.#dirtyAllocations) {
       const slash = id.indexOf("/");
-      const object = cache.get(id.slice(slash + 1), id.slice(0, slash));
+      const object = this.#cached("allocations", id.slice(0, slash), id.slice(slash + 1));
       if (object === undefined) this.#ledger.delete(id);
-      else this.#ledger.set(id, typed(object, resource));
+      else this.#ledger.set(id, object);
     }
     this.#dirtyAllocations.clear();
     const { lock, issues } = this.#ledger.result();
@@ -798,7 +807,7 @@ function baseResources(options: StatusReporterOptions): Resource[] {
   // Only the Jobs metalsynth rendered: a hub's other Jobs are none of the reporter's business.
   const jobsSelector = `${MANAGED_BY_LABEL}=metalsynth`;
   return [
-    custom("metalsynth.io", "v1alpha1", "allocations", "Allocation", "allocations"),
+    ...allocationResources(kubeConfig, options.allocationTrust?.namespaces ?? []),
     custom("metal3.io", "v1alpha1", "baremetalhosts", "BareMetalHost", "hosts", options.hostSelector),
     custom("metal3.io", "v1alpha1", "hardwaredata", "HardwareData", "hardware"),
     ...secrets,

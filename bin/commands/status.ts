@@ -4,6 +4,7 @@ import { parseDnsLabel } from "../../synth/checked.ts";
 import type { Logger } from "../../webhook/log.ts";
 import type { StatusReporter } from "../../webhook/status-reporter.ts";
 import { jsonLogger } from "../../webhook/log.ts";
+import { allocationTrust } from "../allocation-trust.ts";
 import { EXIT, type Command, type Console } from "../common.ts";
 import { loadKubeConfig } from "../kube-config.ts";
 
@@ -29,6 +30,7 @@ export const status: Command<"status"> = async ({ values }, io) => {
     for (const namespace of values[flag] ?? [])
       if (parseDnsLabel(namespace) === undefined)
         throw new UsageError(`--${flag} must be a namespace name, not "${namespace}"`);
+  const trust = allocationTrust(values);
   const port = portNumber(values.port ?? "8080");
   const host = values.host ?? "0.0.0.0";
 
@@ -42,6 +44,7 @@ export const status: Command<"status"> = async ({ values }, io) => {
   loadKubeConfig(kubeConfig, values);
   const scope = {
     kubeConfig,
+    allocationTrust: trust,
     ...(values.namespace === undefined ? {} : { namespaces: values.namespace }),
     ...(values["secrets-namespace"] === undefined ? {} : { secretNamespaces: values["secrets-namespace"] }),
     ...(values.selector === undefined ? {} : { hostSelector: values.selector }),

@@ -13,9 +13,9 @@ import { tuneHeapForReviews } from "../../webhook/heap.ts";
 import { jsonLogger } from "../../webhook/log.ts";
 import { startWebhook } from "../../webhook/main.ts";
 import type { AdmissionRecord } from "../../webhook/admissions.ts";
-import { DEFAULT_ALLOCATION_MANAGERS, type AllocationTrust } from "../../webhook/allocation-trust.ts";
 import { DEFAULT_REVIEW_WORKERS, REVIEW_BUDGET_MS, ReviewPool } from "../../webhook/review-pool.ts";
 import { WebhookState } from "../../webhook/state.ts";
+import { allocationTrust } from "../allocation-trust.ts";
 import { EXIT, type Command } from "../common.ts";
 import { loadKubeConfig } from "../kube-config.ts";
 
@@ -43,24 +43,10 @@ export const webhook: Command<"webhook"> = async ({ values }, io) => {
     if (parseDnsLabel(namespace) === undefined)
       throw new UsageError(`--secrets-namespace must be a namespace name, not "${namespace}"`);
   }
-  const trust: AllocationTrust = {
-    namespaces: values["allocation-namespace"] ?? [],
-    managers: values["allocation-manager"] ?? DEFAULT_ALLOCATION_MANAGERS,
-  };
-  for (const namespace of [
-    ...trust.namespaces,
-    ...(values.namespace === undefined ? [] : [values.namespace]),
-  ]) {
-    if (parseDnsLabel(namespace) === undefined)
-      throw new UsageError(
-        `--allocation-namespace and --namespace take a namespace name, not "${namespace}"`,
-      );
-  }
-  for (const manager of trust.managers) {
-    if (!/^\S{1,128}$/.test(manager))
-      throw new UsageError(`--allocation-manager must be a field manager's name, not "${manager}"`);
-  }
+  const trust = allocationTrust(values);
   const ownNamespace = values.namespace;
+  if (ownNamespace !== undefined && parseDnsLabel(ownNamespace) === undefined)
+    throw new UsageError(`--namespace must be a namespace name, not "${ownNamespace}"`);
   const ledgerFlags = [values["allocation-namespace"], values["allocation-manager"], ownNamespace];
   if (!fromCluster && ledgerFlags.some((flag) => flag !== undefined)) {
     throw new UsageError(

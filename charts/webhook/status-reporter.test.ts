@@ -2,6 +2,7 @@ import { Deployment } from "kubernetes-models/apps/v1";
 import { NetworkPolicy } from "kubernetes-models/networking.k8s.io/v1";
 import { ClusterRole, RoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1";
 import { describe, expect, it } from "vitest";
+import { DEFAULT_ALLOCATION_MANAGERS } from "../../synth/schema/allocation.ts";
 import { asKubeObject, type KubeObject } from "../../test/support/charts.ts";
 import { DEFAULT_IMAGE, DEFAULT_NAMESPACE, webhookManifests } from "./index.ts";
 
@@ -84,6 +85,7 @@ describe("the status reporter in the install (decision 0059)", () => {
       "metal3",
       "--secrets-namespace",
       "site-b",
+      ...DEFAULT_ALLOCATION_MANAGERS.flatMap((manager) => ["--allocation-manager", manager]),
     ]);
     expect(container?.securityContext).toMatchObject({
       readOnlyRootFilesystem: true,
@@ -92,6 +94,29 @@ describe("the status reporter in the install (decision 0059)", () => {
     });
     expect(container?.readinessProbe?.httpGet).toMatchObject({ path: "/readyz", port: "http-metrics" });
     expect(container?.livenessProbe?.httpGet).toMatchObject({ path: "/healthz", port: "http-metrics" });
+  });
+
+  it("trusts the Allocations the webhook trusts: the same arguments (decision 0056)", () => {
+    const list = objects({ allocationNamespaces: ["edge-a", "edge-b"], allocationManagers: ["fleet-agent"] });
+    const trustArgs = (container: { args?: string[] } | undefined) =>
+      (container?.args ?? []).filter(
+        (_arg, index, args) =>
+          args[index]?.startsWith("--allocation-") || args[index - 1]?.startsWith("--allocation-"),
+      );
+    const [reporter] = reporters(list, "Deployment", Deployment);
+    const webhook = list.find(
+      (object) => object.kind === "Deployment" && object.metadata.name === "metalsynth-webhook",
+    );
+    const expected = [
+      "--allocation-namespace",
+      "edge-a",
+      "--allocation-namespace",
+      "edge-b",
+      "--allocation-manager",
+      "fleet-agent",
+    ];
+    expect(trustArgs(reporter?.spec?.template.spec?.containers[0])).toEqual(expected);
+    expect(trustArgs(new Deployment(webhook as never).spec?.template.spec?.containers[0])).toEqual(expected);
   });
 
   it("admits scrapes from the metrics namespaces only, and adds a ServiceMonitor on request", () => {

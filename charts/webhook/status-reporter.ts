@@ -3,6 +3,7 @@ import { k8s } from "cdk8s-plus-27";
 import { Construct } from "constructs";
 import { ALLOCATION_DEFINITION } from "../../synth/schema/allocation.ts";
 import { KINDS } from "../../synth/schema/kinds.ts";
+import { allocationTrustArgs } from "./allocation-trust-args.ts";
 
 /** Name of the reporter's Deployment, ServiceAccount, ClusterRole, Service and bindings. */
 export const STATUS_NAME = "metalsynth-status";
@@ -19,6 +20,10 @@ export interface StatusReporterProps {
   readonly inventoryNamespaces: readonly string[];
   /** The Role in each inventory namespace that reads Secrets there (the webhook chart's). */
   readonly secretsRole: string;
+  /** The namespaces of the site's Allocations, as the webhook's (decision 0056). Empty: every namespace. */
+  readonly allocationNamespaces: readonly string[];
+  /** The field managers that may write an Allocation's spec, as the webhook's. */
+  readonly allocationManagers: readonly string[];
   /** Namespaces labelled so may scrape `/metrics`; absent: no NetworkPolicy. */
   readonly metricsNamespaceLabel?: Readonly<Record<string, string>>;
   /** A prometheus-operator ServiceMonitor scraping `/metrics`. */
@@ -41,8 +46,16 @@ const READ = ["get", "list", "watch"];
 export class StatusReporter extends Construct {
   constructor(scope: Construct, id: string, props: StatusReporterProps) {
     super(scope, id);
-    const { namespace, image, inventoryNamespaces, secretsRole, metricsNamespaceLabel, serviceMonitor } =
-      props;
+    const {
+      namespace,
+      image,
+      inventoryNamespaces,
+      secretsRole,
+      allocationNamespaces,
+      allocationManagers,
+      metricsNamespaceLabel,
+      serviceMonitor,
+    } = props;
     new k8s.KubeServiceAccount(this, "service-account", { metadata: { name: STATUS_NAME, namespace } });
 
     const definitions = Object.values(KINDS);
@@ -134,6 +147,8 @@ export class StatusReporter extends Construct {
                     "--secrets-namespace",
                     inventoryNamespace,
                   ]),
+                  // Judged by the Allocations the webhook trusts, so a status agrees with its answers.
+                  ...allocationTrustArgs(allocationNamespaces, allocationManagers),
                 ],
                 ports: [{ name: "http-metrics", containerPort: STATUS_PORT }],
                 readinessProbe: { ...probe("/readyz"), periodSeconds: 10, failureThreshold: 3 },

@@ -6,6 +6,7 @@ import { ALLOCATION_DEFINITION } from "../../synth/schema/allocation.ts";
 import { KINDS } from "../../synth/schema/kinds.ts";
 import { MANAGED_BY_LABEL } from "../metadata.ts";
 import { DEFAULT_SIZING, memoryFor } from "./sizing.ts";
+import { allocationTrustArgs } from "./allocation-trust-args.ts";
 import { StatusReporter } from "./status-reporter.ts";
 
 /** Props of {@link WebhookChart}. */
@@ -297,11 +298,7 @@ export class WebhookChart extends Chart {
                   // Where the replicas record admissions in flight (decision 0056).
                   "--namespace",
                   namespace,
-                  ...allocationNamespaces.flatMap((allocationNamespace) => [
-                    "--allocation-namespace",
-                    allocationNamespace,
-                  ]),
-                  ...allocationManagers.flatMap((manager) => ["--allocation-manager", manager]),
+                  ...allocationTrustArgs(allocationNamespaces, allocationManagers),
                 ],
                 ports: [{ name: "https", containerPort: WEBHOOK_PORT }],
                 readinessProbe: {
@@ -447,6 +444,8 @@ export class WebhookChart extends Chart {
       image,
       inventoryNamespaces,
       secretsRole: SECRETS_ROLE,
+      allocationNamespaces,
+      allocationManagers,
       ...(networkPolicy && { metricsNamespaceLabel: networkPolicy.metricsNamespaceLabel }),
       serviceMonitor,
     });

@@ -7,6 +7,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { KINDS } from "../../synth/schema/kinds.ts";
 import type { CrStatus } from "../../synth/schema/status.ts";
 import type { CrView } from "../../synth/status/objects.ts";
+import type { AllocationTrust } from "../../webhook/allocation-trust.ts";
+import { DEFAULT_ALLOCATION_TRUST } from "../../webhook/allocation-trust.ts";
 import { jsonLogger } from "../../webhook/log.ts";
 import { EventRecorder, SinkError, type StatusEvent, type StatusSink } from "../../webhook/status-api.ts";
 import { StatusReporter } from "../../webhook/status-reporter.ts";
@@ -184,6 +186,77 @@ describe("the status reporter's loop", () => {
     const written = await running.metrics.registry.getSingleMetricAsString("metalsynth_status_writes_total");
     expect(written).toContain('metalsynth_status_writes_total{kind="Provisioning",result="failed"} 2');
     expect(written).toContain('metalsynth_status_writes_total{kind="Provisioning",result="written"} 1');
+  });
+
+  /** An Allocation whose spec `manager` wrote, as the API server's managed fields record it. */
+  function writtenBy(object: ReturnType<typeof allocation>, manager: string) {
+    const managedFields = [{ manager, operation: "Apply", fieldsV1: { "f:spec": {} } }];
+    return { ...object, metadata: { ...object.metadata, managedFields } };
+  }
+
+  /** cluster-a's status after the first round, computed without writing. */
+  async function firstStatus(trust?: AllocationTrust): Promise<CrStatus> {
+    await api.start();
+    reporter = await StatusReporter.start({
+      kubeConfig: api.kubeConfig(),
+      log: jsonLogger(() => {}),
+      roundDelayMs: 20,
+      retryDelayMs: 50,
+      ...(trust && { allocationTrust: trust }),
+    });
+    await reporter.nextRound();
+    const [reported] = reporter.statuses();
+    if (reported === undefined) throw new Error("no status computed");
+    return reported.outcome.status;
+  }
+
+  const hostsAllocated = (status: CrStatus) =>
+    status.conditions?.find((found) => found.type === "HostsAllocated");
+
+  /** The site, and another cluster's Allocation in namespace `elsewhere` claiming node-1 too. */
+  function siteWithIntruder(): FakeApiServer {
+    const served = server();
+    loadSite(served);
+    served.put(
+      ALLOCATIONS,
+      allocation("elsewhere", "intruder", "bpa", [
+        { host: "metal3/node-1", node: "master-1", role: "master" },
+      ]),
+    );
+    return served;
+  }
+
+  it("ignores an Allocation outside the declared namespaces: it is not even read", async () => {
+    api = siteWithIntruder();
+    expect(hostsAllocated(await firstStatus())).toMatchObject({ status: "False" });
+    await reporter?.close();
+    await api.stop();
+
+    api = siteWithIntruder();
+    const status = await firstStatus({ ...DEFAULT_ALLOCATION_TRUST, namespaces: ["edge-a"] });
+    expect(hostsAllocated(status)).toMatchObject({ status: "True", reason: "Allocated" });
+    const listed = api.requests.map((line) => line.split(" ")[1]?.split("?")[0]);
+    expect(listed).toContain("/apis/metalsynth.io/v1alpha1/namespaces/edge-a/allocations");
+    expect(listed).not.toContain(ALLOCATIONS);
+  });
+
+  it("takes an Allocation whose spec a stranger wrote as damaged, as the webhook does", async () => {
+    api = server();
+    loadSite(api);
+    const own = api.objects(ALLOCATIONS)[0] as ReturnType<typeof allocation>;
+    api.put(ALLOCATIONS, writtenBy(own, "kustomize-controller"));
+    expect(hostsAllocated(await firstStatus(DEFAULT_ALLOCATION_TRUST))).toMatchObject({ status: "True" });
+    await reporter?.close();
+    await api.stop();
+
+    api = server();
+    loadSite(api);
+    api.put(ALLOCATIONS, writtenBy(own, "kubectl-edit"));
+    expect(hostsAllocated(await firstStatus(DEFAULT_ALLOCATION_TRUST))).toMatchObject({
+      status: "False",
+      reason: "lock-invalid",
+      message: expect.stringContaining('not trusted: its spec was written by "kubectl-edit"'),
+    });
   });
 });
 
