@@ -9,7 +9,9 @@
  *   so a stall shows up in every request it delays, with the longest event-loop stall of the server
  *   and of the load generator, so a stall of the generator itself is told apart;
  * - peak throughput of the webhook against a bare TLS express endpoint that parses the same body
- *   and answers "allowed" (the stack's ceiling), in the same run;
+ *   and answers "allowed" (the stack's ceiling), and against the same webhook reviewing in its
+ *   server's thread (`InlineReviews`: what the review workers cost or gain), in rounds that take the
+ *   three in turn, so a neighbour's load on the machine falls on all three alike;
  * - the steady run again with two pathological CRs in the stream (decision 0056): the issue's
  *   Provisioning of 20,000 workers, which the schema's bounds refuse, and one of 1,000 workers no
  *   host fits, which runs into the review budget; the other requests' latencies and each one's answer.
@@ -57,6 +59,8 @@ const RULE_RUNS = 2000;
 const STEADY_RATE = 500;
 const STEADY_SECONDS = 10;
 const PEAK_SECONDS = 5;
+/** Rounds of the peak comparison: webhook, webhook reviewing in its thread, echo, in turn. */
+const PEAK_ROUNDS = 3;
 const PEAK_IN_FLIGHT = 32;
 const SEQUENTIAL_REQUESTS = 2000;
 
@@ -130,6 +134,8 @@ function loopStalls(): IntervalHistogram & { longestMs(): number } {
 
 interface Ports {
   readonly webhook: number;
+  /** The same webhook and state, reviewing in the server's thread. */
+  readonly inline: number;
   readonly echo: number;
 }
 
@@ -140,7 +146,10 @@ interface ServeData {
   readonly hub?: HubSite;
 }
 
-/** In the servers' process: the webhook with the hub or the generated hosts, and the echo beside it. */
+/**
+ * In the servers' process: the webhook with the hub or the generated hosts, the same webhook
+ * reviewing in its thread, and the echo beside them.
+ */
 async function serve(data: ServeData): Promise<void> {
   const files = { certFile: data.certFile, keyFile: data.keyFile };
   // As `metalsynth webhook` does before it evaluates anything.
@@ -162,6 +171,7 @@ async function serve(data: ServeData): Promise<void> {
     log,
     drainDelayMs: 0,
   });
+  const inline = await startWebhook({ host: "127.0.0.1", port: 0, tls: files, state, log, drainDelayMs: 0 });
   // Started once the workers have evaluated the site, as a pod is ready once they have.
   while (!reviews.status().ready) await new Promise((resolve) => setTimeout(resolve, 50));
   const echoApp = express();
@@ -183,7 +193,11 @@ async function serve(data: ServeData): Promise<void> {
   );
   echo.listen(0, "127.0.0.1");
   await once(echo, "listening");
-  const ports: Ports = { webhook: webhook.port, echo: (echo.address() as AddressInfo).port };
+  const ports: Ports = {
+    webhook: webhook.port,
+    inline: inline.port,
+    echo: (echo.address() as AddressInfo).port,
+  };
   if (process.send === undefined)
     throw new Error("the bench servers run in a process forked with an IPC channel");
   const tell = (message: Ports | number) => process.send?.(message);
@@ -204,6 +218,7 @@ async function serve(data: ServeData): Promise<void> {
   echo.close();
   echo.closeAllConnections();
   await webhook.shutdown();
+  await inline.shutdown();
   // The IPC channel would keep this process alive.
   process.disconnect();
 }
@@ -384,6 +399,41 @@ async function peak(port: number, ca: string, body: string): Promise<number> {
   return done / PEAK_SECONDS;
 }
 
+/**
+ * Peak throughput of the webhook (review workers), the same reviewing in its thread, and the echo,
+ * {@link PEAK_ROUNDS} rounds taking the three in turn: one line per round, and the median ratios.
+ */
+async function peakRounds(ports: Ports, ca: string, body: string): Promise<string[]> {
+  const lines: string[] = [];
+  const workersShare: number[] = [];
+  const inlineShare: number[] = [];
+  for (let round = 1; round <= PEAK_ROUNDS; round++) {
+    const workers = await peak(ports.webhook, ca, body);
+    const inline = await peak(ports.inline, ca, body);
+    const echo = await peak(ports.echo, ca, body);
+    workersShare.push(workers / echo);
+    inlineShare.push(inline / echo);
+    lines.push(
+      `peak throughput over TLS, ${PEAK_IN_FLIGHT} in flight, round ${round}: webhook ${workers.toFixed(0)} req/s, reviewing in its thread ${inline.toFixed(0)} req/s, bare express echo ${echo.toFixed(0)} req/s (${percent(workers / echo)}, ${percent(inline / echo)})`,
+    );
+  }
+  const median = (shares: number[]) =>
+    percent(
+      percentile(
+        [...shares].sort((a, b) => a - b),
+        0.5,
+      ),
+    );
+  lines.push(
+    `peak throughput, median of ${PEAK_ROUNDS} rounds: webhook ${median(workersShare)} of the echo, reviewing in its thread ${median(inlineShare)}`,
+  );
+  return lines;
+}
+
+function percent(share: number): string {
+  return `${(100 * share).toFixed(0)}%`;
+}
+
 /** Runs every measurement and returns one printable line per figure. */
 export async function benchWebhook(hub?: HubSite): Promise<string[]> {
   let lines: string[];
@@ -403,9 +453,8 @@ export async function benchWebhook(hub?: HubSite): Promise<string[]> {
   // or collecting it later stalls the requests it sends (by up to ~80 ms on this machine).
   settleHeap();
   try {
-    // Warm both servers up (JIT, TLS sessions) before measuring.
-    await peak(ports.webhook, ca.cert, body);
-    await peak(ports.echo, ca.cert, body);
+    // Warm the servers up (JIT, TLS sessions) before measuring.
+    for (const port of [ports.webhook, ports.inline, ports.echo]) await peak(port, ca.cert, body);
     if (hub) lines.push(await sequential(ports.webhook, ca.cert, body));
     const clientStalls = loopStalls();
     ask("measure stalls");
@@ -416,11 +465,7 @@ export async function benchWebhook(hub?: HubSite): Promise<string[]> {
     lines.push(
       `${steadyLine}; longest event-loop stall: server ${serverStall.toFixed(0)} ms, load generator ${clientStalls.longestMs().toFixed(0)} ms`,
     );
-    const webhookRate = await peak(ports.webhook, ca.cert, body);
-    const echoRate = await peak(ports.echo, ca.cert, body);
-    lines.push(
-      `peak throughput over TLS, ${PEAK_IN_FLIGHT} in flight: webhook ${webhookRate.toFixed(0)} req/s, bare express echo ${echoRate.toFixed(0)} req/s (${((100 * webhookRate) / echoRate).toFixed(0)}%)`,
-    );
+    lines.push(...(await peakRounds(ports, ca.cert, body)));
     if (!hub)
       lines.push(
         ...(await steadyWithPathological(ports.webhook, ca.cert, body, [
