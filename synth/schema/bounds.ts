@@ -50,6 +50,36 @@ export const BOUNDS = {
   short: 1024,
   /** One OpenSSH public key (a 16,384-bit RSA key is 2.8 KB in base64). */
   sshKey: 16 * 1024,
+  /**
+   * A tenant's identity provider (`spec.services.auth`, decision 0058), which upstream never built:
+   * Dex's own examples have one to three static clients of one or two redirect URIs, one or two
+   * connectors, a static user or two of a few groups; a tenant binds a handful of groups.
+   */
+  auth: {
+    /** Static clients (kubectl, a dashboard or two). */
+    clients: 64,
+    /** Redirect URIs of one client (kubelogin listens on two ports). */
+    redirectURIs: 64,
+    /** Upstream identity providers. */
+    connectors: 64,
+    /**
+     * Top-level fields of one connector's `config`, and its `secretKeyRefs` (Dex's widest
+     * connector, OIDC, has about 25). Deeper, the config is free-form JSON the CRD can't bound:
+     * metalsynth's reader refuses one over 16 KiB or 6 levels (`parseConnectorConfig`), in time
+     * linear in its size, and the API server's 1.5 MiB bounds the object.
+     */
+    connectorFields: 64,
+    /** Users of the provider's password database (break-glass, automation). */
+    staticUsers: 256,
+    /** Groups of one static user. */
+    groups: 256,
+    /** Group → ClusterRole bindings of the tenant, one per namespace. */
+    roleBindings: 1000,
+    /** A redirect URI (the reader's limit). */
+    uri: 2048,
+    /** PEM CA certificates: a bundle of about 30 certificates. */
+    certificates: 64 * 1024,
+  },
 } as const;
 
 /**

@@ -9,6 +9,7 @@ import { KINDS } from "./kinds.ts";
 import { ConditionSchema } from "./status.ts";
 import { RULES } from "../rule-catalogue.ts";
 import { hasFormat } from "./formats.ts";
+import { SipClusterSpecSchema } from "./sipcluster.ts";
 
 /** Structural-schema rules of apiextensions.k8s.io/v1 that the API server enforces on create. */
 function structuralProblems(node: unknown, path = "openAPIV3Schema"): string[] {
@@ -100,10 +101,94 @@ interface Version {
   additionalPrinterColumns: { name: string; jsonPath: string; priority?: number }[];
   schema: {
     openAPIV3Schema: {
-      properties: { status?: Record<string, unknown> & { properties?: Record<string, unknown> } };
+      properties: {
+        spec?: unknown;
+        status?: Record<string, unknown> & { properties?: Record<string, unknown> };
+      };
     };
   };
 }
+
+/**
+ * Every list, map and string under `node` the API server would take at any size: a list without
+ * `maxItems`, a map without `maxProperties`, a string without `maxLength`, `enum` or a pattern that
+ * fixes its length (no `*`, `+` or open `{n,}`).
+ */
+function unbounded(node: unknown, path: string): string[] {
+  if (typeof node !== "object" || node === null) return [];
+  const schema = node as Record<string, unknown>;
+  const found: string[] = [];
+  const fixedPattern = typeof schema.pattern === "string" && !/[*+]|\{\d+,\}/.test(schema.pattern);
+  if (schema.type === "array" && schema.maxItems === undefined) found.push(`${path}: a list`);
+  if (schema.type === "object" && schema.additionalProperties && schema.maxProperties === undefined)
+    found.push(`${path}: a map`);
+  if (schema.type === "string" && schema.maxLength === undefined && !schema.enum && !fixedPattern)
+    found.push(`${path}: a string`);
+  for (const [key, child] of Object.entries((schema.properties as Record<string, unknown> | undefined) ?? {}))
+    found.push(...unbounded(child, `${path}.${key}`));
+  found.push(...unbounded(schema.items, `${path}[]`));
+  found.push(...unbounded(schema.additionalProperties, `${path}.*`));
+  return found;
+}
+
+describe("the CRDs' bounds (decision 0056)", () => {
+  it.each(customResourceDefinitions().map((crd) => [(crd.metadata as { name: string }).name, crd]))(
+    "%s bounds every list, map and string of its spec, so the API server refuses a huge object before any webhook",
+    (_name, crd) => {
+      const [version] = (crd as { spec: { versions: Version[] } }).spec.versions;
+      expect(unbounded(version?.schema.openAPIV3Schema.properties.spec, "spec")).toEqual([]);
+    },
+  );
+
+  it.each([
+    [
+      "clients",
+      { clients: Array.from({ length: 65 }, (_, index) => ({ id: `c${index}`, redirectURIs: [] })) },
+    ],
+    [
+      "clients.0.redirectURIs.0",
+      { clients: [{ id: "kubectl", redirectURIs: [`https://a.example/${"x".repeat(2048)}`] }] },
+    ],
+    [
+      "connectors.0.config",
+      {
+        connectors: [
+          {
+            type: "oidc",
+            id: "corp",
+            name: "Corp",
+            config: Object.fromEntries(Array.from({ length: 65 }, (_, index) => [`f${index}`, 1])),
+          },
+        ],
+      },
+    ],
+    [
+      "staticUsers.0.groups",
+      {
+        staticUsers: [
+          {
+            email: "a@example.com",
+            passwordHash: { name: "s", key: "k" },
+            groups: Array.from({ length: 257 }, (_, index) => `g${index}`),
+          },
+        ],
+      },
+    ],
+    [
+      "roleBindings",
+      { roleBindings: Array.from({ length: 1001 }, () => ({ group: "g", clusterRole: "view" })) },
+    ],
+    ["certificateAuthority", { certificateAuthority: "x".repeat(64 * 1024 + 1) }],
+  ])(
+    "the tenant's identity provider: over the bound at auth[0].%s, metalsynth's schema refuses it too",
+    (path, auth) => {
+      const spec = { nodes: {}, services: { auth: [{ nodePort: 30556, ...auth }] } };
+      const result = SipClusterSpecSchema.safeParse(spec);
+      expect(result.success).toBe(false);
+      expect(result.error?.issues.map((issue) => issue.path.join("."))).toEqual([`services.auth.0.${path}`]);
+    },
+  );
+});
 
 describe("the status's published reason", () => {
   it("admits every rule id, which a condition's reason is when a rule's finding is why (decision 0059)", () => {

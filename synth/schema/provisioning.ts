@@ -38,7 +38,7 @@ export const ProvisioningSpecSchema = z.strictObject({
     .optional()
     .describe("Worker nodes; a null value (`- master-1:`) means the master with that label also works."),
   KUDPlugins: z
-    .array(formatted("plugin"))
+    .array(formatted("plugin").max(BOUNDS.label))
     .max(BOUNDS.plugins)
     .optional()
     .describe("KUD plugins passed to the installer."),

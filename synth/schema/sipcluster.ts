@@ -58,8 +58,8 @@ const NodePort = z.int().describe("30000–32767, or 0 to let Kubernetes choose.
 
 /** A key of a Secret in the SIPCluster's namespace: a value metalsynth references and never reads. */
 const SecretKeyRefSpec = z.strictObject({
-  name: z.string().describe("Secret in the SIPCluster's namespace."),
-  key: z.string().describe("Key of the Secret's data."),
+  name: z.string().max(BOUNDS.name).describe("Secret in the SIPCluster's namespace."),
+  key: z.string().max(BOUNDS.name).describe("Key of the Secret's data."),
 });
 
 /** Dex's connector types (`server.ConnectorsConfig` of Dex v2.45), without its test-only mocks. */
@@ -97,6 +97,7 @@ const AuthServiceSpec = z.strictObject({
     .describe("Accepted for SIP's shape; the provider reaches no host, so it is ignored."),
   clusterIP: z
     .string()
+    .max(BOUNDS.short)
     .optional()
     .describe(
       "SIP's 'IP of the base cluster VIP': the address the tenant reaches this NodePort at, the issuer's host. Default: the control-plane load balancer's clusterIP.",
@@ -104,16 +105,19 @@ const AuthServiceSpec = z.strictObject({
   nodePort: NodePort.describe("30000–32767: the issuer's port, so it can't be 0."),
   caSecret: z
     .string()
+    .max(BOUNDS.name)
     .optional()
     .describe(
       "SIP's field: a Secret (tls.crt, tls.key) holding the CA that a cert-manager Issuer signs the provider's serving certificate with.",
     ),
   tlsSecret: z
     .string()
+    .max(BOUNDS.name)
     .optional()
     .describe("Instead of caSecret: a Secret (tls.crt, tls.key) holding the serving certificate itself."),
   certificateAuthority: z
     .string()
+    .max(BOUNDS.auth.certificates)
     .optional()
     .describe(
       "The PEM CA certificate(s) the tenant API server and kubectl trust the issuer with (public; required with caSecret).",
@@ -121,41 +125,57 @@ const AuthServiceSpec = z.strictObject({
   clients: z
     .array(
       z.strictObject({
-        id: z.string().describe("Client id; the tenant API server's audience."),
-        name: z.string().optional().describe("Shown on the login page; default the id."),
-        redirectURIs: z.array(z.string()).describe("Where the login may return: kubelogin's local server."),
+        id: z.string().max(BOUNDS.name).describe("Client id; the tenant API server's audience."),
+        name: z.string().max(BOUNDS.name).optional().describe("Shown on the login page; default the id."),
+        redirectURIs: z
+          .array(z.string().max(BOUNDS.auth.uri))
+          .max(BOUNDS.auth.redirectURIs)
+          .describe("Where the login may return: kubelogin's local server."),
       }),
     )
+    .max(BOUNDS.auth.clients)
     .optional()
     .describe("Public clients (kubectl with kubelogin). Default: kubectl, http://localhost:8000 and :18000."),
   connectors: z
     .array(
       z.strictObject({
         type: z.enum(DEX_CONNECTOR_TYPES).describe("Dex connector type."),
-        id: z.string().describe("Connector id (a DNS-1123 label, not 'local')."),
-        name: z.string().describe("Shown on the login page."),
-        config: z
-          .record(z.string(), z.unknown())
+        id: z.string().max(BOUNDS.name).describe("Connector id (a DNS-1123 label, not 'local')."),
+        name: z.string().max(BOUNDS.name).describe("Shown on the login page."),
+        config: boundedRecord(z.unknown(), BOUNDS.auth.connectorFields)
           .optional()
           .describe("Dex's config for the type, without secrets; redirectURI defaults to <issuer>/callback."),
-        secretKeyRefs: z
-          .record(z.string(), SecretKeyRefSpec)
+        secretKeyRefs: boundedRecord(SecretKeyRefSpec, BOUNDS.auth.connectorFields)
           .optional()
           .describe("Config field → Secret key whose value the provider is given (clientSecret, bindPW)."),
       }),
     )
+    .max(BOUNDS.auth.connectors)
     .optional()
     .describe("Upstream identity providers."),
   staticUsers: z
     .array(
       z.strictObject({
-        email: z.string().describe("Login name, lowercase."),
-        username: z.string().optional().describe("Display name (the name claim); default the email."),
-        userID: z.string().optional().describe("Stable id behind the sub claim; default the email."),
-        groups: z.array(z.string()).optional().describe("Groups in the groups claim."),
+        email: z.string().max(BOUNDS.name).describe("Login name, lowercase."),
+        username: z
+          .string()
+          .max(BOUNDS.name)
+          .optional()
+          .describe("Display name (the name claim); default the email."),
+        userID: z
+          .string()
+          .max(BOUNDS.name)
+          .optional()
+          .describe("Stable id behind the sub claim; default the email."),
+        groups: z
+          .array(z.string().max(BOUNDS.name))
+          .max(BOUNDS.auth.groups)
+          .optional()
+          .describe("Groups in the groups claim."),
         passwordHash: SecretKeyRefSpec.describe("Secret key holding the user's bcrypt password hash."),
       }),
     )
+    .max(BOUNDS.auth.staticUsers)
     .optional()
     .describe(
       "Users of the provider's own password database (break-glass, automation): password grant enabled.",
@@ -165,11 +185,13 @@ const AuthServiceSpec = z.strictObject({
       username: z
         .strictObject({
           claim: z.enum(USERNAME_CLAIMS).optional().describe("Default email."),
-          prefix: z.string().optional().describe("Default oidc: ; never empty nor system:."),
+          prefix: z.string().max(BOUNDS.name).optional().describe("Default oidc: ; never empty nor system:."),
         })
         .optional(),
       groups: z
-        .strictObject({ prefix: z.string().optional().describe("Default oidc: ; never empty nor system:.") })
+        .strictObject({
+          prefix: z.string().max(BOUNDS.name).optional().describe("Default oidc: ; never empty nor system:."),
+        })
         .optional(),
     })
     .optional()
@@ -177,11 +199,19 @@ const AuthServiceSpec = z.strictObject({
   roleBindings: z
     .array(
       z.strictObject({
-        group: z.string().describe("Group as the provider names it (before the prefix)."),
-        clusterRole: z.string().describe("ClusterRole the group is bound to in the tenant cluster."),
-        namespace: z.string().optional().describe("Bind in this namespace only (a RoleBinding)."),
+        group: z.string().max(BOUNDS.name).describe("Group as the provider names it (before the prefix)."),
+        clusterRole: z
+          .string()
+          .max(BOUNDS.name)
+          .describe("ClusterRole the group is bound to in the tenant cluster."),
+        namespace: z
+          .string()
+          .max(BOUNDS.name)
+          .optional()
+          .describe("Bind in this namespace only (a RoleBinding)."),
       }),
     )
+    .max(BOUNDS.auth.roleBindings)
     .optional()
     .describe("RBAC of the tenant cluster for the provider's groups."),
 });

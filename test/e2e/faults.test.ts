@@ -4,9 +4,9 @@
  * Deployment's arguments, registered by the chart's webhook configuration, its API traffic through
  * a proxy the test controls (test/e2e/support/api-proxy.ts).
  *
- * - **Bounded reviews**: the API server refuses a CR over the CRDs' bounds before any webhook; a CR
- *   within them whose review runs past the budget is refused, while other requests and the probes
- *   are answered meanwhile.
+ * - **Bounded reviews**: the API server refuses a CR over the CRDs' bounds (a Provisioning's workers,
+ *   a tenant identity provider's clients) before any webhook; a CR within them whose review runs
+ *   past the budget is refused, while other requests and the probes are answered meanwhile.
  * - **Ready means current**: the webhook's watch resumes after a partition and an API server
  *   restart at a place the API server no longer has (410 Gone); from the moment it lists again
  *   until the list is in, `/readyz` fails and no request is reviewed against what it held.
@@ -206,6 +206,26 @@ describe("admission under faults, on a real API server (issue #36)", () => {
         message: expect.stringMatching(/spec\.workers: Too many: 20000: must have at most 1000 items/),
       });
       expect(admissions(webhook, "huge")).toEqual([]);
+    });
+
+    it("the API server refuses a SIPCluster whose identity provider has 65 clients by the CRD's bounds, before any webhook", async () => {
+      const clients = Array.from({ length: 65 }, (_, index) => ({
+        id: `client-${index}`,
+        redirectURIs: ["http://localhost:8000"],
+      }));
+      const answer = await create({
+        apiVersion: "airship.airshipit.org/v1",
+        kind: "SIPCluster",
+        metadata: { name: "many-clients", namespace: NAMESPACE },
+        spec: { nodes: {}, services: { auth: [{ nodePort: 30556, clients }] } },
+      });
+      expect(answer).toEqual({
+        admitted: false,
+        message: expect.stringMatching(
+          /spec\.services\.auth\[0\]\.clients: Too many: 65: must have at most 64 items/,
+        ),
+      });
+      expect(admissions(webhook, "many-clients")).toEqual([]);
     });
 
     it("refuses a review that runs past its budget, answering other requests and the probes meanwhile", async () => {
