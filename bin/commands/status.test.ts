@@ -103,6 +103,11 @@ describe("metalsynth status", () => {
     [["--port", "9090"], /--port and --host go with --write/],
     [["-n", "Bad_Name"], /--namespace must be a namespace name, not "Bad_Name"/],
     [["--write", "--port", "99999"], /--port must be a port number/],
+    [
+      ["--allocation-namespace", "Bad_Name"],
+      /--allocation-namespace must be a namespace name, not "Bad_Name"/,
+    ],
+    [["--allocation-manager", "kubectl edit"], /--allocation-manager must be a field manager's name/],
     [["stray"], /unexpected argument "stray"/],
   ])("refuses %j with a usage error", async (args, message) => {
     const result = await run("status", "--kubeconfig", kubeconfig, ...args);
