@@ -10,13 +10,17 @@
  *   onto the master and nothing onto the worker;
  * - a key the hosts do not accept fails the KUD Job naming every host, and the Software Job never
  *   runs; an unreachable host fails it naming that host and no other; a master that cannot be reached
- *   when the Software Job runs again fails it naming the master's address.
+ *   when the Software Job runs again fails it naming the master's address;
+ * - `metalsynth status` reads those outcomes back as the kubelet left them (issue #38): the
+ *   Provisioning's `KudInstalled` and the Software's `SoftwareInstalled` name the Job, true when it
+ *   completed, false with the way to its logs when it failed.
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
-import { ensureNamespaces, installCrds, kubectlFor, must, type KubeObject } from "../support/kube.ts";
+import { REPO } from "../../harness.ts";
+import { ensureNamespaces, exec, installCrds, kubectlFor, must, type KubeObject } from "../support/kube.ts";
 import {
   MASTER_PACKAGES,
   applySecret,
@@ -91,6 +95,30 @@ describe("the BPA cluster's installer Jobs on a real node", () => {
     return { app, ...(await applyAs(agent, info, app, manifests)) };
   }
 
+  /** A condition of each CR in the namespace, by kind, as `metalsynth status -o json` reports it. */
+  async function reported(
+    type: string,
+  ): Promise<Map<string, { status: string; reason: string; message: string }>> {
+    const run = await exec(
+      process.execPath,
+      [path.join(REPO, "bin", "metalsynth.js"), "status", "-n", namespace, "-o", "json"],
+      { env: { ...process.env, KUBECONFIG: info.kubeconfig } },
+    );
+    expect(run.stderr).not.toMatch(/forbidden/i);
+    const list = JSON.parse(run.stdout) as {
+      items: {
+        kind: string;
+        status: { conditions: { type: string; status: string; reason: string; message: string }[] };
+      }[];
+    };
+    return new Map(
+      list.items.flatMap((item) => {
+        const condition = item.status.conditions.find((candidate) => candidate.type === type);
+        return condition ? [[item.kind, condition] as const] : [];
+      }),
+    );
+  }
+
   /** The packages of `names` dpkg says are installed on a host, with their versions. */
   async function installed(host: string, names: readonly string[]): Promise<Record<string, string>> {
     const query = await hosts!
@@ -143,6 +171,17 @@ describe("the BPA cluster's installer Jobs on a real node", () => {
         "metalsynth-probe-extra": "2.1-1",
       });
       expect(await installed(site.values.worker.name, names)).toEqual({});
+
+      expect((await reported("KudInstalled")).get("Provisioning")).toMatchObject({
+        status: "True",
+        reason: "JobSucceeded",
+        message: expect.stringContaining(`Job ${namespace}/${job("kud-")} succeeded`),
+      });
+      expect((await reported("SoftwareInstalled")).get("Software")).toMatchObject({
+        status: "True",
+        reason: "JobSucceeded",
+        message: expect.stringContaining(`Job ${namespace}/${job("software-")} succeeded`),
+      });
     });
 
     it("the Software Job run again while the master is unreachable fails, naming its address", async () => {
@@ -177,6 +216,12 @@ describe("the BPA cluster's installer Jobs on a real node", () => {
       expect(kud.logs).toContain(
         `cannot reach ${site.values.masterLabel} ${site.values.workerLabel} (see above)`,
       );
+      expect((await reported("KudInstalled")).get("Provisioning")).toMatchObject({
+        status: "False",
+        reason: "JobFailed",
+        message: expect.stringContaining(`its logs: kubectl logs -n ${namespace} job/${job("kud-")}`),
+      });
+      expect((await reported("SoftwareInstalled")).get("Software")).toMatchObject({ status: "False" });
       const pods = await must(kubectl, [
         "get",
         "pods",
