@@ -2,7 +2,7 @@ import { UsageError } from "../gitops/errors.ts";
 import { errorCode, systemReason } from "../gitops/files.ts";
 import { didYouMean, normalizeArgs } from "./argv.ts";
 import { EXIT, packageVersion, type Command, type Console } from "./common.ts";
-import { parseCommandArgs } from "./options.ts";
+import { parseCommandArgs, type CommandSpec } from "./options.ts";
 import { CLUSTERS_COMMAND, COMMANDS, commandUsage, globalUsage, type CommandName } from "./usage.ts";
 
 export type { Console } from "./common.ts";
@@ -81,7 +81,11 @@ export async function main(argv: readonly string[], io: Console = processConsole
       const unknown = /^Unknown option '(--[^']+)'/.exec(message)?.[1];
       const suggestion = unknown === undefined ? "" : didYouMean(unknown, commandFlags(command));
       const more = error instanceof UsageError && !error.showHelp ? "" : hint(command);
-      io.err(`metalsynth ${command}: ${message}${suggestion}\n${more}`);
+      const { writesOnly } = COMMANDS[command] as CommandSpec;
+      const format = writesOnly !== undefined && /^Unknown option '(-o|--format|--output)'/.test(message);
+      io.err(
+        `metalsynth ${command}: ${format ? `${writesOnly}; it has no --format` : message + suggestion}\n${more}`,
+      );
       return EXIT.usage;
     }
     const system = systemErrorLine(error);

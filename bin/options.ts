@@ -49,6 +49,8 @@ export interface CommandSpec {
   readonly options: Readonly<Record<string, OptionSpec>>;
   /** Paragraph(s) the help prints after the options: exit codes, what else to know. */
   readonly notes?: string;
+  /** For a command with no `-o/--format`: what it writes instead, said to whoever passes one. */
+  readonly writesOnly?: string;
 }
 
 type Options = Readonly<Record<string, OptionSpec>>;

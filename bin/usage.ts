@@ -213,6 +213,7 @@ export const COMMANDS = {
       },
     },
     notes: "The page is written even when the site has errors (it marks them); the exit code is then 1.",
+    writesOnly: "map writes HTML only",
   },
   release: {
     synopsis: "release HOST… [--site DIR] [--specs GLOB…] [--inventory PATH…] [--out DIR]",
