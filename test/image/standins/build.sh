@@ -4,24 +4,29 @@
 #   build.sh BIN_DIR   (BIN_DIR holds the kubectl and pause the node setup built)
 # One Debian bookworm root file system (mmdebstrap --variant=minbase, from the mirror apt uses here)
 # with Debian's haproxy, openssh-server and -client, ansible-core and openssl, the kubectl of the
-# node's release, and the scripts beside this one, is imported once into podman; each stand-in is
-# that one layer with the configuration of the image it stands for:
+# node's release, the Dex binary the e2e suite builds (`test/e2e/setup.sh dex`), and the scripts
+# beside this one, is imported once into podman; each stand-in is that one layer with the
+# configuration of the image it stands for:
 #   kubectl     for bitnami/kubectl: kubectl on the PATH, /bin/sh, user 1001
 #   haproxy     for haproxy: Debian's haproxy behind the official image's entrypoint and command
 #   jump-host   for quay.io/airshipit/jump-host: sshd on 22, user ubuntu (1000)
 #   installer   for bpa-operator-kud and bpa-software-installer: ./installer in /opt/kud (Ansible
 #               over the mounted hosts.ini with the mounted key), /bin/sh and ssh for the Software
 #               Job's script
+#   dex         for dexidp/dex: the dex binary at /usr/local/bin/dex, where the rendered command
+#               starts it, the image's user 1001 and command; no entrypoint (the image's would
+#               template the config with gomplate; the rendered command goes past it)
 #   test-host   a host of the test site (not run by the node: by podman, in a network namespace of
 #               its own): sshd, a stand-in tenant kube-apiserver on 6443, a local package source
 #   pause       the pods' sandbox process (the node's containerd's sandbox_image)
-# Everything is tagged with a hash of what it is made of and stays in podman's image store; the
-# first six are also saved into one archive for `ctr images import`, kept beside the node binaries.
+# Everything is tagged with a hash of what it is made of and stays in podman's image store; all but
+# the test host's are also saved into one archive for `ctr images import`, kept beside the node
+# binaries.
 # Only the first run on a machine (about 2 minutes) makes them. Progress goes to stderr; stdout gets
 #   export CONTAINERS_CONF=…        the podman configuration this machine needs (as test/image/build.sh)
 #   export NODE_STANDINS=…          the archive for containerd
-#   export NODE_STANDIN_<ROLE>=…    each image's name (KUBECTL, HAPROXY, JUMP_HOST, INSTALLER, PAUSE,
-#                                   TEST_HOST)
+#   export NODE_STANDIN_<ROLE>=…    each image's name (KUBECTL, HAPROXY, JUMP_HOST, INSTALLER, DEX,
+#                                   PAUSE, TEST_HOST)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 bin=$(cd "$1" && pwd)
@@ -61,10 +66,12 @@ if [ -z "$mirrors" ]; then
   exit 1
 fi
 packages=haproxy,openssh-server,openssh-client,ansible-core,openssl
+# Built (or found in its cache) as the e2e suite's Dex is; progress goes to stderr.
+dex=$(bash "$here/../../e2e/setup.sh" dex)
 key=$( (echo "$mirrors" "$packages" && cd "$here" && sha256sum build.sh installer test-host host-services \
-  jump-host docker-entrypoint.sh && sha256sum "$bin/kubectl" "$bin/pause") | sha256sum | cut -c1-16)
+  jump-host docker-entrypoint.sh && sha256sum "$bin/kubectl" "$bin/pause" "$dex") | sha256sum | cut -c1-16)
 prefix=localhost/metalsynth-node
-roles=(kubectl haproxy jump-host installer pause test-host)
+roles=(kubectl haproxy jump-host installer dex pause test-host)
 archive=$cache/standins-$key.tar
 image() { echo "$prefix/$1:$key"; }
 
@@ -83,6 +90,7 @@ if ! have_all; then
   # Every image made from this tree would share the host keys the package's postinst made.
   rm -f "$rootfs"/etc/ssh/ssh_host_*
   install -m 0755 "$bin/kubectl" "$rootfs/usr/local/bin/kubectl"
+  install -m 0755 "$dex" "$rootfs/usr/local/bin/dex"
   install -m 0755 "$here/docker-entrypoint.sh" "$here/jump-host" "$here/test-host" "$here/host-services" \
     "$rootfs/usr/local/bin/"
   install -D -m 0755 "$here/installer" "$rootfs/opt/kud/installer"
@@ -138,6 +146,7 @@ if ! have_all; then
     --cmd '["haproxy", "-f", "/usr/local/etc/haproxy/haproxy.cfg"]' --stop-signal SIGUSR1
   configure jump-host --entrypoint '[]' --cmd '["/usr/local/bin/jump-host"]' --port 22
   configure installer --entrypoint '[]' --workingdir /opt/kud --cmd '["./installer"]'
+  configure dex --user 1001:1001 --entrypoint '[]' --cmd '["dex", "serve", "/etc/dex/config.docker.yaml"]'
   configure test-host --entrypoint '[]' --cmd '["/usr/local/bin/test-host"]'
   podman rmi "$base" >/dev/null
 

@@ -38,7 +38,15 @@ import { kubectlFor, must } from "../../support/kube.ts";
 import { createAuthority, kubeconfig } from "./pki.ts";
 
 /** The stand-in images test/image/standins/build.sh makes. */
-export const STAND_INS = ["kubectl", "haproxy", "jump-host", "installer", "pause", "test-host"] as const;
+export const STAND_INS = [
+  "kubectl",
+  "haproxy",
+  "jump-host",
+  "installer",
+  "dex",
+  "pause",
+  "test-host",
+] as const;
 export type StandIn = (typeof STAND_INS)[number];
 
 /** What test/e2e/node/setup.sh made. */

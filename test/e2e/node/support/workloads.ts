@@ -29,6 +29,7 @@ function standInFor(container: string): StandIn | undefined {
   if (container === "kud-installer" || container === "install-packages") return "installer";
   if (container === "haproxy") return "haproxy";
   if (container === "jumphost") return "jump-host";
+  if (container === "dex") return "dex";
   return undefined;
 }
 
