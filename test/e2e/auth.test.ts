@@ -27,8 +27,6 @@ import { run } from "../run-cli.ts";
 import {
   jwtClaims,
   layOutPod,
-  passwordGrant,
-  PASSWORD,
   PASSWORD_HASH,
   startDexPod,
   type RunningDex,
@@ -37,6 +35,14 @@ import {
 import { createTestCa, issueServerCertificate, type TestCa } from "../webhook/tls-fixture.ts";
 import { startControlPlane, type ControlPlane } from "./support/control-plane.ts";
 import { kubectlFor, must, type Kubectl } from "./support/kube.ts";
+import {
+  accepted,
+  authTenant,
+  renderedObject,
+  STATIC_USERS,
+  staticUserToken,
+  whoami as whoamiOn,
+} from "./support/tenant-identity.ts";
 
 type Json = Record<string, unknown>;
 
@@ -83,41 +89,12 @@ async function forwardNodePort(nodePort: number, targetPort: number): Promise<{ 
   };
 }
 
-/** A SIPCluster of namespace `tenants` with only an auth service. */
-function tenant(name: string, auth: Json): Json {
-  return {
-    apiVersion: "airship.airshipit.org/v1",
-    kind: "SIPCluster",
-    metadata: { name, namespace: "tenants" },
-    spec: { nodes: {}, services: { auth: [auth] } },
-  };
-}
-
-/** The users every tenant's Dex knows: both with the same password hash, from one Secret. */
-const STATIC_USERS = [
-  {
-    email: "alice@example.com",
-    username: "Alice",
-    groups: ["tenant-admins", "viewers"],
-    passwordHash: { name: "tenant-users", key: "alice" },
-  },
-  { email: "bob@example.com", groups: ["viewers"], passwordHash: { name: "tenant-users", key: "bob" } },
-];
-
 interface Tenant {
   readonly name: string;
   readonly nodePort: number;
   readonly ca: TestCa;
   /** The objects of its rendered `auth.yaml`. */
   readonly objects: Json[];
-}
-
-function find(objects: readonly Json[], kind: string, name: string): Json {
-  const found = objects.find(
-    (object) => object["kind"] === kind && (object["metadata"] as Json)["name"] === name,
-  );
-  if (!found) throw new Error(`no ${kind} ${name} rendered`);
-  return found;
 }
 
 describe("a SIPCluster's tenant identity on a real API server", () => {
@@ -130,6 +107,7 @@ describe("a SIPCluster's tenant identity on a real API server", () => {
   let plane: ControlPlane | undefined;
   let kubectl: Kubectl;
   const tokens = new Map<string, string>();
+  const whoami = (bearer: string) => whoamiOn(kubectl, bearer);
 
   /**
    * Starts tenant `t`'s Dex as its Deployment would run, its serving certificate as cert-manager
@@ -138,11 +116,13 @@ describe("a SIPCluster's tenant identity on a real API server", () => {
    */
   async function startTenantDex(t: Tenant): Promise<void> {
     await stopDex();
-    const service = find(t.objects, "Service", `auth-${t.name}`);
+    const service = renderedObject(t.objects, "Service", `auth-${t.name}`);
     const port = ((service["spec"] as Json)["ports"] as Json[])[0]!;
     expect(port["nodePort"]).toBe(t.nodePort);
     const volumes = (
-      ((find(t.objects, "Deployment", `auth-${t.name}`)["spec"] as Json)["template"] as Json)["spec"] as Json
+      ((renderedObject(t.objects, "Deployment", `auth-${t.name}`)["spec"] as Json)["template"] as Json)[
+        "spec"
+      ] as Json
     )["volumes"] as Json[];
     const tlsSecret = (volumes.find((volume) => volume["name"] === "tls")!["secret"] as Json)[
       "secretName"
@@ -150,7 +130,7 @@ describe("a SIPCluster's tenant identity on a real API server", () => {
     const certificate = t.objects.find((object) => object["kind"] === "Certificate");
     if (certificate) {
       // cert-manager: the CA Issuer's Secret signs what the Certificate asks for, into its Secret.
-      const issuer = find(t.objects, "Issuer", `auth-${t.name}`);
+      const issuer = renderedObject(t.objects, "Issuer", `auth-${t.name}`);
       expect((issuer["spec"] as Json)["ca"]).toEqual({ secretName: `${t.name}-auth-ca` });
       expect((certificate["spec"] as Json)["secretName"]).toBe(tlsSecret);
     }
@@ -176,16 +156,8 @@ describe("a SIPCluster's tenant identity on a real API server", () => {
   }
 
   /** An ID token of tenant `t`'s Dex for `email`, through its NodePort as kubelogin would ask. */
-  async function token(t: Tenant, email: string): Promise<string> {
-    const granted = await passwordGrant(`https://127.0.0.1:${t.nodePort}`, t.ca.cert, {
-      clientId: "kubectl",
-      username: email,
-      password: PASSWORD,
-    });
-    if ("refused" in granted)
-      throw new Error(`Dex refused the password grant: ${JSON.stringify(granted.refused)}`);
-    return granted.idToken;
-  }
+  const token = (t: Tenant, email: string) =>
+    staticUserToken(`https://127.0.0.1:${t.nodePort}`, t.ca.cert, email);
 
   beforeAll(async () => {
     const [caA, caB] = [await createTestCa(), await createTestCa()];
@@ -197,7 +169,7 @@ describe("a SIPCluster's tenant identity on a real API server", () => {
     await writeFile(
       path.join(site, "specs", "tenants.yaml"),
       [
-        tenant("tenant-a", {
+        authTenant("tenant-a", {
           clusterIP: "127.0.0.1",
           nodePort: portA,
           caSecret: "tenant-a-auth-ca",
@@ -209,7 +181,7 @@ describe("a SIPCluster's tenant identity on a real API server", () => {
             { group: "viewers", clusterRole: "secret-reader", namespace: "apps" },
           ],
         }),
-        tenant("tenant-b", {
+        authTenant("tenant-b", {
           clusterIP: "127.0.0.1",
           nodePort: portB,
           tlsSecret: "tenant-b-auth-tls",
@@ -240,7 +212,7 @@ describe("a SIPCluster's tenant identity on a real API server", () => {
     tokens.set("a:bob", await token(a, "bob@example.com"));
 
     // Tenant A's API server, started with the rendered file as the tenant's control plane mounts it.
-    const configMap = find(a.objects, "ConfigMap", "authentication-config-tenant-a");
+    const configMap = renderedObject(a.objects, "ConfigMap", "authentication-config-tenant-a");
     const authenticationConfig = path.join(path.dirname(site), "authentication-config.yaml");
     await writeFile(
       authenticationConfig,
@@ -256,15 +228,11 @@ describe("a SIPCluster's tenant identity on a real API server", () => {
     await must(kubectl, ["create", "namespace", "apps"]);
     await must(kubectl, ["create", "clusterrole", "pod-reader", "--verb=get,list", "--resource=pods"]);
     await must(kubectl, ["create", "clusterrole", "secret-reader", "--verb=get", "--resource=secrets"]);
-    const rbac = (find(a.objects, "ConfigMap", "tenant-rbac-tenant-a")["data"] as Record<string, string>)[
-      "rbac.yaml"
-    ]!;
+    const rbac = (
+      renderedObject(a.objects, "ConfigMap", "tenant-rbac-tenant-a")["data"] as Record<string, string>
+    )["rbac.yaml"]!;
     await must(kubectl, ["apply", "-f", "-"], rbac);
-    // The JWT authenticator reads the issuer's discovery and keys in the background after start.
-    for (let attempt = 0; (await whoami(tokens.get("a:alice")!)).refused !== undefined; attempt++) {
-      if (attempt === 120) throw new Error("kube-apiserver never accepted a token of tenant A's provider");
-      await new Promise((resolve) => setTimeout(resolve, 250));
-    }
+    await accepted(kubectl, tokens.get("a:alice")!, "tenant A's provider");
   }, 240_000);
 
   afterAll(async () => {
@@ -272,19 +240,11 @@ describe("a SIPCluster's tenant identity on a real API server", () => {
     await stopDex();
   });
 
-  /** `kubectl auth whoami` with a bearer token: the user the API server took it for, or its refusal. */
-  async function whoami(bearer: string): Promise<{ username?: string; groups?: string[]; refused?: string }> {
-    const result = await kubectl(["auth", "whoami", "-o", "json", `--token=${bearer}`]);
-    if (result.code !== 0) return { refused: result.stderr.trim() };
-    const { userInfo } = (
-      JSON.parse(result.stdout) as { status: { userInfo: { username: string; groups: string[] } } }
-    ).status;
-    return { username: userInfo.username, groups: userInfo.groups };
-  }
-
   it("renders Dex for the issuer on the tenant's address and NodePort, and the API server's file for it", () => {
     const config = parse(
-      (find(a.objects, "ConfigMap", "auth-tenant-a")["data"] as Record<string, string>)["config.yaml"]!,
+      (renderedObject(a.objects, "ConfigMap", "auth-tenant-a")["data"] as Record<string, string>)[
+        "config.yaml"
+      ]!,
     ) as Json;
     expect(config["issuer"]).toBe(`https://127.0.0.1:${a.nodePort}`);
     expect(jwtClaims(tokens.get("a:alice")!)).toMatchObject({

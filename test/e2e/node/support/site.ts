@@ -111,9 +111,9 @@ export async function renderNodeSite(): Promise<NodeSite> {
 }
 
 /**
- * The SIPCluster without its auth service (Dex, issue #39): the node runs the services this tier
- * proves (load balancers, jump host, label Job); Dex is judged by its own tests, and a Dex Deployment
- * that cannot start here would hold back Argo CD's PostSync label Job.
+ * The SIPCluster without its auth service (Dex, issue #39): its issuer is the fuzz site's address,
+ * not the node's, and its CA's key exists nowhere, so no serving certificate could be issued for it.
+ * Dex runs on the node in a site of its own (`test/e2e/node/auth.test.ts`).
  */
 function withoutAuth(text: string): string {
   return parseAllDocuments(text)
