@@ -4,6 +4,7 @@ import { Construct } from "constructs";
 import { ALLOCATION_DEFINITION } from "../../synth/schema/allocation.ts";
 import { KINDS } from "../../synth/schema/kinds.ts";
 import { allocationTrustArgs } from "./allocation-trust-args.ts";
+import { CONTAINER_SECURITY, POD_SECURITY } from "./pod-security.ts";
 
 /** Name of the reporter's Deployment, ServiceAccount, ClusterRole, Service and bindings. */
 export const STATUS_NAME = "metalsynth-status";
@@ -30,8 +31,6 @@ export interface StatusReporterProps {
   readonly serviceMonitor: boolean;
 }
 
-/** The user the image runs as (distroless `nonroot`). */
-const NONROOT_UID = 65532;
 const SELECTOR = { "app.kubernetes.io/name": STATUS_NAME };
 const READ = ["get", "list", "watch"];
 
@@ -124,13 +123,7 @@ export class StatusReporter extends Construct {
           metadata: { labels: SELECTOR },
           spec: {
             serviceAccountName: STATUS_NAME,
-            securityContext: {
-              runAsNonRoot: true,
-              runAsUser: NONROOT_UID,
-              runAsGroup: NONROOT_UID,
-              fsGroup: NONROOT_UID,
-              seccompProfile: { type: "RuntimeDefault" },
-            },
+            securityContext: POD_SECURITY,
             // SIGTERM: the writes in flight finish, the informers stop.
             terminationGracePeriodSeconds: 30,
             containers: [
@@ -161,12 +154,7 @@ export class StatusReporter extends Construct {
                   // The informers hold every BMH, CR and rendered Job, and the site's evaluation, as the webhook's do.
                   limits: { cpu: k8s.Quantity.fromString("1"), memory: k8s.Quantity.fromString("1Gi") },
                 },
-                securityContext: {
-                  allowPrivilegeEscalation: false,
-                  readOnlyRootFilesystem: true,
-                  runAsNonRoot: true,
-                  capabilities: { drop: ["ALL"] },
-                },
+                securityContext: CONTAINER_SECURITY,
               },
             ],
           },

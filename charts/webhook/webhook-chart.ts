@@ -7,6 +7,7 @@ import { KINDS } from "../../synth/schema/kinds.ts";
 import { MANAGED_BY_LABEL } from "../metadata.ts";
 import { DEFAULT_SIZING, memoryFor } from "./sizing.ts";
 import { allocationTrustArgs } from "./allocation-trust-args.ts";
+import { CONTAINER_SECURITY, POD_SECURITY } from "./pod-security.ts";
 import { StatusReporter } from "./status-reporter.ts";
 
 /** Props of {@link WebhookChart}. */
@@ -74,8 +75,6 @@ const WEBHOOK_PORT = 8443;
 /** The API server gives up on a call after this many seconds (docs/contract.md §5); the server answers within 4 s. */
 export const TIMEOUT_SECONDS = 5;
 
-/** The user the image runs as (distroless `nonroot`). */
-const NONROOT_UID = 65532;
 const TLS_DIR = "/tls";
 const SELECTOR = { "app.kubernetes.io/name": WEBHOOK_NAME };
 
@@ -260,13 +259,7 @@ export class WebhookChart extends Chart {
           spec: {
             serviceAccountName: WEBHOOK_NAME,
             ...(priorityClassName !== undefined && { priorityClassName }),
-            securityContext: {
-              runAsNonRoot: true,
-              runAsUser: NONROOT_UID,
-              runAsGroup: NONROOT_UID,
-              fsGroup: NONROOT_UID,
-              seccompProfile: { type: "RuntimeDefault" },
-            },
+            securityContext: POD_SECURITY,
             // SIGTERM: 3 s of draining, then up to 10 s for requests in flight.
             terminationGracePeriodSeconds: 30,
             topologySpreadConstraints: [
@@ -323,12 +316,7 @@ export class WebhookChart extends Chart {
                     memory: k8s.Quantity.fromString(`${memory.limitMiB}Mi`),
                   },
                 },
-                securityContext: {
-                  allowPrivilegeEscalation: false,
-                  readOnlyRootFilesystem: true,
-                  runAsNonRoot: true,
-                  capabilities: { drop: ["ALL"] },
-                },
+                securityContext: CONTAINER_SECURITY,
                 volumeMounts: [{ name: "tls", mountPath: TLS_DIR, readOnly: true }],
               },
             ],
