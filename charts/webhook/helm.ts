@@ -23,13 +23,10 @@ import {
   webhookManifests,
 } from "./index.ts";
 import { STATUS_NAME } from "./status-reporter.ts";
-import {
-  ADMISSIONS_CONFIGMAP,
-  CRITICAL_PODS,
-  TIMEOUT_SECONDS,
-  WEBHOOK_NAME,
-  WebhookChart,
-} from "./webhook-chart.ts";
+import { CRITICAL_PODS } from "./deployment.ts";
+import { ADMISSIONS_CONFIGMAP, WEBHOOK_NAME } from "./names.ts";
+import { TIMEOUT_SECONDS } from "./validating-webhook.ts";
+import { WebhookChart } from "./webhook-chart.ts";
 
 /** Where the chart lives, relative to the repository root (`charts/` holds the cdk8s charts). */
 export const HELM_CHART_DIR = "helm/metalsynth";

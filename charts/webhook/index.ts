@@ -3,16 +3,12 @@ import { readFileSync } from "node:fs";
 import { toYamlStream } from "../../synth/codec/yaml-output.ts";
 import { DEFAULT_ALLOCATION_MANAGERS } from "../../synth/schema/allocation.ts";
 import { objectsOf } from "../index.ts";
-import { WEBHOOK_NAME, WebhookChart, type WebhookChartProps } from "./webhook-chart.ts";
+import { WEBHOOK_NAME } from "./names.ts";
+import { WebhookChart, type WebhookChartProps } from "./webhook-chart.ts";
 
-export {
-  ADMISSIONS_CONFIGMAP,
-  SECRETS_ROLE,
-  TIMEOUT_SECONDS,
-  WEBHOOK_NAME,
-  WebhookChart,
-  type WebhookChartProps,
-} from "./webhook-chart.ts";
+export { ADMISSIONS_CONFIGMAP, SECRETS_ROLE, WEBHOOK_NAME } from "./names.ts";
+export { TIMEOUT_SECONDS } from "./validating-webhook.ts";
+export { WebhookChart, type WebhookChartProps } from "./webhook-chart.ts";
 
 /** Where the webhook is installed unless `--namespace` says otherwise. */
 export const DEFAULT_NAMESPACE = "metalsynth-system";
