@@ -3,7 +3,7 @@ import { KubeObject } from "./kube-object.ts";
 import { k8s } from "cdk8s-plus-27";
 import type { Construct } from "constructs";
 import { hostsIni } from "../synth/hosts-ini.ts";
-import { bpaObjectNames } from "../synth/names.ts";
+import { bpaObjectNames, type BpaObjectNames } from "../synth/names.ts";
 import type { BpaRender } from "../synth/plan/render-plan.ts";
 import type { SiteSettings } from "../synth/schema/settings.ts";
 import { toYaml } from "../synth/codec/yaml-output.ts";
@@ -56,208 +56,229 @@ export class KudInstallerChart extends Chart {
   readonly jobName: string;
 
   constructor(scope: Construct, id: string, props: KudInstallerChartProps) {
-    const { cluster, images, sshKeySecret, job } = props;
+    const { cluster } = props;
     super(scope, id, clusterChartProps(cluster));
-    const { provisioning } = cluster;
-
-    const name = cluster.name;
-    const clusterDir = `${MULTI_CLUSTER_DIR}/${name}`;
-    const names = bpaObjectNames(name);
-    const hostsConfigMap = names.hostsIni;
-    const kustomizationConfigMap = names.kubeconfigKustomization;
-    const kubeconfigSecret = kubeconfigSecretName(name);
-    const identity = names.installer;
+    const names = bpaObjectNames(cluster.name);
+    const kubeconfigSecret = kubeconfigSecretName(cluster.name);
     const annotations = waveAnnotations(SYNC_WAVES.installer);
-
-    const hostsConfigMapData = {
-      "hosts.ini": hostsIni(cluster.masters, cluster.workers),
-    };
+    const hostsIniData = { "hosts.ini": hostsIni(cluster.masters, cluster.workers) };
     const kustomizationData = {
-      "kustomization.yaml": kubeconfigKustomization(cluster.namespace, name, kubeconfigSecret),
+      "kustomization.yaml": kubeconfigKustomization(cluster.namespace, cluster.name, kubeconfigSecret),
     };
 
-    const installer: k8s.Container = {
-      name: "kud-installer",
-      image: images.kudInstaller,
-      imagePullPolicy: job.imagePullPolicy,
-      // The image's working directory holds KUD's `installer`, as upstream's `./installer` relied on.
-      command: ["./installer"],
-      args: [
-        "--cluster",
-        name,
-        ...(provisioning.plugins.length > 0 ? ["--plugins", ...provisioning.plugins] : []),
-        ...(provisioning.podSubnet === undefined ? [] : ["--network", provisioning.podSubnet]),
-      ],
-      // KUD runs kubespray as root inside the container: it reads /root/.ssh/id_rsa and writes its
-      // inventory, logs and artifacts under /opt/kud and /root, so neither non-root nor a read-only
-      // root filesystem fits. It needs no privileges on the node running the pod (upstream ran it
-      // privileged): all its work happens over SSH on the cluster's hosts, and hostNetwork is only
-      // there to reach them. `privileged` stays a site setting for installers that do need it.
-      securityContext: {
-        runAsUser: 0,
-        runAsNonRoot: false,
-        privileged: job.privileged,
-        // The API server rejects allowPrivilegeEscalation: false together with privileged: true.
-        ...(job.privileged ? {} : { allowPrivilegeEscalation: false }),
-        readOnlyRootFilesystem: false,
-      },
-      resources: {
-        requests: { cpu: k8s.Quantity.fromString("500m"), memory: k8s.Quantity.fromString("1Gi") },
-      },
-      volumeMounts: [
-        { name: "multi-cluster", mountPath: MULTI_CLUSTER_DIR },
-        { name: "hosts-ini", mountPath: `${clusterDir}/hosts.ini`, subPath: "hosts.ini", readOnly: true },
-        // Only the key file: /root/.ssh stays writable for known_hosts. Mode 0400 replaces upstream's
-        // `cp -r /.ssh /root/; chmod -R 600` shell prologue.
-        { name: "ssh-key", mountPath: `/root/.ssh/${SSH_KEY_ITEM}`, subPath: SSH_KEY_ITEM, readOnly: true },
-      ],
-    };
-
-    const storeKubeconfig: k8s.Container = {
-      name: "store-kubeconfig",
-      image: images.kubectl,
-      imagePullPolicy: job.imagePullPolicy,
-      command: ["kubectl"],
-      args: [
-        "apply",
-        // Create-or-update, authorised by the Secret's name (decision 0006).
-        "--server-side",
-        `--field-manager=${KUBECONFIG_FIELD_MANAGER}`,
-        "--force-conflicts",
-        "--cache-dir=/tmp/kube-cache",
-        `--kustomize=${KUBECONFIG_DIR}`,
-      ],
-      // Root without capabilities: admin.conf is written by the root installer and may be owner-only,
-      // so only uid 0 can read it; with every capability dropped, uid 0 gets no further.
-      securityContext: { runAsUser: 0, runAsNonRoot: false, ...unprivilegedContainerSecurityContext() },
-      resources: {
-        requests: { cpu: k8s.Quantity.fromString("50m"), memory: k8s.Quantity.fromString("64Mi") },
-      },
-      volumeMounts: [
-        {
-          name: "kubeconfig-kustomization",
-          mountPath: `${KUBECONFIG_DIR}/kustomization.yaml`,
-          subPath: "kustomization.yaml",
-          readOnly: true,
-        },
-        {
-          name: "multi-cluster",
-          mountPath: `${KUBECONFIG_DIR}/artifacts`,
-          subPath: `${name}/artifacts`,
-          readOnly: true,
-        },
-        { name: "tmp", mountPath: "/tmp" },
-        { name: "kube-api-access", mountPath: SERVICE_ACCOUNT_DIR, readOnly: true },
-      ],
-    };
-
-    const jobSpec: k8s.JobSpec = {
-      // No ttlSecondsAfterFinished: Argo CD / Flux would re-create a garbage-collected Job from Git
-      // and run the installer again.
-      backoffLimit: job.backoffLimit,
-      template: {
-        metadata: { labels: clusterLabels(name) },
-        spec: {
-          serviceAccountName: identity,
-          // The installer never talks to the API server, so the token is projected into the kubectl
-          // step only (the same three files the kubelet would mount, for client-go's in-cluster config).
-          automountServiceAccountToken: false,
-          hostNetwork: job.hostNetwork,
-          restartPolicy: "Never",
-          securityContext: { seccompProfile: { type: "RuntimeDefault" } },
-          initContainers: [installer],
-          containers: [storeKubeconfig],
-          volumes: [
-            { name: "multi-cluster", emptyDir: {} },
-            { name: "hosts-ini", configMap: { name: hostsConfigMap } },
-            sshKeyVolume(sshKeySecret),
-            { name: "kubeconfig-kustomization", configMap: { name: kustomizationConfigMap } },
-            { name: "tmp", emptyDir: {} },
-            {
-              name: "kube-api-access",
-              projected: {
-                sources: [
-                  { serviceAccountToken: { path: "token", expirationSeconds: 3600 } },
-                  { configMap: { name: "kube-root-ca.crt", items: [{ key: "ca.crt", path: "ca.crt" }] } },
-                  {
-                    downwardApi: {
-                      items: [
-                        {
-                          path: "namespace",
-                          fieldRef: { apiVersion: "v1", fieldPath: "metadata.namespace" },
-                        },
-                      ],
-                    },
-                  },
-                ],
-              },
-            },
-          ],
-        },
-      },
-    };
-
-    const hashed = hashedJob("kud", cluster, jobSpec, {
-      [hostsConfigMap]: hostsConfigMapData,
-      [kustomizationConfigMap]: kustomizationData,
+    const hashed = hashedJob("kud", cluster, kudJobSpec(props, names), {
+      [names.hostsIni]: hostsIniData,
+      [names.kubeconfigKustomization]: kustomizationData,
     });
     this.jobName = hashed.name;
 
-    new KubeObject(
-      this,
-      "hosts-ini",
-      k8s.KubeConfigMap.manifest({
-        metadata: { name: hostsConfigMap, annotations },
-        data: hostsConfigMapData,
-      }),
-    );
-    new KubeObject(
-      this,
-      "kubeconfig-kustomization",
-      k8s.KubeConfigMap.manifest({
-        metadata: { name: kustomizationConfigMap, annotations },
-        data: kustomizationData,
-      }),
-    );
-    new KubeObject(
-      this,
-      "service-account",
-      k8s.KubeServiceAccount.manifest({
-        metadata: { name: identity, annotations },
-        automountServiceAccountToken: false,
-      }),
-    );
-    new KubeObject(
-      this,
-      "role",
-      k8s.KubeRole.manifest({
-        metadata: { name: identity, annotations },
-        rules: [
-          {
-            apiGroups: [""],
-            resources: ["secrets"],
-            resourceNames: [kubeconfigSecret],
-            // A plain create can't be limited by name; server-side apply's PATCH can (decision 0006).
-            verbs: ["create", "get", "patch", "update"],
-          },
-        ],
-      }),
-    );
-    new KubeObject(
-      this,
-      "role-binding",
-      k8s.KubeRoleBinding.manifest({
-        metadata: { name: identity, annotations },
-        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: identity },
-        subjects: [{ kind: "ServiceAccount", name: identity, namespace: cluster.namespace }],
-      }),
-    );
+    const configMap = (configMapId: string, name: string, data: Record<string, string>) =>
+      new KubeObject(
+        this,
+        configMapId,
+        k8s.KubeConfigMap.manifest({ metadata: { name, annotations }, data }),
+      );
+    configMap("hosts-ini", names.hostsIni, hostsIniData);
+    configMap("kubeconfig-kustomization", names.kubeconfigKustomization, kustomizationData);
+    addKubeconfigWriter(this, {
+      name: names.installer,
+      namespace: cluster.namespace,
+      kubeconfigSecret,
+      annotations,
+    });
     // The label is metadata, outside the hash: adding it renames no Job and re-runs no installer.
     new KubeObject(this, "job", {
       ...hashed.manifest,
-      metadata: { name: hashed.name, annotations, labels: { [BPA_JOB_CLUSTER_LABEL]: name } },
+      metadata: { name: hashed.name, annotations, labels: { [BPA_JOB_CLUSTER_LABEL]: cluster.name } },
     });
   }
+}
+
+/** The Job's spec: the installer as init container, then the step that stores the kubeconfig. */
+function kudJobSpec(props: KudInstallerChartProps, names: BpaObjectNames): k8s.JobSpec {
+  const { job } = props;
+  return {
+    // No ttlSecondsAfterFinished: Argo CD / Flux would re-create a garbage-collected Job from Git
+    // and run the installer again.
+    backoffLimit: job.backoffLimit,
+    template: {
+      metadata: { labels: clusterLabels(props.cluster.name) },
+      spec: {
+        serviceAccountName: names.installer,
+        // The installer never talks to the API server, so the token is projected into the kubectl
+        // step only (the same three files the kubelet would mount, for client-go's in-cluster config).
+        automountServiceAccountToken: false,
+        hostNetwork: job.hostNetwork,
+        restartPolicy: "Never",
+        securityContext: { seccompProfile: { type: "RuntimeDefault" } },
+        initContainers: [installerContainer(props)],
+        containers: [storeKubeconfigContainer(props)],
+        volumes: [
+          { name: "multi-cluster", emptyDir: {} },
+          { name: "hosts-ini", configMap: { name: names.hostsIni } },
+          sshKeyVolume(props.sshKeySecret),
+          { name: "kubeconfig-kustomization", configMap: { name: names.kubeconfigKustomization } },
+          { name: "tmp", emptyDir: {} },
+          KUBE_API_ACCESS_VOLUME,
+        ],
+      },
+    },
+  };
+}
+
+/** KUD's installer: kubespray over SSH to the cluster's hosts, from hosts.ini and the site's key. */
+function installerContainer(props: KudInstallerChartProps): k8s.Container {
+  const { cluster, images, job } = props;
+  const { plugins, podSubnet } = cluster.provisioning;
+  return {
+    name: "kud-installer",
+    image: images.kudInstaller,
+    imagePullPolicy: job.imagePullPolicy,
+    // The image's working directory holds KUD's `installer`, as upstream's `./installer` relied on.
+    command: ["./installer"],
+    args: [
+      "--cluster",
+      cluster.name,
+      ...(plugins.length > 0 ? ["--plugins", ...plugins] : []),
+      ...(podSubnet === undefined ? [] : ["--network", podSubnet]),
+    ],
+    // KUD runs kubespray as root inside the container: it reads /root/.ssh/id_rsa and writes its
+    // inventory, logs and artifacts under /opt/kud and /root, so neither non-root nor a read-only
+    // root filesystem fits. It needs no privileges on the node running the pod (upstream ran it
+    // privileged): all its work happens over SSH on the cluster's hosts, and hostNetwork is only
+    // there to reach them. `privileged` stays a site setting for installers that do need it.
+    securityContext: {
+      runAsUser: 0,
+      runAsNonRoot: false,
+      privileged: job.privileged,
+      // The API server rejects allowPrivilegeEscalation: false together with privileged: true.
+      ...(job.privileged ? {} : { allowPrivilegeEscalation: false }),
+      readOnlyRootFilesystem: false,
+    },
+    resources: {
+      requests: { cpu: k8s.Quantity.fromString("500m"), memory: k8s.Quantity.fromString("1Gi") },
+    },
+    volumeMounts: [
+      { name: "multi-cluster", mountPath: MULTI_CLUSTER_DIR },
+      {
+        name: "hosts-ini",
+        mountPath: `${MULTI_CLUSTER_DIR}/${cluster.name}/hosts.ini`,
+        subPath: "hosts.ini",
+        readOnly: true,
+      },
+      // Only the key file: /root/.ssh stays writable for known_hosts. Mode 0400 replaces upstream's
+      // `cp -r /.ssh /root/; chmod -R 600` shell prologue.
+      { name: "ssh-key", mountPath: `/root/.ssh/${SSH_KEY_ITEM}`, subPath: SSH_KEY_ITEM, readOnly: true },
+    ],
+  };
+}
+
+/** The second step: `kubectl apply --server-side -k` of the kustomization that makes the kubeconfig Secret. */
+function storeKubeconfigContainer(props: KudInstallerChartProps): k8s.Container {
+  const { cluster, images, job } = props;
+  return {
+    name: "store-kubeconfig",
+    image: images.kubectl,
+    imagePullPolicy: job.imagePullPolicy,
+    command: ["kubectl"],
+    args: [
+      "apply",
+      // Create-or-update, authorised by the Secret's name (decision 0006).
+      "--server-side",
+      `--field-manager=${KUBECONFIG_FIELD_MANAGER}`,
+      "--force-conflicts",
+      "--cache-dir=/tmp/kube-cache",
+      `--kustomize=${KUBECONFIG_DIR}`,
+    ],
+    // Root without capabilities: admin.conf is written by the root installer and may be owner-only,
+    // so only uid 0 can read it; with every capability dropped, uid 0 gets no further.
+    securityContext: { runAsUser: 0, runAsNonRoot: false, ...unprivilegedContainerSecurityContext() },
+    resources: {
+      requests: { cpu: k8s.Quantity.fromString("50m"), memory: k8s.Quantity.fromString("64Mi") },
+    },
+    volumeMounts: [
+      {
+        name: "kubeconfig-kustomization",
+        mountPath: `${KUBECONFIG_DIR}/kustomization.yaml`,
+        subPath: "kustomization.yaml",
+        readOnly: true,
+      },
+      {
+        name: "multi-cluster",
+        mountPath: `${KUBECONFIG_DIR}/artifacts`,
+        subPath: `${cluster.name}/artifacts`,
+        readOnly: true,
+      },
+      { name: "tmp", mountPath: "/tmp" },
+      { name: "kube-api-access", mountPath: SERVICE_ACCOUNT_DIR, readOnly: true },
+    ],
+  };
+}
+
+/** The service account token, cluster CA and namespace the kubelet would mount, for the kubectl step alone. */
+const KUBE_API_ACCESS_VOLUME: k8s.Volume = {
+  name: "kube-api-access",
+  projected: {
+    sources: [
+      { serviceAccountToken: { path: "token", expirationSeconds: 3600 } },
+      { configMap: { name: "kube-root-ca.crt", items: [{ key: "ca.crt", path: "ca.crt" }] } },
+      {
+        downwardApi: {
+          items: [{ path: "namespace", fieldRef: { apiVersion: "v1", fieldPath: "metadata.namespace" } }],
+        },
+      },
+    ],
+  },
+};
+
+/** What {@link addKubeconfigWriter} needs. */
+interface KubeconfigWriterProps {
+  /** Name of the ServiceAccount, Role and RoleBinding (`kud-<cluster>`). */
+  readonly name: string;
+  /** The cluster's namespace, the ServiceAccount's. */
+  readonly namespace: string;
+  /** The one Secret the identity may write. */
+  readonly kubeconfigSecret: string;
+  /** The component's annotations. */
+  readonly annotations: Record<string, string>;
+}
+
+/**
+ * The identity the kubectl step runs as: a ServiceAccount with no token mounted by default, and a
+ * Role that may create and update the kubeconfig Secret alone.
+ */
+function addKubeconfigWriter(scope: Construct, props: KubeconfigWriterProps): void {
+  const { name, namespace, kubeconfigSecret, annotations } = props;
+  new KubeObject(
+    scope,
+    "service-account",
+    k8s.KubeServiceAccount.manifest({ metadata: { name, annotations }, automountServiceAccountToken: false }),
+  );
+  new KubeObject(
+    scope,
+    "role",
+    k8s.KubeRole.manifest({
+      metadata: { name, annotations },
+      rules: [
+        {
+          apiGroups: [""],
+          resources: ["secrets"],
+          resourceNames: [kubeconfigSecret],
+          // A plain create can't be limited by name; server-side apply's PATCH can (decision 0006).
+          verbs: ["create", "get", "patch", "update"],
+        },
+      ],
+    }),
+  );
+  new KubeObject(
+    scope,
+    "role-binding",
+    k8s.KubeRoleBinding.manifest({
+      metadata: { name, annotations },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name },
+      subjects: [{ kind: "ServiceAccount", name, namespace }],
+    }),
+  );
 }
 
 /**
