@@ -45,56 +45,20 @@ const READ = ["get", "list", "watch"];
 export class StatusReporter extends Construct {
   constructor(scope: Construct, id: string, props: StatusReporterProps) {
     super(scope, id);
-    const {
-      namespace,
-      image,
-      inventoryNamespaces,
-      secretsRole,
-      allocationNamespaces,
-      allocationManagers,
-      metricsNamespaceLabel,
-      serviceMonitor,
-    } = props;
+    const { namespace, inventoryNamespaces, secretsRole, metricsNamespaceLabel, serviceMonitor } = props;
+    const subjects = [{ kind: "ServiceAccount", name: STATUS_NAME, namespace }];
     new k8s.KubeServiceAccount(this, "service-account", { metadata: { name: STATUS_NAME, namespace } });
-
-    const definitions = Object.values(KINDS);
-    const watched = [...definitions, ALLOCATION_DEFINITION];
-    const groups = [...new Set(watched.map((definition) => definition.group))];
-    new k8s.KubeClusterRole(this, "cluster-role", {
-      metadata: { name: STATUS_NAME },
-      rules: [
-        { apiGroups: ["metal3.io"], resources: ["baremetalhosts", "hardwaredata"], verbs: READ },
-        ...groups.map((group) => ({
-          apiGroups: [group],
-          resources: watched
-            .filter((definition) => definition.group === group)
-            .map((definition) => definition.plural),
-          verbs: READ,
-        })),
-        { apiGroups: ["batch"], resources: ["jobs"], verbs: READ },
-        { apiGroups: ["kustomize.toolkit.fluxcd.io"], resources: ["kustomizations"], verbs: READ },
-        { apiGroups: ["argoproj.io"], resources: ["applications"], verbs: READ },
-        // The status subresource alone: the spec, labels and annotations stay Git's.
-        ...[...new Set(definitions.map((definition) => definition.group))].map((group) => ({
-          apiGroups: [group],
-          resources: definitions
-            .filter((definition) => definition.group === group)
-            .map((definition) => `${definition.plural}/status`),
-          verbs: ["patch"],
-        })),
-        { apiGroups: [""], resources: ["events"], verbs: ["create", "patch"] },
-      ],
-    });
+    new k8s.KubeClusterRole(this, "cluster-role", { metadata: { name: STATUS_NAME }, rules: statusRules() });
     new k8s.KubeClusterRoleBinding(this, "cluster-role-binding", {
       metadata: { name: STATUS_NAME },
       roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: STATUS_NAME },
-      subjects: [{ kind: "ServiceAccount", name: STATUS_NAME, namespace }],
+      subjects,
     });
     for (const inventoryNamespace of inventoryNamespaces) {
       new k8s.KubeRoleBinding(this, `secrets-role-binding-${inventoryNamespace}`, {
         metadata: { name: `${STATUS_NAME}-secrets`, namespace: inventoryNamespace },
         roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: secretsRole },
-        subjects: [{ kind: "ServiceAccount", name: STATUS_NAME, namespace }],
+        subjects,
       });
     }
 
@@ -106,10 +70,6 @@ export class StatusReporter extends Construct {
           { name: "http-metrics", port: STATUS_PORT, targetPort: k8s.IntOrString.fromString("http-metrics") },
         ],
       },
-    });
-
-    const probe = (path: string) => ({
-      httpGet: { path, port: k8s.IntOrString.fromString("http-metrics") },
     });
     new k8s.KubeDeployment(this, "deployment", {
       metadata: { name: STATUS_NAME, namespace },
@@ -126,37 +86,7 @@ export class StatusReporter extends Construct {
             securityContext: POD_SECURITY,
             // SIGTERM: the writes in flight finish, the informers stop.
             terminationGracePeriodSeconds: 30,
-            containers: [
-              {
-                name: "status",
-                image,
-                imagePullPolicy: "IfNotPresent",
-                args: [
-                  "status",
-                  "--write",
-                  "--port",
-                  String(STATUS_PORT),
-                  ...inventoryNamespaces.flatMap((inventoryNamespace) => [
-                    "--secrets-namespace",
-                    inventoryNamespace,
-                  ]),
-                  // Judged by the Allocations the webhook trusts, so a status agrees with its answers.
-                  ...allocationTrustArgs(allocationNamespaces, allocationManagers),
-                ],
-                ports: [{ name: "http-metrics", containerPort: STATUS_PORT }],
-                readinessProbe: { ...probe("/readyz"), periodSeconds: 10, failureThreshold: 3 },
-                livenessProbe: { ...probe("/healthz"), periodSeconds: 10, failureThreshold: 3 },
-                resources: {
-                  requests: {
-                    cpu: k8s.Quantity.fromString("100m"),
-                    memory: k8s.Quantity.fromString("256Mi"),
-                  },
-                  // The informers hold every BMH, CR and rendered Job, and the site's evaluation, as the webhook's do.
-                  limits: { cpu: k8s.Quantity.fromString("1"), memory: k8s.Quantity.fromString("1Gi") },
-                },
-                securityContext: CONTAINER_SECURITY,
-              },
-            ],
+            containers: [statusContainer(props)],
           },
         },
       },
@@ -178,7 +108,6 @@ export class StatusReporter extends Construct {
         },
       });
     }
-
     if (serviceMonitor) {
       new ApiObject(this, "service-monitor", {
         apiVersion: "monitoring.coreos.com/v1",
@@ -191,4 +120,70 @@ export class StatusReporter extends Construct {
       });
     }
   }
+}
+
+/**
+ * What the reporter's ClusterRole allows: reading what a status is made of, patching the four kinds'
+ * status subresource, and creating and patching Events.
+ */
+function statusRules(): k8s.PolicyRule[] {
+  const definitions = Object.values(KINDS);
+  const watched = [...definitions, ALLOCATION_DEFINITION];
+  const groups = [...new Set(watched.map((definition) => definition.group))];
+  return [
+    { apiGroups: ["metal3.io"], resources: ["baremetalhosts", "hardwaredata"], verbs: READ },
+    ...groups.map((group) => ({
+      apiGroups: [group],
+      resources: watched
+        .filter((definition) => definition.group === group)
+        .map((definition) => definition.plural),
+      verbs: READ,
+    })),
+    { apiGroups: ["batch"], resources: ["jobs"], verbs: READ },
+    { apiGroups: ["kustomize.toolkit.fluxcd.io"], resources: ["kustomizations"], verbs: READ },
+    { apiGroups: ["argoproj.io"], resources: ["applications"], verbs: READ },
+    // The status subresource alone: the spec, labels and annotations stay Git's.
+    ...[...new Set(definitions.map((definition) => definition.group))].map((group) => ({
+      apiGroups: [group],
+      resources: definitions
+        .filter((definition) => definition.group === group)
+        .map((definition) => `${definition.plural}/status`),
+      verbs: ["patch"],
+    })),
+    { apiGroups: [""], resources: ["events"], verbs: ["create", "patch"] },
+  ];
+}
+
+/** The reporter's container: `metalsynth status --write`, probes and `/metrics` on {@link STATUS_PORT}. */
+function statusContainer(props: StatusReporterProps): k8s.Container {
+  const { image, inventoryNamespaces, allocationNamespaces, allocationManagers } = props;
+  const probe = (path: string) => ({
+    httpGet: { path, port: k8s.IntOrString.fromString("http-metrics") },
+  });
+  return {
+    name: "status",
+    image,
+    imagePullPolicy: "IfNotPresent",
+    args: [
+      "status",
+      "--write",
+      "--port",
+      String(STATUS_PORT),
+      ...inventoryNamespaces.flatMap((inventoryNamespace) => ["--secrets-namespace", inventoryNamespace]),
+      // Judged by the Allocations the webhook trusts, so a status agrees with its answers.
+      ...allocationTrustArgs(allocationNamespaces, allocationManagers),
+    ],
+    ports: [{ name: "http-metrics", containerPort: STATUS_PORT }],
+    readinessProbe: { ...probe("/readyz"), periodSeconds: 10, failureThreshold: 3 },
+    livenessProbe: { ...probe("/healthz"), periodSeconds: 10, failureThreshold: 3 },
+    resources: {
+      requests: {
+        cpu: k8s.Quantity.fromString("100m"),
+        memory: k8s.Quantity.fromString("256Mi"),
+      },
+      // The informers hold every BMH, CR and rendered Job, and the site's evaluation, as the webhook's do.
+      limits: { cpu: k8s.Quantity.fromString("1"), memory: k8s.Quantity.fromString("1Gi") },
+    },
+    securityContext: CONTAINER_SECURITY,
+  };
 }
