@@ -7,7 +7,7 @@ import { compareText } from "../issue.ts";
 import type { Host } from "../inventory/host.ts";
 import type { Inventory } from "../inventory/inventory.ts";
 import type { LabelSelector } from "../inventory/selector.ts";
-import { rejection, resourceFilters } from "../rules/filters.ts";
+import { FILTER_PLUGINS, rejection, resourceFilters } from "../rules/filters.ts";
 import { addressed } from "../rules/filters/interface.ts";
 import type { SitePlan } from "../plan/model.ts";
 import { serviceInterfaces } from "../plan/sip-placement.ts";
@@ -101,9 +101,7 @@ function features(needs: { readonly sriov: boolean; readonly qat: boolean }): st
 /** The resources a BPA entry states: resource-only entries, and MAC entries that state any. */
 function statedNeeds(request: NodeRequest): ResourceNeeds | undefined {
   if (request.kind === "resources") return request;
-  if (request.kind !== "mac") return undefined;
-  const states = request.cpus !== undefined || request.memoryBytes !== undefined;
-  return states || request.sriov || request.qat ? request : undefined;
+  return request.kind === "mac" && askedOf(request).length > 0 ? request : undefined;
 }
 
 function bpaShapes(plan: SitePlan, free: readonly Host[]): RequestedShape[] {
@@ -113,7 +111,8 @@ function bpaShapes(plan: SitePlan, free: readonly Host[]): RequestedShape[] {
     for (const request of [...cluster.provisioning.masters, ...cluster.provisioning.workers]) {
       const needs = statedNeeds(request);
       if (needs === undefined) continue;
-      const key = `${needs.cpus ?? ""}|${needs.memoryBytes ?? ""}|${needs.sriov}|${needs.qat}`;
+      // Each resource plugin words what it is asked differently, so the words name the shape.
+      const key = needsText(needs);
       const known = byShape.get(key) ?? { needs, requests: 0, clusters: new Set<string>() };
       known.requests++;
       known.clusters.add(cluster.key);
@@ -136,12 +135,13 @@ function bpaShapes(plan: SitePlan, free: readonly Host[]): RequestedShape[] {
 
 /** `≥ 16 CPUs × ≥ 64Gi × SR-IOV`; `any host` for an entry that asks for nothing in particular. */
 function needsText(needs: ResourceNeeds): string {
-  const parts = [
-    ...(needs.cpus === undefined ? [] : [`≥ ${needs.cpus} CPUs`]),
-    ...(needs.memoryBytes === undefined ? [] : [`≥ ${formatBytes(needs.memoryBytes)}`]),
-    ...features(needs),
-  ];
+  const parts = askedOf(needs);
   return parts.length === 0 ? "any host" : parts.join(" × ");
+}
+
+/** What `needs` asks of each resource, in the words of its plugin, in registry order. */
+function askedOf(needs: ResourceNeeds): string[] {
+  return FILTER_PLUGINS.flatMap((plugin) => plugin.asked?.(needs) ?? []);
 }
 
 function sipShapes(plan: SitePlan, inventory: Inventory, free: readonly Host[]): RequestedShape[] {

@@ -7,6 +7,7 @@
 import { issueText, oneLine, type Issue } from "../issue.ts";
 import type { Host } from "../inventory/host.ts";
 import { formatBytes } from "../quantity.ts";
+import { FILTER_PLUGINS } from "../rules/filters.ts";
 import { freeShapeText, type Capacity } from "./capacity.ts";
 import {
   isControlPlane,
@@ -287,12 +288,8 @@ function clip(text: string, max: number): string {
 /** The tooltip: everything the tile shows, unabridged, plus MACs, findings and the change. */
 function tileTitle(mapHost: MapHost, groupWord: string, groupName: string): string {
   const { host } = mapHost;
-  const hardware = [
-    host.cpus === undefined ? "CPUs unknown" : `${host.cpus} CPUs`,
-    host.memoryBytes === undefined ? "memory unknown" : `${formatBytes(host.memoryBytes)} memory`,
-    ...(host.sriov ? ["SR-IOV"] : []),
-    ...(host.qat ? ["QAT"] : []),
-  ];
+  // Each resource filter's plugin words what the host has of what it reads.
+  const hardware = FILTER_PLUGINS.flatMap((plugin) => plugin.has?.(host) ?? []);
   const lines = [
     host.id,
     `${groupWord}: ${groupName}`,

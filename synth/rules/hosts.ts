@@ -93,7 +93,8 @@ export function missingResources(request: MacRequest, host: Host, report: Report
     const target = macEntryRule(found);
     if (target === undefined) return [];
     const { rule, message } = target.finding(found, host);
-    return [onHost(rule, [...request.path, target.field], message)];
+    const field = typeof target.field === "string" ? [target.field] : target.field;
+    return [onHost(rule, [...request.path, ...field], message)];
   });
 }
 

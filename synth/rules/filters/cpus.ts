@@ -27,6 +27,8 @@ export const CPUS = {
             message: `host ${host.id} has ${available} CPUs, ${requested} requested`,
           },
   },
+  asked: ({ cpus }) => (cpus === undefined ? undefined : `≥ ${cpus} CPUs`),
+  has: ({ cpus }) => (cpus === undefined ? "CPUs unknown" : `${cpus} CPUs`),
 } as const satisfies FilterPlugin;
 
 function ofNeeds({ cpus }: ResourceNeeds): HostFilter | undefined {

@@ -28,6 +28,9 @@ export const MEMORY = {
             message: `host ${host.id} has ${quantity(available)} memory, ${quantity(requested)} requested`,
           },
   },
+  asked: ({ memoryBytes }) => (memoryBytes === undefined ? undefined : `≥ ${formatBytes(memoryBytes)}`),
+  has: ({ memoryBytes }) =>
+    memoryBytes === undefined ? "memory unknown" : `${formatBytes(memoryBytes)} memory`,
 } as const satisfies FilterPlugin;
 
 function ofNeeds({ memoryBytes }: ResourceNeeds): HostFilter | undefined {

@@ -5,6 +5,7 @@
  * `InsufficientResource`). Each plugin is one file beside this one; `rules/filters.ts` registers
  * them in one list and reads the vocabulary from it.
  */
+import type { FieldPath } from "../../field-path.ts";
 import type { Host } from "../../inventory/host.ts";
 import type { HostFacts } from "../../inventory/host-facts.ts";
 import type { RuleId } from "../../rule-catalogue.ts";
@@ -51,12 +52,19 @@ export interface FilterPlugin<Reason extends string = string> {
   readonly ofNeeds?: (needs: ResourceNeeds) => HostFilter | undefined;
   /** For a resource a BPA entry may ask for: the finding when the host its MAC names is rejected. */
   readonly macEntry?: MacEntryRule;
+  /**
+   * For a resource a BPA entry may ask for: what `needs` asks of it in the site map's capacity
+   * words (`≥ 16 CPUs`), undefined when it asks nothing of it.
+   */
+  readonly asked?: (needs: ResourceNeeds) => string | undefined;
+  /** For a resource a BPA entry may ask for: what `host` has of it in the site map's words (`16 CPUs`). */
+  readonly has?: (host: Host) => string | undefined;
 }
 
 /** The finding about a host a MAC entry names that a resource filter rejects. */
 export interface MacEntryRule {
-  /** The entry's field the finding points at (`cpu`, under the entry's path). */
-  readonly field: string;
+  /** The entry's field the finding points at (`cpu`, `["hardware", "arch"]`), under the entry's path. */
+  readonly field: string | FieldPath;
   finding(rejection: Rejection, host: Host): { readonly rule: RuleId; readonly message: string };
 }
 

@@ -16,6 +16,8 @@ export const QAT = {
       message: `host ${host.id} is not QAT capable: it is not labelled ${QAT_LABEL}: "true"`,
     }),
   },
+  asked: ({ qat }) => (qat ? "QAT" : undefined),
+  has: ({ qat }) => (qat ? "QAT" : undefined),
 } as const satisfies FilterPlugin;
 
 function ofNeeds({ qat }: ResourceNeeds): HostFilter | undefined {

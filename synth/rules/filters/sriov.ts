@@ -16,6 +16,8 @@ export const SRIOV = {
       message: `host ${host.id} is not SR-IOV capable: it is not labelled ${SRIOV_LABEL}: "true"`,
     }),
   },
+  asked: ({ sriov }) => (sriov ? "SR-IOV" : undefined),
+  has: ({ sriov }) => (sriov ? "SR-IOV" : undefined),
 } as const satisfies FilterPlugin;
 
 function ofNeeds({ sriov }: ResourceNeeds): HostFilter | undefined {
