@@ -133,6 +133,11 @@ export const RULES = {
     summary: "host is not labelled QAT capable",
     module: "synth/rules/filters/qat.ts",
   },
+  "arch-mismatch": {
+    severity: "error",
+    summary: "host's CPU architecture is not the one its entry's hardware.arch asks for",
+    module: "synth/rules/filters/arch.ts",
+  },
   "resources-unknown": {
     severity: "warning",
     summary: "requested resource can't be checked (no hardware details)",

@@ -150,6 +150,14 @@ describe("each rule reports its id at the field path", () => {
   it.each([
     [
       "schema",
+      provisioning(
+        `  masters:\n    - master-1:\n        mac-address: 00:c6:14:04:61:b3\n        hardware: {arch: ppc64le}\n`,
+      ),
+      "spec.masters[0].master-1.hardware.arch",
+      /x86_64|aarch64/,
+    ],
+    [
+      "schema",
       provisioning(`${oneMaster}  mastrs: []\n`),
       "spec.mastrs",
       /unknown field "mastrs" \(did you mean masters\?\)/,
@@ -394,6 +402,14 @@ describe("each rule reports its id at the field path", () => {
       ),
       "spec.workers[0].worker-1.qat",
       /is not QAT capable: it is not labelled feature.metalsynth.io\/qat: "true"$/,
+    ],
+    [
+      "arch-mismatch",
+      provisioning(
+        `  masters:\n    - master-1:\n        mac-address: 00:c6:14:04:61:b3\n        hardware: {arch: aarch64}\n`,
+      ),
+      "spec.masters[0].master-1.hardware.arch",
+      /^host metal3\/node-01 is x86_64, aarch64 requested$/,
     ],
     [
       "host-claimed",
@@ -893,6 +909,7 @@ describe("the catalogue", () => {
       "memory-insufficient",
       "sriov-missing",
       "qat-missing",
+      "arch-mismatch",
       "no-fit",
       "plugin-name",
       "pod-subnet",

@@ -72,6 +72,7 @@ export interface HardwareFacts {
   readonly fault?: HostFault;
   readonly cpus?: number;
   readonly memoryBytes?: number;
+  readonly cpuArch?: string;
 }
 
 /** What the loader keeps of one BMH until all objects are in and references can be resolved. */
@@ -384,6 +385,8 @@ export function readHardware(
   if (firstFault !== undefined) facts.fault = firstFault;
   if (cpus !== undefined) facts.cpus = cpus;
   if (mebibytes !== undefined) facts.memoryBytes = mebibytes * 2 ** 20;
+  const arch = stringField(field(hardware, "cpu"), "arch");
+  if (arch !== undefined && arch !== "") facts.cpuArch = strings.intern(arch);
   return facts;
 }
 

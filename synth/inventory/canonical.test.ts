@@ -109,6 +109,7 @@ spec:
 status:
   hardware:
     cpu:
+      arch: x86_64
       count: 16
     nics:
       - ip: 172.22.0.11

@@ -183,11 +183,15 @@ export function canonicalHost(host: Host): Record<string, unknown> {
 
   const status: Record<string, unknown> = {};
   const hardware: Record<string, unknown> = {};
-  if (host.cpus !== undefined) hardware["cpu"] = { count: host.cpus };
+  const cpu = {
+    ...(host.cpuArch !== undefined && { arch: host.cpuArch }),
+    ...(host.cpus !== undefined && { count: host.cpus }),
+  };
+  if (Object.keys(cpu).length > 0) hardware["cpu"] = cpu;
   hardware["nics"] = orderedNics(host).flatMap(nicEntries);
   if (host.memoryBytes !== undefined) hardware["ramMebibytes"] = host.memoryBytes / MEBIBYTE;
   // A hardware block with nothing in it reads as no hardware details, which is what it says.
-  if (host.cpus !== undefined || host.memoryBytes !== undefined || host.nics.length > 0) {
+  if (Object.keys(cpu).length > 0 || host.memoryBytes !== undefined || host.nics.length > 0) {
     status["hardware"] = hardware;
   }
   if (availability?.errorType !== undefined) status["errorType"] = availability.errorType;

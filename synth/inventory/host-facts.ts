@@ -10,7 +10,7 @@ import { sameData } from "../same-data.ts";
 export const HOST_FACTS = {
   /** Who holds the host: the lock, a MAC entry, SIP labels or an earlier turn. */
   claim: 1,
-  /** CPUs, memory, SR-IOV and QAT: what the resource filters and best-fit order read. */
+  /** CPUs, memory, SR-IOV, QAT and the inspected CPU: what the resource filters and best-fit order read. */
   hardware: 2,
   /** Labels, read by SIP roles' selectors and topology keys. */
   labels: 4,
@@ -43,6 +43,7 @@ const FACT_OF_FIELD: { readonly [Field in keyof Required<Host>]: HostFacts } = {
   sipPartial: HOST_FACTS.labels | HOST_FACTS.claim,
   cpus: HOST_FACTS.hardware,
   memoryBytes: HOST_FACTS.hardware,
+  cpuArch: HOST_FACTS.hardware,
   sriov: HOST_FACTS.hardware,
   qat: HOST_FACTS.hardware,
   bootMac: HOST_FACTS.network,

@@ -117,6 +117,8 @@ export interface Host {
   readonly cpus?: number;
   /** RAM in bytes (`hardware.ramMebibytes` × 2^20); `undefined` means unknown. */
   readonly memoryBytes?: number;
+  /** `hardware.cpu.arch` (`x86_64`, `aarch64`); `undefined` means unknown. */
+  readonly cpuArch?: string;
   /** `feature.metalsynth.io/sriov: "true"` */
   readonly sriov: boolean;
   /** `feature.metalsynth.io/qat: "true"` */

@@ -54,6 +54,7 @@ describe("buildInventory: upstream samples", () => {
       ],
       cpus: 2,
       memoryBytes: 4096 * MiB,
+      cpuArch: "x86_64",
       sriov: false,
       qat: false,
       provisioningState: "ready",

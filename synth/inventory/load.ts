@@ -517,6 +517,7 @@ function toHost(
     nics: hardware?.nics ?? NO_NICS,
     cpus: hardware?.cpus,
     memoryBytes: hardware?.memoryBytes,
+    cpuArch: hardware?.cpuArch,
     sriov: draft.labels[SRIOV_LABEL] === "true",
     qat: draft.labels[QAT_LABEL] === "true",
     provisioningState: draft.provisioningState,

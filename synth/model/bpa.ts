@@ -2,6 +2,10 @@
 import type { DnsLabel } from "../checked.ts";
 import type { FieldPath } from "../field-path.ts";
 import type { Resource } from "./resource.ts";
+import type { CPU_ARCHES } from "../schema/hardware.ts";
+
+/** A CPU architecture a node may ask for. */
+export type CpuArch = (typeof CPU_ARCHES)[number];
 
 /** A node's part in a BPA cluster. */
 export type Role = "master" | "worker";
@@ -15,8 +19,17 @@ interface NodeEntry {
   readonly path: FieldPath;
 }
 
+/**
+ * What an entry or a SIP node set asks of its host's inspected hardware (`hardware`, a metalsynth
+ * extension, decision 0065); each field unset means "any".
+ */
+export interface HardwareNeeds {
+  /** `hardware.arch`: the host's `status.hardware.cpu.arch`, exactly. */
+  readonly arch?: CpuArch;
+}
+
 /** What an entry asks of its host; cpu and memory unset mean "any". */
-export interface ResourceNeeds {
+export interface ResourceNeeds extends HardwareNeeds {
   /** Logical CPUs, at least. */
   readonly cpus?: number;
   /** Memory in bytes, at least. */

@@ -12,6 +12,7 @@ import {
   rejections,
   resourceFilters,
 } from "./filters.ts";
+import { ARCH } from "./filters/arch.ts";
 import { AVAILABLE } from "./filters/available.ts";
 import { CPUS } from "./filters/cpus.ts";
 import { INTERFACE, addressed } from "./filters/interface.ts";
@@ -82,6 +83,24 @@ describe("host filters", () => {
       undefined,
     ],
     [
+      "Arch passes the architecture asked for",
+      only(resourceFilters({ ...needs, arch: "aarch64" })),
+      { cpuArch: "aarch64" },
+      undefined,
+    ],
+    [
+      "Arch rejects another architecture, saying which",
+      only(resourceFilters({ ...needs, arch: "aarch64" })),
+      { cpuArch: "x86_64" },
+      { filter: ARCH.name, reason: "mismatch", requested: "aarch64", available: "x86_64" },
+    ],
+    [
+      "Arch can't check a host whose inspection reports no architecture",
+      only(resourceFilters({ ...needs, arch: "x86_64" })),
+      {},
+      { filter: ARCH.name, reason: "unknown", requested: "x86_64" },
+    ],
+    [
       "Selector rejects other labels",
       selected({ matchLabels: { role: "cp" } }),
       { labels: { role: "worker" } },
@@ -136,6 +155,7 @@ describe("the facts a filter declares", () => {
     { name: "free" },
     { name: "free", cpus: 64, memoryBytes: 256 * GI, sriov: true, qat: true },
     { name: "free", cpus: undefined },
+    { name: "free", cpuArch: "aarch64" },
     { name: "free", rack: "r1", labels: { pool: "a" } },
     { name: "free", networks: { oam: "10.1.1.1" } },
     { name: "free", nics: [] },
@@ -145,7 +165,7 @@ describe("the facts a filter declares", () => {
   it.each<[string, HostFilter]>([
     ["Unclaimed", unclaimed(ledger.view(), key("c1"))],
     ["Unused", unused((host) => host.id.endsWith("/free"))],
-    ...resourceFilters({ cpus: 32, memoryBytes: 128 * GI, sriov: true, qat: true }).map(
+    ...resourceFilters({ cpus: 32, memoryBytes: 128 * GI, sriov: true, qat: true, arch: "x86_64" }).map(
       (filter): [string, HostFilter] => [filter.name, filter],
     ),
     ["Selector", selected({ matchLabels: { pool: "a" } })],
@@ -171,6 +191,8 @@ describe("rejectionText", () => {
     [{ filter: MEMORY.name, reason: "insufficient", requested: 2 ** 41 }, "less than 2Ti memory"],
     [{ filter: SRIOV.name, reason: "not-capable" }, "not SR-IOV capable"],
     [{ filter: QAT.name, reason: "not-capable" }, "not QAT capable"],
+    [{ filter: ARCH.name, reason: "mismatch", requested: "aarch64" }, "not aarch64"],
+    [{ filter: ARCH.name, reason: "unknown", requested: "aarch64" }, "no CPU architecture reported"],
     [{ filter: SELECTOR.name, reason: "mismatch" }, "not matching the labelSelector"],
     [{ filter: INTERFACE.name, reason: "no-address", requested: "oam" }, "no IP on interface oam"],
     [{ filter: TOPOLOGY.name, reason: "same-domain", requested: "rack" }, "same rack as a chosen host"],

@@ -9,6 +9,7 @@
 import { compareText } from "../issue.ts";
 import type { ResourceNeeds } from "../model/bpa.ts";
 import type { Host } from "../inventory/host.ts";
+import { ARCH } from "./filters/arch.ts";
 import { AVAILABLE } from "./filters/available.ts";
 import { CPUS } from "./filters/cpus.ts";
 import { INTERFACE } from "./filters/interface.ts";
@@ -36,6 +37,7 @@ export const FILTER_PLUGINS: readonly FilterPlugin[] = [
   MEMORY,
   SRIOV,
   QAT,
+  ARCH,
   SELECTOR,
   INTERFACE,
   TOPOLOGY,

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { BOUNDS } from "./bounds.ts";
 import { ObjectMetaSpec, IgnoredStatusSpec, formatted, oneKeyMap } from "./formats.ts";
+import { HardwareRequestSpec } from "./hardware.ts";
 
 /**
  * What a master asks of its host. Upstream: ICN BPA `Provisioning.spec.masters[]`
@@ -17,6 +18,7 @@ const MasterRequestSpec = z.strictObject({
     .describe(
       "Minimum RAM as a Kubernetes quantity (64Gi); a bare number means bytes and must be ≥ 1048576 (1Mi).",
     ),
+  hardware: HardwareRequestSpec.optional(),
 });
 
 /** A worker may also require SR-IOV or QAT capable hardware (BMH labels feature.metalsynth.io/*). */

@@ -16,6 +16,7 @@ import {
 } from "../rules/bpa.ts";
 import type { WorkerRequestSpec } from "../schema/provisioning.ts";
 import { reporter } from "../rules/reporter.ts";
+import { hardwareNeeds } from "./hardware.ts";
 import type { Resource } from "../model/resource.ts";
 import type {
   ClusterGlue,
@@ -70,6 +71,7 @@ export function normalizeProvisioning(resource: Resource<"Provisioning">): {
       qat: request.qat === true,
       ...(request.cpu === undefined ? {} : { cpus: request.cpu }),
       ...(memoryBytes === undefined ? {} : { memoryBytes }),
+      ...hardwareNeeds(request.hardware),
     };
     return mac === undefined
       ? { kind: "resources", role, label, path, ...needs }

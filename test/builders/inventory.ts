@@ -225,6 +225,7 @@ export function makeHost(options: HostOptions = {}): Host {
     nics,
     ...(cpus !== undefined && { cpus }),
     ...(memoryBytes !== undefined && { memoryBytes }),
+    ...(options.cpuArch !== undefined && { cpuArch: options.cpuArch }),
     sriov: labels[SRIOV_LABEL] === "true",
     qat: labels[QAT_LABEL] === "true",
     ...(provisioningState !== undefined && { provisioningState }),

@@ -129,3 +129,36 @@ export function capable(plugin: FilterPlugin<"not-capable">, has: (host: Host) =
   const notCapable = Object.freeze(rejectionBy(plugin, "not-capable"));
   return new PluginFilter(plugin, (host) => (has(host) ? undefined : notCapable));
 }
+
+/**
+ * `resources-unknown` for a host a MAC entry names whose inspection does not report what `field`
+ * asks about (a host not inspected, an inspector that leaves it out): a warning, as without
+ * hardware details, since the host may well have it.
+ */
+export function notReported(host: Host, what: string, field: string, requested: string) {
+  return {
+    rule: "resources-unknown",
+    message: `host ${host.id} reports no ${what}; can't check ${field}: ${requested}`,
+  } as const;
+}
+
+/**
+ * A filter of a fact the host's inspection reports: `unknown` when it reports none (never a
+ * shortfall: unknown is not none), `reason` when `fits` finds the fact short of the request, with
+ * what the host has as `available`.
+ */
+export function inspected<Reason extends string, Fact>(
+  plugin: FilterPlugin<"unknown" | Reason>,
+  reason: NoInfer<Reason>,
+  requested: number | string,
+  fact: (host: Host) => Fact | undefined,
+  fits: (has: Fact) => boolean,
+  available: (has: Fact) => number | string,
+): HostFilter {
+  const unknown = Object.freeze(rejectionBy(plugin, "unknown", { requested }));
+  return new PluginFilter(plugin, (host) => {
+    const has = fact(host);
+    if (has === undefined) return unknown;
+    return fits(has) ? undefined : rejectionBy(plugin, reason, { requested, available: available(has) });
+  });
+}

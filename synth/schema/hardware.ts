@@ -1,0 +1,21 @@
+import { z } from "zod";
+
+/** The CPU architectures a node may ask for, as Metal3's inspection writes `status.hardware.cpu.arch`. */
+export const CPU_ARCHES = ["x86_64", "aarch64"] as const;
+
+/**
+ * What a node asks of its host's hardware beyond upstream's `cpu` and `memory`, over what a
+ * BareMetalHost's `status.hardware` reports: a metalsynth extension (decision 0065), the same block
+ * on a Provisioning's master and worker entries and on a SIPCluster's node sets. Every field is
+ * optional; a host whose inspection does not report a field can't be checked against it.
+ */
+export const HardwareRequestSpec = z
+  .strictObject({
+    arch: z
+      .enum(CPU_ARCHES)
+      .optional()
+      .describe("The host's CPU architecture (BMH status.hardware.cpu.arch), exactly."),
+  })
+  .describe("metalsynth extension: what the host's inspected hardware must have (decision 0065).");
+
+export type HardwareRequestSpec = z.infer<typeof HardwareRequestSpec>;
