@@ -51,6 +51,13 @@ export type InterfaceId = Checked<string, "InterfaceId">;
 /** A container image reference (`[domain[:port]/]path[:tag][@digest]`, distribution/reference's grammar). */
 export type ImageReference = Checked<string, "ImageReference">;
 
+/**
+ * What a node's `hardware.cpuModel` matches (decision 0065): the text folded as
+ * {@link foldCpuModel} folds a host's reported model, so "Xeon Gold" matches
+ * "Intel(R) Xeon(R) Gold 5118 CPU @ 2.30GHz".
+ */
+export type CpuModelMatch = Checked<string, "CpuModelMatch">;
+
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
@@ -94,6 +101,26 @@ export const EXPECTED = {
   interfaceId:
     "a network id or interface name such as oam-ipv4 or enp1s0: letters, digits, '-', '_', '.', ':' and '@', at most 253",
 } as const;
+
+/**
+ * A CPU model's text as it is compared (decision 0065): lower case, without the trademark marks
+ * `(R)`, `(TM)` inspections write, runs of white space as one space, trimmed.
+ */
+export function foldCpuModel(text: string): string {
+  return text
+    .toLowerCase()
+    .replace(/\((r|tm)\)/g, " ")
+    .replace(/\s+/g, " ")
+    .trim();
+}
+
+/**
+ * A `hardware.cpuModel` to match. Text that folds to nothing (spaces, `(TM)` alone) is matched as
+ * written, lower case, rather than as every model.
+ */
+export function parseCpuModelMatch(text: string): CpuModelMatch {
+  return (foldCpuModel(text) || text.toLowerCase()) as CpuModelMatch;
+}
 
 /** `text` as a {@link DnsLabel}, or `undefined`. */
 export function parseDnsLabel(text: string): DnsLabel | undefined {

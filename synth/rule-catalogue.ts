@@ -138,6 +138,11 @@ export const RULES = {
     summary: "host's CPU architecture is not the one its entry's hardware.arch asks for",
     module: "synth/rules/filters/arch.ts",
   },
+  "cpu-model-mismatch": {
+    severity: "error",
+    summary: "host's CPU model does not contain its entry's hardware.cpuModel",
+    module: "synth/rules/filters/cpu-model.ts",
+  },
   "resources-unknown": {
     severity: "warning",
     summary: "requested resource can't be checked (no hardware details)",

@@ -412,6 +412,14 @@ describe("each rule reports its id at the field path", () => {
       /^host metal3\/node-01 is x86_64, aarch64 requested$/,
     ],
     [
+      "cpu-model-mismatch",
+      provisioning(
+        `  masters:\n    - master-1:\n        mac-address: 00:c6:14:04:61:b3\n        hardware: {cpuModel: EPYC}\n`,
+      ),
+      "spec.masters[0].master-1.hardware.cpuModel",
+      /^host metal3\/node-01 has CPU model "Intel\(R\) Xeon\(R\) Gold 5118 CPU @ 2.30GHz", which does not contain "epyc"$/,
+    ],
+    [
       "host-claimed",
       provisioning(`  masters:\n    - master-1:\n        mac-address: 00:c6:14:04:62:10\n`),
       "spec.masters[0].master-1.mac-address",
@@ -910,6 +918,7 @@ describe("the catalogue", () => {
       "sriov-missing",
       "qat-missing",
       "arch-mismatch",
+      "cpu-model-mismatch",
       "no-fit",
       "plugin-name",
       "pod-subnet",

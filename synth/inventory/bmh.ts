@@ -73,6 +73,7 @@ export interface HardwareFacts {
   readonly cpus?: number;
   readonly memoryBytes?: number;
   readonly cpuArch?: string;
+  readonly cpuModel?: string;
 }
 
 /** What the loader keeps of one BMH until all objects are in and references can be resolved. */
@@ -387,6 +388,8 @@ export function readHardware(
   if (mebibytes !== undefined) facts.memoryBytes = mebibytes * 2 ** 20;
   const arch = stringField(field(hardware, "cpu"), "arch");
   if (arch !== undefined && arch !== "") facts.cpuArch = strings.intern(arch);
+  const model = stringField(field(hardware, "cpu"), "model");
+  if (model !== undefined && model.trim() !== "") facts.cpuModel = strings.intern(model);
   return facts;
 }
 

@@ -111,6 +111,7 @@ status:
     cpu:
       arch: x86_64
       count: 16
+      model: Intel Xeon
     nics:
       - ip: 172.22.0.11
         mac: e4:43:4b:9b:9b:10

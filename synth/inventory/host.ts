@@ -119,6 +119,8 @@ export interface Host {
   readonly memoryBytes?: number;
   /** `hardware.cpu.arch` (`x86_64`, `aarch64`); `undefined` means unknown. */
   readonly cpuArch?: string;
+  /** `hardware.cpu.model` as reported (`Intel(R) Xeon(R) Gold 5118 CPU @ 2.30GHz`); `undefined` means unknown. */
+  readonly cpuModel?: string;
   /** `feature.metalsynth.io/sriov: "true"` */
   readonly sriov: boolean;
   /** `feature.metalsynth.io/qat: "true"` */

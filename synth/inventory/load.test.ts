@@ -55,6 +55,7 @@ describe("buildInventory: upstream samples", () => {
       cpus: 2,
       memoryBytes: 4096 * MiB,
       cpuArch: "x86_64",
+      cpuModel: "Intel Xeon E3-12xx v2 (Ivy Bridge)",
       sriov: false,
       qat: false,
       provisioningState: "ready",

@@ -518,6 +518,7 @@ function toHost(
     cpus: hardware?.cpus,
     memoryBytes: hardware?.memoryBytes,
     cpuArch: hardware?.cpuArch,
+    cpuModel: hardware?.cpuModel,
     sriov: draft.labels[SRIOV_LABEL] === "true",
     qat: draft.labels[QAT_LABEL] === "true",
     provisioningState: draft.provisioningState,

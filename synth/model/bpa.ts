@@ -1,5 +1,5 @@
 /** A BPA cluster's CRs after normalisation: what planning and the rules read (decision 0049). */
-import type { DnsLabel } from "../checked.ts";
+import type { CpuModelMatch, DnsLabel } from "../checked.ts";
 import type { FieldPath } from "../field-path.ts";
 import type { Resource } from "./resource.ts";
 import type { CPU_ARCHES } from "../schema/hardware.ts";
@@ -26,6 +26,8 @@ interface NodeEntry {
 export interface HardwareNeeds {
   /** `hardware.arch`: the host's `status.hardware.cpu.arch`, exactly. */
   readonly arch?: CpuArch;
+  /** `hardware.cpuModel`, folded: text the host's folded `status.hardware.cpu.model` contains. */
+  readonly cpuModel?: CpuModelMatch;
 }
 
 /** What an entry asks of its host; cpu and memory unset mean "any". */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { RACK_LABEL, makeHost, type HostOptions } from "../../test/builders/inventory.ts";
+import { parseCpuModelMatch } from "../checked.ts";
 import { clusterKey } from "../cluster-key.ts";
 import type { Host } from "../inventory/host.ts";
 import { changedFacts } from "../inventory/host-facts.ts";
@@ -14,6 +15,7 @@ import {
 } from "./filters.ts";
 import { ARCH } from "./filters/arch.ts";
 import { AVAILABLE } from "./filters/available.ts";
+import { CPU_MODEL } from "./filters/cpu-model.ts";
 import { CPUS } from "./filters/cpus.ts";
 import { INTERFACE, addressed } from "./filters/interface.ts";
 import { MEMORY } from "./filters/memory.ts";
@@ -29,6 +31,7 @@ import { UNCLAIMED, unclaimed } from "./filters/unclaimed.ts";
 import { UNUSED, unused } from "./filters/unused.ts";
 
 const key = (name: string) => clusterKey("ns", name);
+const cpuModel = parseCpuModelMatch;
 
 const GI = 2 ** 30;
 const held = makeHost({ name: "held" });
@@ -101,6 +104,29 @@ describe("host filters", () => {
       { filter: ARCH.name, reason: "unknown", requested: "x86_64" },
     ],
     [
+      "CpuModel passes a model containing the text, whatever its case and trademark marks",
+      only(resourceFilters({ ...needs, cpuModel: cpuModel("xeon  GOLD") })),
+      { cpuModel: "Intel(R) Xeon(R) Gold 5118 CPU @ 2.30GHz" },
+      undefined,
+    ],
+    [
+      "CpuModel rejects another model, saying which",
+      only(resourceFilters({ ...needs, cpuModel: cpuModel("EPYC") })),
+      { cpuModel: "Intel(R) Xeon(R) Gold 5118 CPU @ 2.30GHz" },
+      {
+        filter: CPU_MODEL.name,
+        reason: "mismatch",
+        requested: "epyc",
+        available: "Intel(R) Xeon(R) Gold 5118 CPU @ 2.30GHz",
+      },
+    ],
+    [
+      "CpuModel can't check a host whose inspection reports no model",
+      only(resourceFilters({ ...needs, cpuModel: cpuModel("EPYC") })),
+      {},
+      { filter: CPU_MODEL.name, reason: "unknown", requested: "epyc" },
+    ],
+    [
       "Selector rejects other labels",
       selected({ matchLabels: { role: "cp" } }),
       { labels: { role: "worker" } },
@@ -156,6 +182,7 @@ describe("the facts a filter declares", () => {
     { name: "free", cpus: 64, memoryBytes: 256 * GI, sriov: true, qat: true },
     { name: "free", cpus: undefined },
     { name: "free", cpuArch: "aarch64" },
+    { name: "free", cpuModel: "AMD EPYC 7763" },
     { name: "free", rack: "r1", labels: { pool: "a" } },
     { name: "free", networks: { oam: "10.1.1.1" } },
     { name: "free", nics: [] },
@@ -165,9 +192,14 @@ describe("the facts a filter declares", () => {
   it.each<[string, HostFilter]>([
     ["Unclaimed", unclaimed(ledger.view(), key("c1"))],
     ["Unused", unused((host) => host.id.endsWith("/free"))],
-    ...resourceFilters({ cpus: 32, memoryBytes: 128 * GI, sriov: true, qat: true, arch: "x86_64" }).map(
-      (filter): [string, HostFilter] => [filter.name, filter],
-    ),
+    ...resourceFilters({
+      cpus: 32,
+      memoryBytes: 128 * GI,
+      sriov: true,
+      qat: true,
+      arch: "x86_64",
+      cpuModel: cpuModel("xeon"),
+    }).map((filter): [string, HostFilter] => [filter.name, filter]),
     ["Selector", selected({ matchLabels: { pool: "a" } })],
     ["Interface", addressed("oam")],
     ["Topology", topologySpread(RACK_LABEL, new Set(["r1"]))],
@@ -193,6 +225,8 @@ describe("rejectionText", () => {
     [{ filter: QAT.name, reason: "not-capable" }, "not QAT capable"],
     [{ filter: ARCH.name, reason: "mismatch", requested: "aarch64" }, "not aarch64"],
     [{ filter: ARCH.name, reason: "unknown", requested: "aarch64" }, "no CPU architecture reported"],
+    [{ filter: CPU_MODEL.name, reason: "mismatch", requested: "xeon gold" }, 'CPU model without "xeon gold"'],
+    [{ filter: CPU_MODEL.name, reason: "unknown", requested: "xeon" }, "no CPU model reported"],
     [{ filter: SELECTOR.name, reason: "mismatch" }, "not matching the labelSelector"],
     [{ filter: INTERFACE.name, reason: "no-address", requested: "oam" }, "no IP on interface oam"],
     [{ filter: TOPOLOGY.name, reason: "same-domain", requested: "rack" }, "same rack as a chosen host"],

@@ -11,6 +11,7 @@ import type { ResourceNeeds } from "../model/bpa.ts";
 import type { Host } from "../inventory/host.ts";
 import { ARCH } from "./filters/arch.ts";
 import { AVAILABLE } from "./filters/available.ts";
+import { CPU_MODEL } from "./filters/cpu-model.ts";
 import { CPUS } from "./filters/cpus.ts";
 import { INTERFACE } from "./filters/interface.ts";
 import { MEMORY } from "./filters/memory.ts";
@@ -38,6 +39,7 @@ export const FILTER_PLUGINS: readonly FilterPlugin[] = [
   SRIOV,
   QAT,
   ARCH,
+  CPU_MODEL,
   SELECTOR,
   INTERFACE,
   TOPOLOGY,

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { BOUNDS } from "./bounds.ts";
 
 /** The CPU architectures a node may ask for, as Metal3's inspection writes `status.hardware.cpu.arch`. */
 export const CPU_ARCHES = ["x86_64", "aarch64"] as const;
@@ -15,6 +16,14 @@ export const HardwareRequestSpec = z
       .enum(CPU_ARCHES)
       .optional()
       .describe("The host's CPU architecture (BMH status.hardware.cpu.arch), exactly."),
+    cpuModel: z
+      .string()
+      .min(1)
+      .max(BOUNDS.short)
+      .optional()
+      .describe(
+        "Text the host's CPU model (BMH status.hardware.cpu.model) contains, ignoring case, (R), (TM) and repeated spaces: 'Xeon Gold'.",
+      ),
   })
   .describe("metalsynth extension: what the host's inspected hardware must have (decision 0065).");
 

@@ -1,3 +1,4 @@
+import { parseCpuModelMatch } from "../checked.ts";
 import type { HardwareNeeds } from "../model/bpa.ts";
 import type { HardwareRequestSpec } from "../schema/hardware.ts";
 
@@ -7,8 +8,10 @@ import type { HardwareRequestSpec } from "../schema/hardware.ts";
  */
 export function hardwareNeeds(spec: HardwareRequestSpec | undefined): HardwareNeeds {
   if (spec === undefined) return NO_HARDWARE_NEEDS;
+  const cpuModel = spec.cpuModel === undefined ? undefined : parseCpuModelMatch(spec.cpuModel);
   return {
     ...(spec.arch === undefined ? {} : { arch: spec.arch }),
+    ...(cpuModel === undefined ? {} : { cpuModel }),
   };
 }
 

@@ -226,6 +226,7 @@ export function makeHost(options: HostOptions = {}): Host {
     ...(cpus !== undefined && { cpus }),
     ...(memoryBytes !== undefined && { memoryBytes }),
     ...(options.cpuArch !== undefined && { cpuArch: options.cpuArch }),
+    ...(options.cpuModel !== undefined && { cpuModel: options.cpuModel }),
     sriov: labels[SRIOV_LABEL] === "true",
     qat: labels[QAT_LABEL] === "true",
     ...(provisioningState !== undefined && { provisioningState }),
