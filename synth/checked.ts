@@ -58,6 +58,12 @@ export type ImageReference = Checked<string, "ImageReference">;
  */
 export type CpuModelMatch = Checked<string, "CpuModelMatch">;
 
+/**
+ * A CPU flag as `status.hardware.cpu.flags` lists it and `hardware.cpuFlags` asks for it
+ * (decision 0065): lower case, as Linux's `/proc/cpuinfo` writes flags (`avx512f`).
+ */
+export type CpuFlag = Checked<string, "CpuFlag">;
+
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
@@ -120,6 +126,11 @@ export function foldCpuModel(text: string): string {
  */
 export function parseCpuModelMatch(text: string): CpuModelMatch {
   return (foldCpuModel(text) || text.toLowerCase()) as CpuModelMatch;
+}
+
+/** A CPU flag, read from a CR or an inspection: any case in, lower case out. */
+export function parseCpuFlag(text: string): CpuFlag {
+  return text.trim().toLowerCase() as CpuFlag;
 }
 
 /** `text` as a {@link DnsLabel}, or `undefined`. */

@@ -143,6 +143,11 @@ export const RULES = {
     summary: "host's CPU model does not contain its entry's hardware.cpuModel",
     module: "synth/rules/filters/cpu-model.ts",
   },
+  "cpu-flags-missing": {
+    severity: "error",
+    summary: "host's CPU lacks a flag its entry's hardware.cpuFlags asks for",
+    module: "synth/rules/filters/cpu-flags.ts",
+  },
   "resources-unknown": {
     severity: "warning",
     summary: "requested resource can't be checked (no hardware details)",

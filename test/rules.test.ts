@@ -420,6 +420,14 @@ describe("each rule reports its id at the field path", () => {
       /^host metal3\/node-01 has CPU model "Intel\(R\) Xeon\(R\) Gold 5118 CPU @ 2.30GHz", which does not contain "epyc"$/,
     ],
     [
+      "cpu-flags-missing",
+      provisioning(
+        `  masters:\n    - master-1:\n        mac-address: 00:c6:14:04:61:b3\n        hardware: {cpuFlags: [AES, avx512f]}\n`,
+      ),
+      "spec.masters[0].master-1.hardware.cpuFlags",
+      /^host metal3\/node-01 lacks CPU flags avx512f \(asked for aes avx512f\)$/,
+    ],
+    [
       "host-claimed",
       provisioning(`  masters:\n    - master-1:\n        mac-address: 00:c6:14:04:62:10\n`),
       "spec.masters[0].master-1.mac-address",
@@ -919,6 +927,7 @@ describe("the catalogue", () => {
       "qat-missing",
       "arch-mismatch",
       "cpu-model-mismatch",
+      "cpu-flags-missing",
       "no-fit",
       "plugin-name",
       "pod-subnet",

@@ -6,7 +6,9 @@ import {
   EXPECTED,
   parseDnsLabel,
   parseDnsSubdomain,
+  parseCpuFlag,
   parseIpAddress,
+  type CpuFlag,
   type DnsSubdomain,
   type IpAddress,
 } from "../checked.ts";
@@ -15,6 +17,7 @@ import { normalizeMac } from "../mac.ts";
 import type { Availability, Nic, PartialSipLabels, SipOwnership, Unavailable } from "./host.ts";
 import { detach } from "../detach.ts";
 import { DEFAULT_NAMESPACE, StringPool, describe, field, isRecord, stringField } from "./raw.ts";
+import { compareText } from "../issue.ts";
 
 /** Reports a problem at a field path of the object being read. */
 export type Report = (path: FieldPath, message: string) => void;
@@ -74,6 +77,7 @@ export interface HardwareFacts {
   readonly memoryBytes?: number;
   readonly cpuArch?: string;
   readonly cpuModel?: string;
+  readonly cpuFlags?: readonly CpuFlag[];
 }
 
 /** What the loader keeps of one BMH until all objects are in and references can be resolved. */
@@ -390,6 +394,14 @@ export function readHardware(
   if (arch !== undefined && arch !== "") facts.cpuArch = strings.intern(arch);
   const model = stringField(field(hardware, "cpu"), "model");
   if (model !== undefined && model.trim() !== "") facts.cpuModel = strings.intern(model);
+  const flags = field(field(hardware, "cpu"), "flags");
+  if (Array.isArray(flags)) {
+    const read = flags.flatMap((flag: unknown) =>
+      typeof flag === "string" && flag.trim() !== "" ? [flag] : [],
+    );
+    if (read.length > 0)
+      facts.cpuFlags = [...new Set(read.map((flag) => parseCpuFlag(strings.intern(flag))))].sort(compareText);
+  }
   return facts;
 }
 

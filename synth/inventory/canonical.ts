@@ -186,6 +186,7 @@ export function canonicalHost(host: Host): Record<string, unknown> {
   const cpu = {
     ...(host.cpuArch !== undefined && { arch: host.cpuArch }),
     ...(host.cpus !== undefined && { count: host.cpus }),
+    ...(host.cpuFlags !== undefined && { flags: host.cpuFlags }),
     ...(host.cpuModel !== undefined && { model: host.cpuModel }),
   };
   if (Object.keys(cpu).length > 0) hardware["cpu"] = cpu;

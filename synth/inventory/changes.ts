@@ -60,6 +60,7 @@ export function hostChanges(a: Host, b: Host): string[] {
   value("cpus", count(a.cpus), count(b.cpus));
   value("cpu arch", a.cpuArch, b.cpuArch);
   value("cpu model", a.cpuModel, b.cpuModel);
+  value("cpu flags", a.cpuFlags?.join(" "), b.cpuFlags?.join(" "));
   value("memory", memory(a.memoryBytes), memory(b.memoryBytes));
   value("provisioning state", a.provisioningState, b.provisioningState);
   value("bmc address", a.bmc?.address, b.bmc?.address);

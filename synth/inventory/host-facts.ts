@@ -45,6 +45,7 @@ const FACT_OF_FIELD: { readonly [Field in keyof Required<Host>]: HostFacts } = {
   memoryBytes: HOST_FACTS.hardware,
   cpuArch: HOST_FACTS.hardware,
   cpuModel: HOST_FACTS.hardware,
+  cpuFlags: HOST_FACTS.hardware,
   sriov: HOST_FACTS.hardware,
   qat: HOST_FACTS.hardware,
   bootMac: HOST_FACTS.network,

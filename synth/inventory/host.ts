@@ -1,4 +1,4 @@
-import type { DnsLabel, DnsSubdomain, IpAddress } from "../checked.ts";
+import type { CpuFlag, DnsLabel, DnsSubdomain, IpAddress } from "../checked.ts";
 import { clusterKey, type ClusterKey } from "../cluster-key.ts";
 import type { SourcePosition } from "../issue.ts";
 import type { RuleId } from "../rule-catalogue.ts";
@@ -121,6 +121,8 @@ export interface Host {
   readonly cpuArch?: string;
   /** `hardware.cpu.model` as reported (`Intel(R) Xeon(R) Gold 5118 CPU @ 2.30GHz`); `undefined` means unknown. */
   readonly cpuModel?: string;
+  /** `hardware.cpu.flags`, lower case, sorted, once each; `undefined` when the inspection lists none. */
+  readonly cpuFlags?: readonly CpuFlag[];
   /** `feature.metalsynth.io/sriov: "true"` */
   readonly sriov: boolean;
   /** `feature.metalsynth.io/qat: "true"` */

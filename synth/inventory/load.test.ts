@@ -56,6 +56,7 @@ describe("buildInventory: upstream samples", () => {
       memoryBytes: 4096 * MiB,
       cpuArch: "x86_64",
       cpuModel: "Intel Xeon E3-12xx v2 (Ivy Bridge)",
+      cpuFlags: ["aes", "apic"],
       sriov: false,
       qat: false,
       provisioningState: "ready",

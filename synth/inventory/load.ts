@@ -519,6 +519,7 @@ function toHost(
     memoryBytes: hardware?.memoryBytes,
     cpuArch: hardware?.cpuArch,
     cpuModel: hardware?.cpuModel,
+    cpuFlags: hardware?.cpuFlags,
     sriov: draft.labels[SRIOV_LABEL] === "true",
     qat: draft.labels[QAT_LABEL] === "true",
     provisioningState: draft.provisioningState,

@@ -1,5 +1,5 @@
 /** A BPA cluster's CRs after normalisation: what planning and the rules read (decision 0049). */
-import type { CpuModelMatch, DnsLabel } from "../checked.ts";
+import type { CpuFlag, CpuModelMatch, DnsLabel } from "../checked.ts";
 import type { FieldPath } from "../field-path.ts";
 import type { Resource } from "./resource.ts";
 import type { CPU_ARCHES } from "../schema/hardware.ts";
@@ -28,6 +28,8 @@ export interface HardwareNeeds {
   readonly arch?: CpuArch;
   /** `hardware.cpuModel`, folded: text the host's folded `status.hardware.cpu.model` contains. */
   readonly cpuModel?: CpuModelMatch;
+  /** `hardware.cpuFlags`: flags the host's `status.hardware.cpu.flags` must all list, sorted, once each. */
+  readonly cpuFlags?: readonly CpuFlag[];
 }
 
 /** What an entry asks of its host; cpu and memory unset mean "any". */

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { RACK_LABEL, makeHost, type HostOptions } from "../../test/builders/inventory.ts";
 import { parseCpuModelMatch } from "../checked.ts";
+import { cpuFlags } from "../site/hardware.ts";
 import { clusterKey } from "../cluster-key.ts";
 import type { Host } from "../inventory/host.ts";
 import { changedFacts } from "../inventory/host-facts.ts";
@@ -15,6 +16,7 @@ import {
 } from "./filters.ts";
 import { ARCH } from "./filters/arch.ts";
 import { AVAILABLE } from "./filters/available.ts";
+import { CPU_FLAGS } from "./filters/cpu-flags.ts";
 import { CPU_MODEL } from "./filters/cpu-model.ts";
 import { CPUS } from "./filters/cpus.ts";
 import { INTERFACE, addressed } from "./filters/interface.ts";
@@ -127,6 +129,29 @@ describe("host filters", () => {
       { filter: CPU_MODEL.name, reason: "unknown", requested: "epyc" },
     ],
     [
+      "CpuFlags passes a host with every flag",
+      only(resourceFilters({ ...needs, cpuFlags: cpuFlags(["AVX512F", "aes"]) })),
+      { cpuFlags: cpuFlags(["aes", "avx512f", "sse4_2"]) },
+      undefined,
+    ],
+    [
+      "CpuFlags rejects a host lacking one, naming what it lacks",
+      only(resourceFilters({ ...needs, cpuFlags: cpuFlags(["avx512f", "aes", "amx_tile"]) })),
+      { cpuFlags: cpuFlags(["aes", "sse4_2"]) },
+      {
+        filter: CPU_FLAGS.name,
+        reason: "missing",
+        requested: "aes amx_tile avx512f",
+        available: "amx_tile avx512f",
+      },
+    ],
+    [
+      "CpuFlags can't check a host whose inspection lists no flags",
+      only(resourceFilters({ ...needs, cpuFlags: cpuFlags(["avx512f"]) })),
+      {},
+      { filter: CPU_FLAGS.name, reason: "unknown", requested: "avx512f" },
+    ],
+    [
       "Selector rejects other labels",
       selected({ matchLabels: { role: "cp" } }),
       { labels: { role: "worker" } },
@@ -183,6 +208,7 @@ describe("the facts a filter declares", () => {
     { name: "free", cpus: undefined },
     { name: "free", cpuArch: "aarch64" },
     { name: "free", cpuModel: "AMD EPYC 7763" },
+    { name: "free", cpuFlags: cpuFlags(["aes"]) },
     { name: "free", rack: "r1", labels: { pool: "a" } },
     { name: "free", networks: { oam: "10.1.1.1" } },
     { name: "free", nics: [] },
@@ -199,6 +225,7 @@ describe("the facts a filter declares", () => {
       qat: true,
       arch: "x86_64",
       cpuModel: cpuModel("xeon"),
+      cpuFlags: cpuFlags(["aes"]),
     }).map((filter): [string, HostFilter] => [filter.name, filter]),
     ["Selector", selected({ matchLabels: { pool: "a" } })],
     ["Interface", addressed("oam")],
@@ -227,6 +254,8 @@ describe("rejectionText", () => {
     [{ filter: ARCH.name, reason: "unknown", requested: "aarch64" }, "no CPU architecture reported"],
     [{ filter: CPU_MODEL.name, reason: "mismatch", requested: "xeon gold" }, 'CPU model without "xeon gold"'],
     [{ filter: CPU_MODEL.name, reason: "unknown", requested: "xeon" }, "no CPU model reported"],
+    [{ filter: CPU_FLAGS.name, reason: "missing", available: "avx512f" }, "without CPU flags avx512f"],
+    [{ filter: CPU_FLAGS.name, reason: "unknown", requested: "avx512f" }, "no CPU flags reported"],
     [{ filter: SELECTOR.name, reason: "mismatch" }, "not matching the labelSelector"],
     [{ filter: INTERFACE.name, reason: "no-address", requested: "oam" }, "no IP on interface oam"],
     [{ filter: TOPOLOGY.name, reason: "same-domain", requested: "rack" }, "same rack as a chosen host"],

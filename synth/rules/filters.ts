@@ -11,6 +11,7 @@ import type { ResourceNeeds } from "../model/bpa.ts";
 import type { Host } from "../inventory/host.ts";
 import { ARCH } from "./filters/arch.ts";
 import { AVAILABLE } from "./filters/available.ts";
+import { CPU_FLAGS } from "./filters/cpu-flags.ts";
 import { CPU_MODEL } from "./filters/cpu-model.ts";
 import { CPUS } from "./filters/cpus.ts";
 import { INTERFACE } from "./filters/interface.ts";
@@ -40,6 +41,7 @@ export const FILTER_PLUGINS: readonly FilterPlugin[] = [
   QAT,
   ARCH,
   CPU_MODEL,
+  CPU_FLAGS,
   SELECTOR,
   INTERFACE,
   TOPOLOGY,

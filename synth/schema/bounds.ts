@@ -44,7 +44,9 @@ export const BOUNDS = {
   allocationHosts: 8800,
   /** A name: a DNS-1123 subdomain, or a label key with its prefix (253 + `/` + 63). */
   name: 317,
-  /** A label value, a node label, a plugin name, a role. */
+  /** CPU flags a node asks for: a server CPU reports about 150. */
+  cpuFlags: 256,
+  /** A label value, a node label, a plugin name, a role, a CPU flag. */
   label: 63,
   /** An image reference, a CIDR, a memory quantity, a package version: any short string. */
   short: 1024,

@@ -24,6 +24,11 @@ export const HardwareRequestSpec = z
       .describe(
         "Text the host's CPU model (BMH status.hardware.cpu.model) contains, ignoring case, (R), (TM) and repeated spaces: 'Xeon Gold'.",
       ),
+    cpuFlags: z
+      .array(z.string().min(1).max(BOUNDS.label))
+      .max(BOUNDS.cpuFlags)
+      .optional()
+      .describe("CPU flags the host must all have (BMH status.hardware.cpu.flags), in any case: [avx512f]."),
   })
   .describe("metalsynth extension: what the host's inspected hardware must have (decision 0065).");
 

@@ -1,4 +1,5 @@
-import { parseCpuModelMatch } from "../checked.ts";
+import { parseCpuFlag, parseCpuModelMatch, type CpuFlag } from "../checked.ts";
+import { compareText } from "../issue.ts";
 import type { HardwareNeeds } from "../model/bpa.ts";
 import type { HardwareRequestSpec } from "../schema/hardware.ts";
 
@@ -12,7 +13,15 @@ export function hardwareNeeds(spec: HardwareRequestSpec | undefined): HardwareNe
   return {
     ...(spec.arch === undefined ? {} : { arch: spec.arch }),
     ...(cpuModel === undefined ? {} : { cpuModel }),
+    ...(spec.cpuFlags === undefined || spec.cpuFlags.length === 0
+      ? {}
+      : { cpuFlags: cpuFlags(spec.cpuFlags) }),
   };
+}
+
+/** Flags as compared: parsed, sorted, once each. */
+export function cpuFlags(written: readonly string[]): CpuFlag[] {
+  return [...new Set(written.map(parseCpuFlag))].sort(compareText);
 }
 
 const NO_HARDWARE_NEEDS: HardwareNeeds = Object.freeze({});

@@ -227,6 +227,7 @@ export function makeHost(options: HostOptions = {}): Host {
     ...(memoryBytes !== undefined && { memoryBytes }),
     ...(options.cpuArch !== undefined && { cpuArch: options.cpuArch }),
     ...(options.cpuModel !== undefined && { cpuModel: options.cpuModel }),
+    ...(options.cpuFlags !== undefined && { cpuFlags: options.cpuFlags }),
     sriov: labels[SRIOV_LABEL] === "true",
     qat: labels[QAT_LABEL] === "true",
     ...(provisioningState !== undefined && { provisioningState }),
