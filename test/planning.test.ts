@@ -20,6 +20,7 @@ import type { SitePlan } from "../synth/plan/model.ts";
 import { checked, macFor, makeInventory, makeNic } from "./builders/inventory.ts";
 import { parseDnsSubdomain } from "../synth/checked.ts";
 import { REPO } from "./harness.ts";
+import { cpuFlags } from "../synth/site/hardware.ts";
 
 const site = path.join(REPO, "examples", "site");
 let documents: SourceDocument[];
@@ -283,6 +284,50 @@ spec:
       "ns/c worker worker-1 metal3/d-tight",
       // Fewer CPUs wins over less memory: CPUs are compared first.
       "ns/c worker worker-2 metal3/b-more-memory",
+    ]);
+  });
+});
+
+describe("hardware-aware placement (decision 0065): a resource-only entry asks for a CPU flag", () => {
+  const flags = (...written: string[]) => cpuFlags(written);
+  const inventory = makeInventory([
+    { name: "a-small-without-avx512", cpus: 16, cpuFlags: flags("aes", "sse4_2") },
+    { name: "b-avx512", cpus: 32, cpuFlags: flags("aes", "avx512f", "sse4_2") },
+    { name: "c-avx512-larger", cpus: 64, cpuFlags: flags("aes", "avx512f") },
+    { name: "d-not-inspected", cpus: 8 },
+  ]);
+  const provisioning = (worker: string) => `apiVersion: bpa.akraino.org/v1alpha1
+kind: Provisioning
+metadata: {name: c, namespace: ns, labels: {cluster: c}}
+spec:
+  masters:
+    - master-1: {cpu: 8}
+  workers:
+    - worker-1: ${worker}
+`;
+  const evaluate = (worker: string) =>
+    evaluateSite(parseDocuments("hw.yaml", provisioning(worker)).documents, inventory, EMPTY_LOCK);
+
+  it("takes the best fit among the hosts with the flag, passing over a smaller host without it", () => {
+    const evaluation = evaluate("{cpu: 16, hardware: {cpuFlags: [AVX512F]}}");
+    expect(evaluation.issues).toEqual([]);
+    expect(assignments(evaluation.plan).map((line) => line.split(" ").slice(0, 4).join(" "))).toEqual([
+      "ns/c master master-1 metal3/d-not-inspected",
+      "ns/c worker worker-1 metal3/b-avx512",
+    ]);
+    const [explanation] = explainCluster(evaluation.plan, "ns/c", inventory.size);
+    const worker = explanation?.decisions.find((decision) => decision.subject.includes("worker-1"));
+    expect(worker?.rejected).toEqual([
+      { host: "metal3/a-small-without-avx512", reason: "without CPU flags avx512f" },
+      { host: "metal3/c-avx512-larger", reason: "fits, but a smaller host was chosen" },
+      { host: "metal3/d-not-inspected", reason: "serves another node of this cluster" },
+    ]);
+  });
+
+  it("says in the no-fit histogram how many hosts lack the flag", () => {
+    const evaluation = evaluate("{hardware: {cpuFlags: [amx_tile]}}");
+    expect(evaluation.issues.map((found) => `${found.rule} ${found.path}: ${found.message}`)).toEqual([
+      "no-fit spec.workers[0].worker-1: no host for worker worker-1: 0/4 hosts fit: 3 without CPU flags amx_tile, 1 serves another node of this cluster",
     ]);
   });
 });
