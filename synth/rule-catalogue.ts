@@ -148,6 +148,11 @@ export const RULES = {
     summary: "host's CPU lacks a flag its entry's hardware.cpuFlags asks for",
     module: "synth/rules/filters/cpu-flags.ts",
   },
+  "nic-speed-insufficient": {
+    severity: "error",
+    summary: "host has no NIC as fast as its entry's hardware.nicSpeedGbps",
+    module: "synth/rules/filters/nic-speed.ts",
+  },
   "resources-unknown": {
     severity: "warning",
     summary: "requested resource can't be checked (no hardware details)",

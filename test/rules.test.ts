@@ -428,6 +428,14 @@ describe("each rule reports its id at the field path", () => {
       /^host metal3\/node-01 lacks CPU flags avx512f \(asked for aes avx512f\)$/,
     ],
     [
+      "nic-speed-insufficient",
+      provisioning(
+        `  masters:\n    - master-1:\n        mac-address: 00:c6:14:04:61:b3\n        hardware: {nicSpeedGbps: 25}\n`,
+      ),
+      "spec.masters[0].master-1.hardware.nicSpeedGbps",
+      /^host metal3\/node-01's fastest NIC is 10 Gbps, 25 Gbps requested$/,
+    ],
+    [
       "host-claimed",
       provisioning(`  masters:\n    - master-1:\n        mac-address: 00:c6:14:04:62:10\n`),
       "spec.masters[0].master-1.mac-address",
@@ -928,6 +936,7 @@ describe("the catalogue", () => {
       "arch-mismatch",
       "cpu-model-mismatch",
       "cpu-flags-missing",
+      "nic-speed-insufficient",
       "no-fit",
       "plugin-name",
       "pod-subnet",

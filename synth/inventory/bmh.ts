@@ -359,7 +359,7 @@ export function readHardware(
     owner,
     report,
   );
-  const nics: { name: string; mac: string; ipv4?: IpAddress; ipv6?: IpAddress }[] = [];
+  const nics: { name: string; mac: string; ipv4?: IpAddress; ipv6?: IpAddress; speedGbps?: number }[] = [];
   let firstFault: HostFault | undefined;
   const rawNics = field(hardware, "nics");
   if (Array.isArray(rawNics)) {
@@ -371,6 +371,14 @@ export function readHardware(
       const name = strings.intern(stringField(rawNic, "name") ?? "");
       let nic = nics.find((known) => known.mac === mac && known.name === name);
       if (!nic) nics.push((nic = { name, mac }));
+      // Dual-stack dumps repeat a NIC per address, each with its speed.
+      const speed = positiveInteger(
+        field(rawNic, "speedGbps"),
+        [...base, "nics", index, "speedGbps"],
+        owner,
+        report,
+      );
+      if (speed !== undefined) nic.speedGbps = Math.max(nic.speedGbps ?? 0, speed);
       const text = stringField(rawNic, "ip") ?? "";
       // Link-local addresses carry a zone (`fe80::1%enp1s0`): not an address a peer can use, not bad.
       if (text === "" || isLinkLocal(text)) return;

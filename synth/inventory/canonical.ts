@@ -251,6 +251,7 @@ function nicEntries(nic: Nic): Record<string, unknown>[] {
     ...(ip !== undefined && { ip }),
     mac: nic.mac,
     ...(nic.name !== "" && { name: nic.name }),
+    ...(nic.speedGbps !== undefined && { speedGbps: nic.speedGbps }),
   });
   if (nic.ipv4 === undefined && nic.ipv6 === undefined) return [entry(undefined)];
   return [nic.ipv4, nic.ipv6].filter((ip) => ip !== undefined).map(entry);

@@ -111,9 +111,10 @@ function nicChanges(before: readonly Nic[], after: readonly Nic[]): string[] {
       if (one.ipv4 !== other.ipv4) lines.push(`${label} ip ${one.ipv4 ?? "none"} → ${other.ipv4 ?? "none"}`);
       if (one.ipv6 !== other.ipv6)
         lines.push(`${label} ipv6 ${one.ipv6 ?? "none"} → ${other.ipv6 ?? "none"}`);
+      if (one.speedGbps !== other.speedGbps) lines.push(`${label} speed ${speed(one)} → ${speed(other)}`);
       continue;
     }
-    const key = (nic: Nic) => [nic.mac, nic.ipv4 ?? "", nic.ipv6 ?? ""].join(" ");
+    const key = (nic: Nic) => [nic.mac, nic.ipv4 ?? "", nic.ipv6 ?? "", nic.speedGbps ?? ""].join(" ");
     const kept = new Set(a.map(key));
     const now = new Set(b.map(key));
     for (const nic of a)
@@ -126,6 +127,11 @@ function nicChanges(before: readonly Nic[], after: readonly Nic[]): string[] {
 
 function nicName(nic: Nic): string {
   return nic.name === "" ? "(unnamed)" : nic.name;
+}
+
+/** `25 Gbps`, `unknown`. */
+function speed(nic: Nic): string {
+  return nic.speedGbps === undefined ? "unknown" : `${nic.speedGbps} Gbps`;
 }
 
 function describeNic(nic: Nic): string {

@@ -14,6 +14,8 @@ export interface Nic {
   readonly ipv4?: IpAddress;
   /** A global IPv6 address, used only when the NIC has no IPv4. */
   readonly ipv6?: IpAddress;
+  /** `speedGbps` as inspection reports it; `undefined` when it reports none (or 0, Ironic's unknown). */
+  readonly speedGbps?: number;
 }
 
 /** The networkData Secret a BareMetalHost names in `spec.networkData`. */

@@ -30,6 +30,8 @@ export interface HardwareNeeds {
   readonly cpuModel?: CpuModelMatch;
   /** `hardware.cpuFlags`: flags the host's `status.hardware.cpu.flags` must all list, sorted, once each. */
   readonly cpuFlags?: readonly CpuFlag[];
+  /** `hardware.nicSpeedGbps`: the host's fastest NIC (`status.hardware.nics[].speedGbps`), at least. */
+  readonly nicSpeedGbps?: number;
 }
 
 /** What an entry asks of its host; cpu and memory unset mean "any". */

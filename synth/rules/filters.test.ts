@@ -22,6 +22,7 @@ import { CPUS } from "./filters/cpus.ts";
 import { INTERFACE, addressed } from "./filters/interface.ts";
 import { MEMORY } from "./filters/memory.ts";
 import { NAMED } from "./filters/named.ts";
+import { NIC_SPEED } from "./filters/nic-speed.ts";
 import { OTHER_ROLE } from "./filters/other-role.ts";
 import { PICK } from "./filters/pick.ts";
 import type { HostFilter, Rejection } from "./filters/plugin.ts";
@@ -34,6 +35,7 @@ import { UNUSED, unused } from "./filters/unused.ts";
 
 const key = (name: string) => clusterKey("ns", name);
 const cpuModel = parseCpuModelMatch;
+const nic = (index: number) => ({ name: `eth${index}`, mac: `02:00:00:00:00:0${index}` });
 
 const GI = 2 ** 30;
 const held = makeHost({ name: "held" });
@@ -152,6 +154,29 @@ describe("host filters", () => {
       { filter: CPU_FLAGS.name, reason: "unknown", requested: "avx512f" },
     ],
     [
+      "NicSpeed passes a host with one NIC fast enough",
+      only(resourceFilters({ ...needs, nicSpeedGbps: 25 })),
+      {
+        nics: [
+          { ...nic(1), speedGbps: 1 },
+          { ...nic(2), speedGbps: 25 },
+        ],
+      },
+      undefined,
+    ],
+    [
+      "NicSpeed rejects a host whose fastest NIC is slower, saying how fast",
+      only(resourceFilters({ ...needs, nicSpeedGbps: 25 })),
+      { nics: [{ ...nic(1), speedGbps: 10 }, nic(2)] },
+      { filter: NIC_SPEED.name, reason: "slow", requested: 25, available: 10 },
+    ],
+    [
+      "NicSpeed can't check a host whose inspection reports no speed",
+      only(resourceFilters({ ...needs, nicSpeedGbps: 25 })),
+      {},
+      { filter: NIC_SPEED.name, reason: "unknown", requested: 25 },
+    ],
+    [
       "Selector rejects other labels",
       selected({ matchLabels: { role: "cp" } }),
       { labels: { role: "worker" } },
@@ -209,6 +234,7 @@ describe("the facts a filter declares", () => {
     { name: "free", cpuArch: "aarch64" },
     { name: "free", cpuModel: "AMD EPYC 7763" },
     { name: "free", cpuFlags: cpuFlags(["aes"]) },
+    { name: "free", nics: [{ ...nic(1), speedGbps: 100 }] },
     { name: "free", rack: "r1", labels: { pool: "a" } },
     { name: "free", networks: { oam: "10.1.1.1" } },
     { name: "free", nics: [] },
@@ -226,6 +252,7 @@ describe("the facts a filter declares", () => {
       arch: "x86_64",
       cpuModel: cpuModel("xeon"),
       cpuFlags: cpuFlags(["aes"]),
+      nicSpeedGbps: 25,
     }).map((filter): [string, HostFilter] => [filter.name, filter]),
     ["Selector", selected({ matchLabels: { pool: "a" } })],
     ["Interface", addressed("oam")],
@@ -256,6 +283,8 @@ describe("rejectionText", () => {
     [{ filter: CPU_MODEL.name, reason: "unknown", requested: "xeon" }, "no CPU model reported"],
     [{ filter: CPU_FLAGS.name, reason: "missing", available: "avx512f" }, "without CPU flags avx512f"],
     [{ filter: CPU_FLAGS.name, reason: "unknown", requested: "avx512f" }, "no CPU flags reported"],
+    [{ filter: NIC_SPEED.name, reason: "slow", requested: 25 }, "no NIC of 25 Gbps or faster"],
+    [{ filter: NIC_SPEED.name, reason: "unknown", requested: 25 }, "no NIC speed reported"],
     [{ filter: SELECTOR.name, reason: "mismatch" }, "not matching the labelSelector"],
     [{ filter: INTERFACE.name, reason: "no-address", requested: "oam" }, "no IP on interface oam"],
     [{ filter: TOPOLOGY.name, reason: "same-domain", requested: "rack" }, "same rack as a chosen host"],

@@ -17,6 +17,7 @@ import { CPUS } from "./filters/cpus.ts";
 import { INTERFACE } from "./filters/interface.ts";
 import { MEMORY } from "./filters/memory.ts";
 import { NAMED } from "./filters/named.ts";
+import { NIC_SPEED } from "./filters/nic-speed.ts";
 import { OTHER_ROLE } from "./filters/other-role.ts";
 import { PICK } from "./filters/pick.ts";
 import type { FilterPlugin, HostFilter, MacEntryRule, Rejection } from "./filters/plugin.ts";
@@ -42,6 +43,7 @@ export const FILTER_PLUGINS: readonly FilterPlugin[] = [
   ARCH,
   CPU_MODEL,
   CPU_FLAGS,
+  NIC_SPEED,
   SELECTOR,
   INTERFACE,
   TOPOLOGY,

@@ -29,6 +29,13 @@ export const HardwareRequestSpec = z
       .max(BOUNDS.cpuFlags)
       .optional()
       .describe("CPU flags the host must all have (BMH status.hardware.cpu.flags), in any case: [avx512f]."),
+    nicSpeedGbps: z
+      .int()
+      .min(1)
+      .optional()
+      .describe(
+        "The host must have a NIC at least this fast, in Gbit/s (BMH status.hardware.nics[].speedGbps).",
+      ),
   })
   .describe("metalsynth extension: what the host's inspected hardware must have (decision 0065).");
 

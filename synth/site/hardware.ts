@@ -16,6 +16,7 @@ export function hardwareNeeds(spec: HardwareRequestSpec | undefined): HardwareNe
     ...(spec.cpuFlags === undefined || spec.cpuFlags.length === 0
       ? {}
       : { cpuFlags: cpuFlags(spec.cpuFlags) }),
+    ...(spec.nicSpeedGbps === undefined ? {} : { nicSpeedGbps: spec.nicSpeedGbps }),
   };
 }
 

@@ -139,6 +139,7 @@ export interface NicOptions {
   readonly mac: string;
   readonly ipv4?: string;
   readonly ipv6?: string;
+  readonly speedGbps?: number;
 }
 
 /**
@@ -182,6 +183,7 @@ export function makeNic(options: NicOptions): Nic {
     mac: options.mac,
     ...(options.ipv4 !== undefined && { ipv4: checked(parseIpAddress, options.ipv4) }),
     ...(options.ipv6 !== undefined && { ipv6: checked(parseIpAddress, options.ipv6) }),
+    ...(options.speedGbps !== undefined && { speedGbps: options.speedGbps }),
   };
 }
 
