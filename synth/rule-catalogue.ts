@@ -153,6 +153,11 @@ export const RULES = {
     summary: "host has no NIC as fast as its entry's hardware.nicSpeedGbps",
     module: "synth/rules/filters/nic-speed.ts",
   },
+  "disk-insufficient": {
+    severity: "error",
+    summary: "host has no disk of the size and kind its entry's hardware.disk asks for",
+    module: "synth/rules/filters/disk.ts",
+  },
   "resources-unknown": {
     severity: "warning",
     summary: "requested resource can't be checked (no hardware details)",

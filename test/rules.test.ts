@@ -436,6 +436,14 @@ describe("each rule reports its id at the field path", () => {
       /^host metal3\/node-01's fastest NIC is 10 Gbps, 25 Gbps requested$/,
     ],
     [
+      "disk-insufficient",
+      provisioning(
+        `  masters:\n    - master-1:\n        mac-address: 00:c6:14:04:61:b3\n        hardware: {disk: {minSizeGibibytes: 400, rotational: false}}\n`,
+      ),
+      "spec.masters[0].master-1.hardware.disk",
+      /^host metal3\/node-01 has no solid-state disk of ≥ 400Gi \(its disks: 240Gi solid-state, 4Ti rotational\)$/,
+    ],
+    [
       "host-claimed",
       provisioning(`  masters:\n    - master-1:\n        mac-address: 00:c6:14:04:62:10\n`),
       "spec.masters[0].master-1.mac-address",
@@ -937,6 +945,7 @@ describe("the catalogue", () => {
       "cpu-model-mismatch",
       "cpu-flags-missing",
       "nic-speed-insufficient",
+      "disk-insufficient",
       "no-fit",
       "plugin-name",
       "pod-subnet",

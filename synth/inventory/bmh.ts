@@ -14,7 +14,7 @@ import {
 } from "../checked.ts";
 import type { FieldPath } from "../field-path.ts";
 import { normalizeMac } from "../mac.ts";
-import type { Availability, Nic, PartialSipLabels, SipOwnership, Unavailable } from "./host.ts";
+import type { Availability, Disk, Nic, PartialSipLabels, SipOwnership, Unavailable } from "./host.ts";
 import { detach } from "../detach.ts";
 import { DEFAULT_NAMESPACE, StringPool, describe, field, isRecord, stringField } from "./raw.ts";
 import { compareText } from "../issue.ts";
@@ -78,6 +78,7 @@ export interface HardwareFacts {
   readonly cpuArch?: string;
   readonly cpuModel?: string;
   readonly cpuFlags?: readonly CpuFlag[];
+  readonly disks?: readonly Disk[];
 }
 
 /** What the loader keeps of one BMH until all objects are in and references can be resolved. */
@@ -395,6 +396,8 @@ export function readHardware(
     });
   }
   const facts: Mutable<HardwareFacts> = { nics };
+  const disks = readDisks(field(hardware, "storage"), [...base, "storage"], owner, report);
+  if (disks.length > 0) facts.disks = disks;
   if (firstFault !== undefined) facts.fault = firstFault;
   if (cpus !== undefined) facts.cpus = cpus;
   if (mebibytes !== undefined) facts.memoryBytes = mebibytes * 2 ** 20;
@@ -411,6 +414,20 @@ export function readHardware(
       facts.cpuFlags = [...new Set(read.map((flag) => parseCpuFlag(strings.intern(flag))))].sort(compareText);
   }
   return facts;
+}
+
+/** The disks of `status.hardware.storage` whose size is known, smallest first, solid-state before rotational. */
+function readDisks(raw: unknown, path: FieldPath, owner: string, report: Report): Disk[] {
+  if (!Array.isArray(raw)) return [];
+  const disks = raw.flatMap((disk: unknown, index): Disk[] => {
+    const sizeBytes = positiveInteger(field(disk, "sizeBytes"), [...path, index, "sizeBytes"], owner, report);
+    const rotational = field(disk, "rotational");
+    if (sizeBytes === undefined) return [];
+    return [typeof rotational === "boolean" ? { sizeBytes, rotational } : { sizeBytes }];
+  });
+  return disks.sort(
+    (a, b) => a.sizeBytes - b.sizeBytes || Number(a.rotational ?? 2) - Number(b.rotational ?? 2),
+  );
 }
 
 function readLabels(

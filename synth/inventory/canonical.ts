@@ -192,8 +192,18 @@ export function canonicalHost(host: Host): Record<string, unknown> {
   if (Object.keys(cpu).length > 0) hardware["cpu"] = cpu;
   hardware["nics"] = orderedNics(host).flatMap(nicEntries);
   if (host.memoryBytes !== undefined) hardware["ramMebibytes"] = host.memoryBytes / MEBIBYTE;
+  if (host.disks !== undefined)
+    hardware["storage"] = host.disks.map(({ sizeBytes, rotational }) => ({
+      ...(rotational !== undefined && { rotational }),
+      sizeBytes,
+    }));
   // A hardware block with nothing in it reads as no hardware details, which is what it says.
-  if (Object.keys(cpu).length > 0 || host.memoryBytes !== undefined || host.nics.length > 0) {
+  if (
+    Object.keys(cpu).length > 0 ||
+    host.memoryBytes !== undefined ||
+    host.nics.length > 0 ||
+    host.disks !== undefined
+  ) {
     status["hardware"] = hardware;
   }
   if (availability?.errorType !== undefined) status["errorType"] = availability.errorType;

@@ -6,7 +6,7 @@
  */
 import { compareText } from "../issue.ts";
 import { canonicalHost, canonicalSecret } from "./canonical.ts";
-import type { Host, Nic } from "./host.ts";
+import { diskText, type Host, type Nic } from "./host.ts";
 
 /** One host that appears, disappears or changes. */
 export interface HostChange {
@@ -61,6 +61,7 @@ export function hostChanges(a: Host, b: Host): string[] {
   value("cpu arch", a.cpuArch, b.cpuArch);
   value("cpu model", a.cpuModel, b.cpuModel);
   value("cpu flags", a.cpuFlags?.join(" "), b.cpuFlags?.join(" "));
+  value("disks", a.disks?.map(diskText).join(", "), b.disks?.map(diskText).join(", "));
   value("memory", memory(a.memoryBytes), memory(b.memoryBytes));
   value("provisioning state", a.provisioningState, b.provisioningState);
   value("bmc address", a.bmc?.address, b.bmc?.address);

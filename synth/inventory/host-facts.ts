@@ -46,6 +46,7 @@ const FACT_OF_FIELD: { readonly [Field in keyof Required<Host>]: HostFacts } = {
   cpuArch: HOST_FACTS.hardware,
   cpuModel: HOST_FACTS.hardware,
   cpuFlags: HOST_FACTS.hardware,
+  disks: HOST_FACTS.hardware,
   sriov: HOST_FACTS.hardware,
   qat: HOST_FACTS.hardware,
   bootMac: HOST_FACTS.network,

@@ -2,6 +2,7 @@ import type { CpuFlag, DnsLabel, DnsSubdomain, IpAddress } from "../checked.ts";
 import { clusterKey, type ClusterKey } from "../cluster-key.ts";
 import type { SourcePosition } from "../issue.ts";
 import type { RuleId } from "../rule-catalogue.ts";
+import { formatBytes } from "../quantity.ts";
 import { sameData } from "../same-data.ts";
 
 /** One network interface of a host, after de-duplicating dual-stack repeats (docs/contract.md §1.3). */
@@ -16,6 +17,19 @@ export interface Nic {
   readonly ipv6?: IpAddress;
   /** `speedGbps` as inspection reports it; `undefined` when it reports none (or 0, Ironic's unknown). */
   readonly speedGbps?: number;
+}
+
+/** One disk of a host, from `status.hardware.storage`. */
+export interface Disk {
+  readonly sizeBytes: number;
+  /** `undefined` when inspection does not say. */
+  readonly rotational?: boolean;
+}
+
+/** A disk in words: `960Gi solid-state`, `4Ti rotational`, `500Gi`. */
+export function diskText(disk: Disk): string {
+  const kind = disk.rotational === undefined ? "" : disk.rotational ? " rotational" : " solid-state";
+  return `${formatBytes(disk.sizeBytes)}${kind}`;
 }
 
 /** The networkData Secret a BareMetalHost names in `spec.networkData`. */
@@ -125,6 +139,8 @@ export interface Host {
   readonly cpuModel?: string;
   /** `hardware.cpu.flags`, lower case, sorted, once each; `undefined` when the inspection lists none. */
   readonly cpuFlags?: readonly CpuFlag[];
+  /** `hardware.storage`, smallest first; `undefined` when the inspection lists no disk of known size. */
+  readonly disks?: readonly Disk[];
   /** `feature.metalsynth.io/sriov: "true"` */
   readonly sriov: boolean;
   /** `feature.metalsynth.io/qat: "true"` */

@@ -57,6 +57,7 @@ describe("buildInventory: upstream samples", () => {
       cpuArch: "x86_64",
       cpuModel: "Intel Xeon E3-12xx v2 (Ivy Bridge)",
       cpuFlags: ["aes", "apic"],
+      disks: [{ sizeBytes: 53687091200, rotational: true }],
       sriov: false,
       qat: false,
       provisioningState: "ready",

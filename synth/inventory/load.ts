@@ -520,6 +520,7 @@ function toHost(
     cpuArch: hardware?.cpuArch,
     cpuModel: hardware?.cpuModel,
     cpuFlags: hardware?.cpuFlags,
+    disks: hardware?.disks,
     sriov: draft.labels[SRIOV_LABEL] === "true",
     qat: draft.labels[QAT_LABEL] === "true",
     provisioningState: draft.provisioningState,

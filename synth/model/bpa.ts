@@ -32,6 +32,16 @@ export interface HardwareNeeds {
   readonly cpuFlags?: readonly CpuFlag[];
   /** `hardware.nicSpeedGbps`: the host's fastest NIC (`status.hardware.nics[].speedGbps`), at least. */
   readonly nicSpeedGbps?: number;
+  /** `hardware.disk`: one disk of the host has all of these. */
+  readonly disk?: DiskNeeds;
+}
+
+/** What one disk of the host must be; at least one field is set. */
+export interface DiskNeeds {
+  /** `minSizeGibibytes` × 2^30: the disk's `sizeBytes`, at least. */
+  readonly minSizeBytes?: number;
+  /** The disk's `rotational`, exactly: false asks for a solid-state disk. */
+  readonly rotational?: boolean;
 }
 
 /** What an entry asks of its host; cpu and memory unset mean "any". */

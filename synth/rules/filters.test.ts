@@ -19,6 +19,7 @@ import { AVAILABLE } from "./filters/available.ts";
 import { CPU_FLAGS } from "./filters/cpu-flags.ts";
 import { CPU_MODEL } from "./filters/cpu-model.ts";
 import { CPUS } from "./filters/cpus.ts";
+import { DISK } from "./filters/disk.ts";
 import { INTERFACE, addressed } from "./filters/interface.ts";
 import { MEMORY } from "./filters/memory.ts";
 import { NAMED } from "./filters/named.ts";
@@ -177,6 +178,39 @@ describe("host filters", () => {
       { filter: NIC_SPEED.name, reason: "unknown", requested: 25 },
     ],
     [
+      "Disk passes a host with one disk both large enough and of the kind asked",
+      only(resourceFilters({ ...needs, disk: { minSizeBytes: 400 * GI, rotational: false } })),
+      {
+        disks: [
+          { sizeBytes: 240 * GI, rotational: false },
+          { sizeBytes: 960 * GI, rotational: false },
+        ],
+      },
+      undefined,
+    ],
+    [
+      "Disk rejects a host whose large disk spins and whose solid-state disk is small",
+      only(resourceFilters({ ...needs, disk: { minSizeBytes: 400 * GI, rotational: false } })),
+      {
+        disks: [
+          { sizeBytes: 240 * GI, rotational: false },
+          { sizeBytes: 4096 * GI, rotational: true },
+        ],
+      },
+      {
+        filter: DISK.name,
+        reason: "none",
+        requested: "a solid-state disk of ≥ 400Gi",
+        available: "240Gi solid-state, 4Ti rotational",
+      },
+    ],
+    [
+      "Disk can't check a host whose inspection lists no disks",
+      only(resourceFilters({ ...needs, disk: { rotational: false } })),
+      {},
+      { filter: DISK.name, reason: "unknown", requested: "a solid-state disk" },
+    ],
+    [
       "Selector rejects other labels",
       selected({ matchLabels: { role: "cp" } }),
       { labels: { role: "worker" } },
@@ -235,6 +269,7 @@ describe("the facts a filter declares", () => {
     { name: "free", cpuModel: "AMD EPYC 7763" },
     { name: "free", cpuFlags: cpuFlags(["aes"]) },
     { name: "free", nics: [{ ...nic(1), speedGbps: 100 }] },
+    { name: "free", disks: [{ sizeBytes: 960 * GI, rotational: false }] },
     { name: "free", rack: "r1", labels: { pool: "a" } },
     { name: "free", networks: { oam: "10.1.1.1" } },
     { name: "free", nics: [] },
@@ -253,6 +288,7 @@ describe("the facts a filter declares", () => {
       cpuModel: cpuModel("xeon"),
       cpuFlags: cpuFlags(["aes"]),
       nicSpeedGbps: 25,
+      disk: { minSizeBytes: 400 * GI },
     }).map((filter): [string, HostFilter] => [filter.name, filter]),
     ["Selector", selected({ matchLabels: { pool: "a" } })],
     ["Interface", addressed("oam")],
@@ -285,6 +321,8 @@ describe("rejectionText", () => {
     [{ filter: CPU_FLAGS.name, reason: "unknown", requested: "avx512f" }, "no CPU flags reported"],
     [{ filter: NIC_SPEED.name, reason: "slow", requested: 25 }, "no NIC of 25 Gbps or faster"],
     [{ filter: NIC_SPEED.name, reason: "unknown", requested: 25 }, "no NIC speed reported"],
+    [{ filter: DISK.name, reason: "none", requested: "a disk of ≥ 1Ti" }, "without a disk of ≥ 1Ti"],
+    [{ filter: DISK.name, reason: "unknown", requested: "a rotational disk" }, "no disks reported"],
     [{ filter: SELECTOR.name, reason: "mismatch" }, "not matching the labelSelector"],
     [{ filter: INTERFACE.name, reason: "no-address", requested: "oam" }, "no IP on interface oam"],
     [{ filter: TOPOLOGY.name, reason: "same-domain", requested: "rack" }, "same rack as a chosen host"],

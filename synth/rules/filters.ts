@@ -14,6 +14,7 @@ import { AVAILABLE } from "./filters/available.ts";
 import { CPU_FLAGS } from "./filters/cpu-flags.ts";
 import { CPU_MODEL } from "./filters/cpu-model.ts";
 import { CPUS } from "./filters/cpus.ts";
+import { DISK } from "./filters/disk.ts";
 import { INTERFACE } from "./filters/interface.ts";
 import { MEMORY } from "./filters/memory.ts";
 import { NAMED } from "./filters/named.ts";
@@ -44,6 +45,7 @@ export const FILTER_PLUGINS: readonly FilterPlugin[] = [
   CPU_MODEL,
   CPU_FLAGS,
   NIC_SPEED,
+  DISK,
   SELECTOR,
   INTERFACE,
   TOPOLOGY,

@@ -36,6 +36,22 @@ export const HardwareRequestSpec = z
       .describe(
         "The host must have a NIC at least this fast, in Gbit/s (BMH status.hardware.nics[].speedGbps).",
       ),
+    disk: z
+      .strictObject({
+        minSizeGibibytes: z
+          .int()
+          .min(1)
+          .optional()
+          .describe("The disk's size (BMH status.hardware.storage[].sizeBytes), at least, in GiB."),
+        rotational: z
+          .boolean()
+          .optional()
+          .describe(
+            "false: a solid-state disk; true: a rotational one (status.hardware.storage[].rotational).",
+          ),
+      })
+      .optional()
+      .describe("The host must have one disk with all of these, as Metal3's root device hints read a disk."),
   })
   .describe("metalsynth extension: what the host's inspected hardware must have (decision 0065).");
 

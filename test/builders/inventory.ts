@@ -230,6 +230,7 @@ export function makeHost(options: HostOptions = {}): Host {
     ...(options.cpuArch !== undefined && { cpuArch: options.cpuArch }),
     ...(options.cpuModel !== undefined && { cpuModel: options.cpuModel }),
     ...(options.cpuFlags !== undefined && { cpuFlags: options.cpuFlags }),
+    ...(options.disks !== undefined && { disks: options.disks }),
     sriov: labels[SRIOV_LABEL] === "true",
     qat: labels[QAT_LABEL] === "true",
     ...(provisioningState !== undefined && { provisioningState }),
