@@ -332,6 +332,54 @@ spec:
   });
 });
 
+describe("hardware-aware placement (decision 0065): a SIP node set asks for hardware", () => {
+  const worker = { "vino.airshipit.org/flavor": "worker" };
+  const inventory = makeInventory([
+    { name: "w-a-x86", labels: worker, cpuArch: "x86_64", cpuFlags: cpuFlags(["avx512f"]) },
+    { name: "w-b-arm", labels: worker, cpuArch: "aarch64" },
+    { name: "w-c-arm", labels: worker, cpuArch: "aarch64" },
+    { name: "w-d-x86-no-avx512", labels: worker, cpuArch: "x86_64", cpuFlags: cpuFlags(["aes"]) },
+  ]);
+  const sipCluster = (hardware: string, active: number) => `apiVersion: airship.airshipit.org/v1
+kind: SIPCluster
+metadata: {name: t, namespace: ns}
+spec:
+  nodes:
+    Worker:
+      labelSelector: {matchLabels: {vino.airshipit.org/flavor: worker}}
+      count: {active: ${active}}
+      hardware: ${hardware}
+`;
+
+  it("fills the role from matching hosts that have it, and says in explain why the others were passed over", () => {
+    const evaluation = evaluateSite(
+      parseDocuments("sip.yaml", sipCluster("{arch: x86_64, cpuFlags: [avx512f]}", 1)).documents,
+      inventory,
+      EMPTY_LOCK,
+    );
+    expect(evaluation.issues).toEqual([]);
+    const [explanation] = explainCluster(evaluation.plan, "ns/t", inventory.size);
+    const [role] = explanation?.decisions ?? [];
+    expect(role?.chosen.map((entry) => entry.host)).toEqual(["metal3/w-a-x86"]);
+    expect(role?.rejected).toEqual([
+      { host: "metal3/w-b-arm", reason: "not x86_64" },
+      { host: "metal3/w-c-arm", reason: "not x86_64" },
+      { host: "metal3/w-d-x86-no-avx512", reason: "without CPU flags avx512f" },
+    ]);
+  });
+
+  it("reports a role short of such hosts with the histogram", () => {
+    const evaluation = evaluateSite(
+      parseDocuments("sip.yaml", sipCluster("{arch: aarch64}", 3)).documents,
+      inventory,
+      EMPTY_LOCK,
+    );
+    expect(evaluation.issues.map((found) => `${found.rule} ${found.path}: ${found.message}`)).toEqual([
+      "no-fit spec.nodes.Worker: role Worker needs 3 hosts (active 3 + standby 0), found 2: 2/4 hosts fit: 2 not aarch64",
+    ]);
+  });
+});
+
 describe("docs/contract.md §3.2: SIP roles", () => {
   const RACK = "vino.airshipit.org/rack";
   const controlPlane = { "vino.airshipit.org/flavor": "control-plane" };

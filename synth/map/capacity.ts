@@ -156,13 +156,14 @@ function sipShapes(plan: SitePlan, inventory: Inventory, free: readonly Host[]):
     for (const role of cluster.sip.roles.filter((candidate) => candidate.plannable)) {
       const shape = [
         selectorText(role.selector),
+        ...askedOf(role.needs),
         ...(role.topologyKey === undefined ? [] : [`one per ${role.topologyKey}`]),
         ...(interfaces.length === 0 ? [] : [`an IP on ${interfaces.join(", ")}`]),
       ].join(", ");
       const known = byShape.get(shape) ?? {
         shape,
         fit: () => {
-          const filters = interfaces.map(addressed);
+          const filters = [...resourceFilters(role.needs), ...interfaces.map(addressed)];
           const fitting = inventory
             .matching(role.selector)
             .filter((host) => freeIds.has(host.id) && rejection(filters, host) === undefined);

@@ -24,6 +24,7 @@ import type {
 import type { FieldPath } from "../field-path.ts";
 import type { LabelSelector } from "../inventory/selector.ts";
 import type { DEX_CONNECTOR_TYPES, SipClusterSpec, USERNAME_CLAIMS } from "../schema/sipcluster.ts";
+import type { ResourceNeeds } from "./bpa.ts";
 import type { Resource } from "./resource.ts";
 
 /** One role of a SIPCluster (`spec.nodes.<role>`), normalised. */
@@ -33,6 +34,11 @@ export interface SipRole {
   readonly topologyKey?: string;
   readonly active: number;
   readonly standby: number;
+  /**
+   * What the role's hosts must have (`hardware`, a metalsynth extension, decision 0065), as the
+   * resource filters of a BPA entry read it; a SIP role asks for no SR-IOV or QAT label.
+   */
+  readonly needs: ResourceNeeds;
   readonly path: FieldPath;
   /** False when the selector or topology key is invalid: reported once, not planned (no knock-on no-fit). */
   readonly plannable: boolean;

@@ -15,7 +15,7 @@ import type { SipCluster, SipRole } from "../model/sip.ts";
 import type { Release } from "./claim-ledger.ts";
 import type { ClaimView } from "../model/claims.ts";
 import type { Placed, PlanningContext } from "./context.ts";
-import { fitHistogram } from "../rules/filters.ts";
+import { fitHistogram, resourceFilters } from "../rules/filters.ts";
 import { AVAILABLE } from "../rules/filters/available.ts";
 import { addressed } from "../rules/filters/interface.ts";
 import { otherRole } from "../rules/filters/other-role.ts";
@@ -210,7 +210,12 @@ function sipFilters(
   interfaceIds: readonly string[],
   claims: ClaimView,
 ): HostFilter[] {
-  return [selected(role.selector), unclaimed(claims, cluster), ...interfaceIds.map(addressed)];
+  return [
+    selected(role.selector),
+    unclaimed(claims, cluster),
+    ...resourceFilters(role.needs),
+    ...interfaceIds.map(addressed),
+  ];
 }
 
 /** Why each host not in the role was passed over, as the role stood when it was complete. */

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { BOUNDS, boundedRecord } from "./bounds.ts";
 import { ObjectMetaSpec, IgnoredStatusSpec } from "./formats.ts";
+import { HardwareRequestSpec } from "./hardware.ts";
 
 /** Kubernetes `LabelSelector` (matchLabels / matchExpressions). */
 const LabelSelectorSpec = z.strictObject({
@@ -34,6 +35,7 @@ const NodeSetSpec = z.strictObject({
       .optional()
       .describe("Spare hosts kept labelled for upgrades."),
   }),
+  hardware: HardwareRequestSpec.optional(),
 });
 
 /** Fields every SIP service shares. `nodeLabels`/`clusterIP` are upstream fields accepted but unused. */

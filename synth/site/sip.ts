@@ -14,6 +14,7 @@ import {
 } from "../rules/sip.ts";
 import { authService } from "../rules/auth.ts";
 import { reporter } from "../rules/reporter.ts";
+import { hardwareNeeds } from "./hardware.ts";
 import type { Resource } from "../model/resource.ts";
 import type { RequestedPort, SipCluster, SipRole, SipServices } from "../model/sip.ts";
 
@@ -43,6 +44,7 @@ export function normalizeSipCluster(resource: Resource<"SIPCluster">): { sip?: S
         ...(nodeSet.topologyKey === undefined ? {} : { topologyKey: nodeSet.topologyKey }),
         active: nodeSet.count.active,
         standby: nodeSet.count.standby ?? 0,
+        needs: { sriov: false, qat: false, ...hardwareNeeds(nodeSet.hardware) },
         path,
         plannable: problems.length === 0,
       };
