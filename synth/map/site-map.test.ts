@@ -14,6 +14,7 @@ import { EMPTY_LOCK } from "../rules/lock.ts";
 import type { Lock } from "../model/lock.ts";
 import { clusterPalette, escapeHtml, mapHtml } from "./map-html.ts";
 import { siteMap, type MapInput, type SiteMap } from "./site-map.ts";
+import { cpuFlags } from "../site/hardware.ts";
 
 const GiB = 2 ** 30;
 
@@ -233,6 +234,38 @@ spec:
     expect(fit["≥ 512 CPUs"]).toBe(0);
     // Both cp hosts serve tenant: no free host matches its selector.
     expect(fit["vino.airshipit.org/flavor=cp, one per vino.airshipit.org/rack"]).toBe(0);
+  });
+
+  it("words the hardware a shape asks for and a host has in the filters' words (decision 0065)", () => {
+    const hosts: HostOptions[] = [
+      { name: "arm", labels: { [FLAVOR_LABEL]: "w" }, cpuArch: "aarch64", cpuFlags: cpuFlags(["aes"]) },
+      { name: "x86", labels: { [FLAVOR_LABEL]: "w" }, cpuArch: "x86_64" },
+    ];
+    const specs = `apiVersion: bpa.akraino.org/v1alpha1
+kind: Provisioning
+metadata: {name: edge, namespace: edge, labels: {cluster: edge}}
+spec:
+  masters:
+    - master-1: {cpu: 16, hardware: {arch: aarch64, disk: {minSizeGibibytes: 400, rotational: false}}}
+---
+apiVersion: airship.airshipit.org/v1
+kind: SIPCluster
+metadata: {name: tenant, namespace: sip}
+spec:
+  nodes:
+    Worker:
+      labelSelector: {matchLabels: {${FLAVOR_LABEL}: w}}
+      count: {active: 1}
+      hardware: {arch: aarch64, nicSpeedGbps: 25}
+`;
+    const hardware = siteMap(mapInput({ hosts, specs }));
+    expect(hardware.capacity.requested.map((shape) => [shape.kind, shape.shape, shape.fit])).toEqual([
+      ["bpa", "≥ 16 CPUs × aarch64 × a solid-state disk of ≥ 400Gi", 0],
+      ["sip", `${FLAVOR_LABEL}=w, aarch64, a NIC of ≥ 25 Gbps`, 0],
+    ]);
+    const page = mapHtml(hardware);
+    expect(page).toContain("16 CPUs, 64Gi memory, aarch64, 1 CPU flag");
+    expect(page).not.toContain("1 CPU flags");
   });
 
   it("marks hosts whose clusters differ from a previous lock, and only with one", () => {

@@ -25,7 +25,8 @@ export const CPU_FLAGS = {
           },
   },
   asked: ({ cpuFlags }) => (cpuFlags === undefined ? undefined : `CPU flags ${cpuFlags.join(" ")}`),
-  has: ({ cpuFlags }) => (cpuFlags === undefined ? undefined : `${cpuFlags.length} CPU flags`),
+  has: ({ cpuFlags }) =>
+    cpuFlags === undefined ? undefined : `${cpuFlags.length} CPU flag${cpuFlags.length === 1 ? "" : "s"}`,
 } as const satisfies FilterPlugin;
 
 /** A rejection says which flags the host lacks (`available`), so the histogram counts each gap apart. */
