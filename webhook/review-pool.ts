@@ -10,6 +10,10 @@
  *   one way to stop a synchronous review, and a new one is started from the state's knowledge;
  * - a request no worker starts within {@link QUEUE_WAIT_MS} (all of them busy) is refused as
  *   unavailable, so the API server hears back before its `timeoutSeconds`.
+ *
+ * A review costs one message each way. When a worker starts and ends a review it says so in memory
+ * shared with this thread (`ReviewProgress`), read only when a deadline comes due: one watchdog
+ * timer per busy worker, armed once and moved on while it works, checks the budget.
  */
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -17,6 +21,7 @@ import { Worker } from "node:worker_threads";
 import { admit, type AdmissionOutcome } from "./admission.ts";
 import type { Logger } from "./log.ts";
 import type { ReviewWorkerData, FromWorker, ToWorker } from "./review-worker.ts";
+import { ReviewProgress } from "./review-progress.ts";
 import type { ReviewJob, Reviewed, Reviews } from "./reviews.ts";
 import type { KnowledgeChange, Readiness, WebhookState } from "./state.ts";
 import { WireSender } from "./wire.ts";
@@ -31,6 +36,12 @@ export const REVIEW_BUDGET_MS = 1500;
 
 /** How long a request waits for a worker to start its review before it is refused as unavailable. */
 export const QUEUE_WAIT_MS = 1000;
+
+/**
+ * How soon a watchdog looks again at a job its worker has not started: the budget counts from the
+ * start, so this bounds how late past its budget such a job is refused.
+ */
+const NOT_STARTED_RECHECK_MS = 50;
 
 /** Default number of review workers: one costly review leaves the other free. */
 export const DEFAULT_REVIEW_WORKERS = 2;
@@ -56,18 +67,20 @@ interface Pending {
   /** Answers the request, once: a job answered before its worker replies is not answered again. */
   readonly resolve: (reviewed: Reviewed) => void;
   readonly queued: NodeJS.Timeout;
-  budget?: NodeJS.Timeout;
-  worker?: PoolWorker;
 }
 
 /** One worker thread and what the pool knows of it. */
 interface PoolWorker {
   readonly thread: Worker;
   readonly sender: WireSender;
+  /** Which review it is in, and since when: written by the worker, read here. */
+  readonly progress: ReviewProgress;
   /** Its knowledge is evaluated: reviews sent to it start at once. */
   warm: boolean;
   /** The review it was sent and has not answered. */
   job?: Pending;
+  /** Checks the job's budget; armed while it has a job (see `#watch`). */
+  watchdog?: NodeJS.Timeout;
   gone: boolean;
 }
 
@@ -102,7 +115,8 @@ export class ReviewPool implements Reviews {
     for (let index = 0; index < this.#size; index++) this.#workers.push(this.#start());
   }
 
-  review(job: ReviewJob): Promise<Reviewed> {
+  review(received: ReviewJob): Promise<Reviewed> {
+    const job = { ...received, body: ownBytes(received.body) };
     return new Promise((answer) => {
       const id = this.#next++;
       let answered = false;
@@ -135,16 +149,19 @@ export class ReviewPool implements Reviews {
     this.#closed = true;
     this.#unsubscribe();
     for (const pending of this.#queue.splice(0)) clearTimeout(pending.queued);
+    for (const worker of this.#workers) clearTimeout(worker.watchdog);
     await Promise.all(this.#workers.map((worker) => worker.thread.terminate()));
   }
 
   #start(): PoolWorker {
+    const progress = new ReviewProgress();
     const workerData: ReviewWorkerData = {
       holdsAdmitted: this.#state.holdsAdmitted,
       trust: this.#state.trust,
+      progress: progress.buffer,
     };
     const thread = new Worker(workerEntry(), { workerData });
-    const worker: PoolWorker = { thread, sender: new WireSender(), warm: false, gone: false };
+    const worker: PoolWorker = { thread, sender: new WireSender(), progress, warm: false, gone: false };
     thread.on("message", (message: FromWorker) => this.#heard(worker, message));
     thread.on("error", (error) => this.#lost(worker, error));
     thread.on("exit", (code) => this.#lost(worker, new Error(`a review worker exited (code ${code})`)));
@@ -169,12 +186,31 @@ export class ReviewPool implements Reviews {
       if (anyWarm && !worker.warm) continue;
       const pending = this.#queue.shift();
       if (pending === undefined) return;
-      pending.worker = worker;
       pending.holds = this.#state.holdCount();
       worker.job = pending;
       // Copied, not moved: a review decided again, or refused here, reads the body once more.
       worker.thread.postMessage({ type: "review", id: pending.id, job: pending.job } satisfies ToWorker);
+      worker.watchdog ??= this.#watchIn(worker, this.#budgetMs);
     }
+  }
+
+  #watchIn(worker: PoolWorker, delayMs: number): NodeJS.Timeout {
+    return setTimeout(() => this.#watch(worker), delayMs).unref();
+  }
+
+  /**
+   * The watchdog of a busy worker: its job over budget is refused, one in progress is checked again
+   * when its budget runs out, one not yet started (the worker is taking in knowledge first, which is
+   * not the job's time) soon after. An idle worker's watchdog stops.
+   */
+  #watch(worker: PoolWorker): void {
+    worker.watchdog = undefined;
+    const pending = worker.job;
+    if (pending === undefined || worker.gone) return;
+    const since = worker.progress.runningSince(pending.id);
+    const left = since === undefined ? NOT_STARTED_RECHECK_MS : since + this.#budgetMs - Date.now();
+    if (left <= 0) this.#overBudget(worker, pending);
+    else worker.watchdog = this.#watchIn(worker, Math.min(left, this.#budgetMs));
   }
 
   #heard(worker: PoolWorker, message: FromWorker): void {
@@ -185,13 +221,7 @@ export class ReviewPool implements Reviews {
     }
     const pending = worker.job;
     if (pending?.id !== message.id) return;
-    if (message.type === "started") {
-      clearTimeout(pending.queued);
-      pending.budget = setTimeout(() => this.#overBudget(worker, pending), this.#budgetMs);
-      return;
-    }
     clearTimeout(pending.queued);
-    clearTimeout(pending.budget);
     worker.job = undefined;
     pending.resolve({ outcome: message.outcome, holds: pending.holds });
     this.#dispatch();
@@ -205,6 +235,8 @@ export class ReviewPool implements Reviews {
   #notStarted(pending: Pending): void {
     const queued = this.#queue.indexOf(pending);
     if (queued !== -1) this.#queue.splice(queued, 1);
+    else if (this.#workers.some((worker) => worker.job === pending && worker.progress.started(pending.id)))
+      return;
     const busy = this.#workers.filter((worker) => worker.job !== undefined).length;
     pending.resolve({
       holds: pending.holds,
@@ -219,7 +251,6 @@ export class ReviewPool implements Reviews {
 
   /** The review ran past its budget: refused, and its worker replaced (see the module comment). */
   #overBudget(worker: PoolWorker, pending: Pending): void {
-    if (worker.job !== pending) return;
     const { kind } = pending.job;
     this.#log.warn("review over budget; worker replaced", { kind, budgetMs: this.#budgetMs });
     this.#replaced += 1;
@@ -240,7 +271,6 @@ export class ReviewPool implements Reviews {
     const pending = worker.job;
     this.#retire(worker);
     if (pending !== undefined) {
-      clearTimeout(pending.budget);
       pending.resolve({
         holds: pending.holds,
         outcome: refusal(
@@ -257,11 +287,21 @@ export class ReviewPool implements Reviews {
   #retire(worker: PoolWorker): void {
     worker.gone = true;
     worker.job = undefined;
+    clearTimeout(worker.watchdog);
     void worker.thread.terminate();
     if (this.#closed) return;
     const index = this.#workers.indexOf(worker);
     this.#workers.splice(index, 1, this.#start());
   }
+}
+
+/**
+ * `body` in memory of its own size. express hands a small body over as a view into the socket's
+ * 64 KiB read buffer, and a message copies a view's whole buffer: 64 KiB copied per request, and
+ * allocated again in the worker, for a 1 KiB AdmissionReview.
+ */
+function ownBytes(body: Uint8Array): Uint8Array {
+  return body.byteOffset === 0 && body.byteLength === body.buffer.byteLength ? body : new Uint8Array(body);
 }
 
 /**

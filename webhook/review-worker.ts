@@ -7,6 +7,7 @@
 import { parentPort, workerData } from "node:worker_threads";
 import type { AdmissionOutcome } from "./admission.ts";
 import type { AllocationTrust } from "./allocation-trust.ts";
+import { ReviewProgress } from "./review-progress.ts";
 import { reviewBody, reviewerFor, type ReviewJob } from "./reviews.ts";
 import { WebhookState } from "./state.ts";
 import { WireReceiver, type WireChange } from "./wire.ts";
@@ -17,6 +18,8 @@ export interface ReviewWorkerData {
   readonly holdsAdmitted: boolean;
   /** As the server's state: which Allocations are the site's. */
   readonly trust: AllocationTrust;
+  /** The memory of its `ReviewProgress`, shared with the pool. */
+  readonly progress: SharedArrayBuffer;
 }
 
 /** What the server sends a worker. */
@@ -26,14 +29,14 @@ export type ToWorker =
 
 /** What a worker answers. */
 export type FromWorker =
-  | { readonly type: "started"; readonly id: number }
   | { readonly type: "reviewed"; readonly id: number; readonly outcome: AdmissionOutcome }
   /** Its knowledge is loaded and evaluated: reviews sent now start at once. */
   | { readonly type: "warm" };
 
 const port = parentPort;
 if (port === null) throw new Error("review-worker.ts runs as a worker thread");
-const { holdsAdmitted, trust } = workerData as ReviewWorkerData;
+const { holdsAdmitted, trust, progress: shared } = workerData as ReviewWorkerData;
+const progress = new ReviewProgress(shared);
 const state = new WebhookState(Date.now, holdsAdmitted, trust);
 const receiver = new WireReceiver();
 let warm = false;
@@ -51,7 +54,7 @@ port.on("message", (message: ToWorker) => {
     return;
   }
   const { id, job } = message;
-  port.postMessage({ type: "started", id } satisfies FromWorker);
+  progress.start(id);
   let outcome: AdmissionOutcome;
   try {
     outcome = reviewBody(job.kind, job.body, reviewerFor(state, job), job.unavailable);
@@ -59,6 +62,7 @@ port.on("message", (message: ToWorker) => {
     // reviewBody catches what the rules throw; what escapes is a bug of the worker itself.
     outcome = { status: 400, body: { error: `internal error: ${String(error)}` } };
   }
+  progress.end(id);
   port.postMessage({ type: "reviewed", id, outcome: cloneable(outcome) } satisfies FromWorker);
 });
 
