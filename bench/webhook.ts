@@ -114,7 +114,7 @@ function benchRules(hosts: Inventory): string[] {
 }
 
 /** What the load generator asks the servers' process. */
-type ServerMessage = "stop" | "measure stalls" | "longest stall";
+type ServerMessage = "stop" | "measure stalls" | "longest stall" | "cpu time";
 
 /** In the servers' process: its {@link ServeData}, as JSON. */
 const SERVE_DATA = "METALSYNTH_BENCH_SERVE";
@@ -207,7 +207,10 @@ async function serve(data: ServeData): Promise<void> {
     const answer = (message: ServerMessage) => {
       if (message === "measure stalls") stalls.reset();
       else if (message === "longest stall") tell(stalls.longestMs());
-      else {
+      else if (message === "cpu time") {
+        const { user, system } = process.cpuUsage();
+        tell(user + system);
+      } else {
         process.off("message", answer);
         resolve();
       }
@@ -402,19 +405,32 @@ async function peak(port: number, ca: string, body: string): Promise<number> {
 /**
  * Peak throughput of the webhook (review workers), the same reviewing in its thread, and the echo,
  * {@link PEAK_ROUNDS} rounds taking the three in turn: one line per round, and the median ratios.
+ * Each round also tells the servers' process's CPU time per request (all its threads), which a
+ * neighbour's load inflates less than it cuts throughput, so it tells where the requests' cost is.
  */
-async function peakRounds(ports: Ports, ca: string, body: string): Promise<string[]> {
+async function peakRounds(
+  ports: Ports,
+  ca: string,
+  body: string,
+  serversCpuMicros: () => Promise<number>,
+): Promise<string[]> {
   const lines: string[] = [];
   const workersShare: number[] = [];
   const inlineShare: number[] = [];
+  const measured = async (port: number) => {
+    const before = await serversCpuMicros();
+    const rate = await peak(port, ca, body);
+    const cpu = (await serversCpuMicros()) - before;
+    return { rate, cpu: `${(cpu / (rate * PEAK_SECONDS)).toFixed(0)} µs` };
+  };
   for (let round = 1; round <= PEAK_ROUNDS; round++) {
-    const workers = await peak(ports.webhook, ca, body);
-    const inline = await peak(ports.inline, ca, body);
-    const echo = await peak(ports.echo, ca, body);
-    workersShare.push(workers / echo);
-    inlineShare.push(inline / echo);
+    const workers = await measured(ports.webhook);
+    const inline = await measured(ports.inline);
+    const echo = await measured(ports.echo);
+    workersShare.push(workers.rate / echo.rate);
+    inlineShare.push(inline.rate / echo.rate);
     lines.push(
-      `peak throughput over TLS, ${PEAK_IN_FLIGHT} in flight, round ${round}: webhook ${workers.toFixed(0)} req/s, reviewing in its thread ${inline.toFixed(0)} req/s, bare express echo ${echo.toFixed(0)} req/s (${percent(workers / echo)}, ${percent(inline / echo)})`,
+      `peak throughput over TLS, ${PEAK_IN_FLIGHT} in flight, round ${round}: webhook ${workers.rate.toFixed(0)} req/s, reviewing in its thread ${inline.rate.toFixed(0)} req/s, bare express echo ${echo.rate.toFixed(0)} req/s (${percent(workers.rate / echo.rate)}, ${percent(inline.rate / echo.rate)}); the servers' CPU per request ${workers.cpu}, ${inline.cpu}, ${echo.cpu}`,
     );
   }
   const median = (shares: number[]) =>
@@ -434,6 +450,16 @@ function percent(share: number): string {
   return `${(100 * share).toFixed(0)}%`;
 }
 
+/**
+ * The rules' figures and the CR the servers are sent, from the generated inventory, which is let go
+ * with this call: kept by the caller's frame, its tens of MiB made the load generator's own
+ * collections stall the requests it sends by up to ~170 ms.
+ */
+function rulesAndCr(): { lines: string[]; cr: Cr } {
+  const hosts = inventory();
+  return { lines: benchRules(hosts), cr: acceptedCr(freeMac(hosts)) };
+}
+
 /** Runs every measurement and returns one printable line per figure. */
 export async function benchWebhook(hub?: HubSite): Promise<string[]> {
   let lines: string[];
@@ -442,11 +468,7 @@ export async function benchWebhook(hub?: HubSite): Promise<string[]> {
     // The rules alone with a hub loaded are bench/hub.ts's figures.
     lines = [];
     cr = hubProvisioning("bench-new", hub.freeMacs[0]) as Cr;
-  } else {
-    const hosts = inventory();
-    lines = benchRules(hosts);
-    cr = acceptedCr(freeMac(hosts));
-  }
+  } else ({ lines, cr } = rulesAndCr());
   const body = JSON.stringify(admissionReview(cr));
   const { ca, ports, ask, servers, stop } = await startServers(hub);
   // From here this process is the load generator: what it built and reviewed above is let go first,
@@ -465,7 +487,11 @@ export async function benchWebhook(hub?: HubSite): Promise<string[]> {
     lines.push(
       `${steadyLine}; longest event-loop stall: server ${serverStall.toFixed(0)} ms, load generator ${clientStalls.longestMs().toFixed(0)} ms`,
     );
-    lines.push(...(await peakRounds(ports, ca.cert, body)));
+    const serversCpuMicros = async () => {
+      ask("cpu time");
+      return ((await once(servers, "message")) as [number])[0];
+    };
+    lines.push(...(await peakRounds(ports, ca.cert, body, serversCpuMicros)));
     if (!hub)
       lines.push(
         ...(await steadyWithPathological(ports.webhook, ca.cert, body, [

@@ -1,6 +1,6 @@
 /**
  * A review worker thread (decision 0056): a copy of the webhook's knowledge, kept by the changes the
- * server's state sends (`wire.ts`), and the reviews it is sent, one at a time. What a review costs
+ * server's state sends (`wire.ts`), and the reviews it is sent, in batches it takes one job at a time. What a review costs
  * here is no request's wait in the server's thread: health, readiness, metrics and the feeds stay
  * there, and so do the other workers.
  */
@@ -25,7 +25,15 @@ export interface ReviewWorkerData {
 /** What the server sends a worker. */
 export type ToWorker =
   | { readonly type: "change"; readonly change: WireChange }
-  | { readonly type: "review"; readonly id: number; readonly job: ReviewJob };
+  /** Jobs to review in order, each offered in its slot of the worker's `ReviewProgress`. */
+  | { readonly type: "review"; readonly jobs: readonly OfferedJob[] };
+
+/** A job of a batch: its id in the pool, and its slot. */
+export interface OfferedJob {
+  readonly id: number;
+  readonly slot: number;
+  readonly job: ReviewJob;
+}
 
 /** What a worker answers. */
 export type FromWorker =
@@ -53,18 +61,26 @@ port.on("message", (message: ToWorker) => {
     }
     return;
   }
-  const { id, job } = message;
-  progress.start(id);
-  let outcome: AdmissionOutcome;
+  // Back to back, as the server's thread reviews the requests of one turn (decision 0028): the
+  // rules' code and the site's indexes stay in the caches from one review to the next.
+  for (const { id, slot, job } of message.jobs) {
+    // Taken back by the pool while a review before it ran long: another worker has it.
+    if (!progress.take(slot, id)) continue;
+    progress.start(id);
+    const outcome = review(job);
+    progress.end(id);
+    port.postMessage({ type: "reviewed", id, outcome: cloneable(outcome) } satisfies FromWorker);
+  }
+});
+
+function review(job: ReviewJob): AdmissionOutcome {
   try {
-    outcome = reviewBody(job.kind, job.body, reviewerFor(state, job), job.unavailable);
+    return reviewBody(job.kind, job.body, reviewerFor(state, job), job.unavailable);
   } catch (error) {
     // reviewBody catches what the rules throw; what escapes is a bug of the worker itself.
-    outcome = { status: 400, body: { error: `internal error: ${String(error)}` } };
+    return { status: 400, body: { error: `internal error: ${String(error)}` } };
   }
-  progress.end(id);
-  port.postMessage({ type: "reviewed", id, outcome: cloneable(outcome) } satisfies FromWorker);
-});
+}
 
 /**
  * `outcome` as a message can carry it: what a rule threw is an Error (cloned with its stack) or

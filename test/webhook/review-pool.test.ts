@@ -124,4 +124,30 @@ describe("the review pool", () => {
     for (const reviewed of after)
       expect(JSON.stringify(reviewed.outcome.body)).toContain("matches no BareMetalHost");
   }, 120_000);
+
+  it("takes back the jobs batched behind a long review for the other worker", async () => {
+    await expect
+      .poll(() => pool.status().detail, { timeout: 60_000 })
+      .toMatch(/^review workers: 2 of 2 ready/);
+    const answered: string[] = [];
+    const send = (name: string, cr: Cr) =>
+      pool.review(job(cr, { dryRun: true })).then((reviewed) => {
+        answered.push(name);
+        return reviewed;
+      });
+    // One turn: each worker takes a cheap one; the three after wait, and the first worker back
+    // takes them as one batch, the costly one first.
+    const cheap = (name: string) => provisioning({ name, masters: [] });
+    const reviews = [
+      send("first", cheap("first")),
+      send("second", cheap("second")),
+      send("costly", unplaceable(1000)),
+      send("third", cheap("third")),
+      send("fourth", cheap("fourth")),
+    ];
+    const [, , costly, third, fourth] = await Promise.all(reviews);
+    expect(answered.at(-1)).toBe("costly");
+    expect(JSON.stringify(costly?.outcome.body)).toContain("its review budget");
+    for (const reviewed of [third, fourth]) expect(reviewed?.outcome.status).toBe(200);
+  }, 120_000);
 });
