@@ -11,7 +11,8 @@
  * - peak throughput of the webhook against a bare TLS express endpoint that parses the same body
  *   and answers "allowed" (the stack's ceiling), and against the same webhook reviewing in its
  *   server's thread (`InlineReviews`: what the review workers cost or gain), in rounds that take the
- *   three in turn, so a neighbour's load on the machine falls on all three alike;
+ *   three in turn, so a neighbour's load on the machine falls on all three alike, each with the
+ *   servers' CPU time per request;
  * - the steady run again with two pathological CRs in the stream (decision 0056): the issue's
  *   Provisioning of 20,000 workers, which the schema's bounds refuse, and one of 1,000 workers no
  *   host fits, which runs into the review budget; the other requests' latencies and each one's answer.
