@@ -41,6 +41,8 @@ describe("canonicalJson", () => {
     [{ when: { toJSON: () => "2020-01-01" } }, '{"when":"2020-01-01"}'],
     // Code-unit order, not locale order: "B" (0x42) sorts before "a" (0x61).
     [{ a: 1, B: 2 }, '{"B":2,"a":1}'],
+    // An own "__proto__" key, as JSON.parse makes it, is data like any other key.
+    [JSON.parse('{"b":2,"__proto__":{"a":1}}'), '{"__proto__":{"a":1},"b":2}'],
   ])("%j → %s", (value, expected) => {
     expect(canonicalJson(value)).toBe(expected);
   });

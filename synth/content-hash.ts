@@ -43,7 +43,12 @@ function sortedCopy(value: unknown): unknown {
   for (const key of Object.keys(value).sort()) {
     if (ARRAY_INDEX.test(key)) throw INDEX_KEY;
     const member = toJsonValue(Reflect.get(value, key));
-    if (member !== undefined) copy[key] = sortedCopy(member);
+    if (member === undefined) continue;
+    // Assigned, an own "__proto__" key (JSON.parse and YAML make one) would set the copy's
+    // prototype and vanish from the text: two different values would hash the same.
+    if (key === "__proto__")
+      Object.defineProperty(copy, key, { value: sortedCopy(member), enumerable: true, writable: true });
+    else copy[key] = sortedCopy(member);
   }
   return copy;
 }
