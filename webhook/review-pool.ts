@@ -13,7 +13,7 @@
  *
  * Requests that wait together go to a worker together, up to `MAX_BATCH`, shared among the idle
  * workers: a worker reviews them back to back with its caches warm, as the server's thread reviews
- * a turn's requests (decision 0028), and answers each as it is reviewed. A worker takes each job
+ * a tick's requests (decision 0028), and answers each as it is reviewed. A worker takes each job
  * and says which review it is in through memory shared with this thread (`ReviewProgress`), read
  * only when a deadline comes due: one watchdog timer per busy worker checks the budget, and takes
  * back the jobs waiting behind a review that runs past {@link TAKE_BACK_AFTER_MS}, or behind

@@ -61,7 +61,7 @@ port.on("message", (message: ToWorker) => {
     }
     return;
   }
-  // Back to back, as the server's thread reviews the requests of one turn (decision 0028): the
+  // Back to back, as the server's thread reviews the requests of one tick (decision 0028): the
   // rules' code and the site's indexes stay in the caches from one review to the next.
   for (const { id, slot, job } of message.jobs) {
     // Taken back by the pool while a review before it ran long: another worker has it.

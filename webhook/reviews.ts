@@ -6,7 +6,7 @@
 import { admit, type AdmissionOutcome, type ReviewedKind } from "./admission.ts";
 import type { Reviewer } from "./site-review.ts";
 import type { Knowledge, Readiness } from "./state.ts";
-import { TurnBatch } from "./turn-batch.ts";
+import { TickBatch } from "./tick-batch.ts";
 
 /** One review to make: the endpoint's kind, the request's body as received, and why not, if so. */
 export interface ReviewJob {
@@ -79,17 +79,17 @@ export function reviewerFor(
 }
 
 /**
- * Reviews in this thread against `knowledge`: the jobs of one turn of the event loop back to back
+ * Reviews in this thread against `knowledge`: the jobs of one tick of the event loop back to back
  * (decision 0028).
  */
 export class InlineReviews implements Reviews {
-  readonly #batch: TurnBatch<
+  readonly #batch: TickBatch<
     { job: ReviewJob; resolve: (reviewed: Reviewed) => void; reject: (error: unknown) => void },
     Reviewed
   >;
 
   constructor(knowledge: Knowledge) {
-    this.#batch = new TurnBatch(
+    this.#batch = new TickBatch(
       ({ job }) => ({
         holds: knowledge.holdCount(),
         outcome: reviewBody(job.kind, job.body, reviewerFor(knowledge, job), job.unavailable),

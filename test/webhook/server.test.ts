@@ -186,7 +186,7 @@ describe("the webhook over TLS", () => {
 
   it("gives each of several requests that arrive together its own decision", async () => {
     // Sent at once over connections already open (the API server keeps its connections), requests
-    // arrive in one turn of the server's event loop and are reviewed as one batch (decision 0028).
+    // arrive in one tick of the server's event loop and are reviewed as one batch (decision 0028).
     const agent = new Agent({ keepAlive: true, maxSockets: 8 });
     const fits = provisioning({
       name: "together-a",

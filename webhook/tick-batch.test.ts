@@ -1,11 +1,11 @@
 import { setImmediate as nextTurn } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
-import { TurnBatch } from "./turn-batch.ts";
+import { TickBatch } from "./tick-batch.ts";
 
 /** A batch whose phases record what they did, in order. */
 function recordingBatch(options: { decideFails?: string; deliverFails?: string } = {}) {
   const calls: string[] = [];
-  const batch = new TurnBatch<string, string>(
+  const batch = new TickBatch<string, string>(
     (job) => {
       calls.push(`decide ${job}`);
       if (job === options.decideFails) throw new Error(`no decision for ${job}`);
@@ -20,8 +20,8 @@ function recordingBatch(options: { decideFails?: string; deliverFails?: string }
   return { batch, calls };
 }
 
-describe("TurnBatch", () => {
-  it("decides every job of a turn, in order, before it delivers any", async () => {
+describe("TickBatch", () => {
+  it("decides every job of a tick, in order, before it delivers any", async () => {
     const { batch, calls } = recordingBatch();
     batch.submit("a");
     batch.submit("b");
@@ -31,7 +31,7 @@ describe("TurnBatch", () => {
     expect(calls).toEqual(["decide a", "decide b", "decide c", "deliver a A", "deliver b B", "deliver c C"]);
   });
 
-  it("makes a batch of each turn", async () => {
+  it("makes a batch of each tick", async () => {
     const { batch, calls } = recordingBatch();
     batch.submit("a");
     await nextTurn();
@@ -70,9 +70,9 @@ describe("TurnBatch", () => {
     ]);
   });
 
-  it("runs a job submitted while a batch runs in the next turn", async () => {
+  it("runs a job submitted while a batch runs in the next tick", async () => {
     const calls: string[] = [];
-    const batch: TurnBatch<string, string> = new TurnBatch(
+    const batch: TickBatch<string, string> = new TickBatch(
       (job) => {
         calls.push(`decide ${job}`);
         return job;

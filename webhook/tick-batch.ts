@@ -1,14 +1,15 @@
 /**
- * Work done in two phases per turn of the event loop: every job submitted while one turn's I/O was
+ * Work done in two phases per tick of the event loop: every job submitted while one tick's I/O was
  * handled is decided, in the order submitted, before any of them is delivered
- * (docs/decisions/0028-reviews-batched-per-turn.md).
+ * (docs/decisions/0028-reviews-batched-per-turn.md, which says "turn" for what Node calls a tick; a
+ * turn is a cluster's place in planning order).
  *
  * The webhook decides admission requests this way. Deciding one runs a large body of code (schemas,
  * rules, planning) over the site's indexes; between two requests handled one after the other, the
  * TLS and HTTP work of the next evicts that code and data from the CPU's caches, and each review took
  * three times as long as in a loop. Decided back to back, they run from warm caches.
  */
-export class TurnBatch<Job, Result> {
+export class TickBatch<Job, Result> {
   #pending: Job[] = [];
 
   /**
@@ -22,7 +23,7 @@ export class TurnBatch<Job, Result> {
     private readonly fail: (job: Job, error: unknown) => void,
   ) {}
 
-  /** Queues `job` for the end of this turn (after its I/O callbacks, as `setImmediate` runs). */
+  /** Queues `job` for the end of this tick (after its I/O callbacks, as `setImmediate` runs). */
   submit(job: Job): void {
     this.#pending.push(job);
     if (this.#pending.length === 1) setImmediate(() => this.#run());
@@ -31,7 +32,7 @@ export class TurnBatch<Job, Result> {
   #run(): void {
     const jobs = this.#pending;
     // A job submitted while this batch runs (a failure handler that answers another) waits for
-    // the next turn, as it would have had it come in later.
+    // the next tick, as it would have had it come in later.
     this.#pending = [];
     const decided: { job: Job; result: Result }[] = [];
     for (const job of jobs) {
