@@ -17,7 +17,7 @@ import {
   utimes,
   writeFile,
 } from "node:fs/promises";
-import { mkdirSync, readFileSync, writeFileSync, type Dirent } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { forEachConcurrently } from "./concurrency.ts";
 import { UsageError } from "./errors.ts";
@@ -397,25 +397,29 @@ export async function resolveDir(dir: string): Promise<string> {
 
 /** What `target` holds; undefined when it does not exist. */
 async function scanTree(target: string): Promise<ExistingTree | undefined> {
-  let entries: Dirent[];
-  try {
-    entries = await readdir(target, { recursive: true, withFileTypes: true });
-  } catch (error) {
-    if (isErrorCode(error, "ENOENT")) return undefined;
-    throw error;
-  }
+  const regular: string[] = [];
   const specials = new Set<string>();
   const directories = new Set<string>();
-  const relative = (entry: Dirent): string =>
-    path.relative(target, path.join(entry.parentPath, entry.name)).split(path.sep).join("/");
-  const regular = entries
-    .filter((entry) => entry.isFile())
-    .map(relative)
-    .sort();
-  for (const entry of entries) {
-    if (entry.isDirectory()) directories.add(relative(entry));
-    else if (!entry.isFile()) specials.add(relative(entry));
+  // Synchronous and by hand: the promise API takes a promise per directory (a region's tree has
+  // thousands), and the synchronous one's `recursive` follows links to directories.
+  const walk = (directory: string, prefix: string): void => {
+    for (const entry of readdirSync(directory, { withFileTypes: true })) {
+      const relative = `${prefix}${entry.name}`;
+      if (entry.isFile()) regular.push(relative);
+      else if (entry.isDirectory()) {
+        directories.add(relative);
+        walk(path.join(directory, entry.name), `${relative}/`);
+      } else specials.add(relative);
+    }
+  };
+  try {
+    walk(target, "");
+  } catch (error) {
+    if (isErrorCode(error, "ENOENT") && regular.length + specials.size + directories.size === 0)
+      return undefined;
+    throw error;
   }
+  regular.sort();
   return {
     dir: target,
     files: new Set(regular),
@@ -425,13 +429,14 @@ async function scanTree(target: string): Promise<ExistingTree | undefined> {
   };
 }
 
+/** A path with an empty, `.` or `..` segment, a backslash or a NUL: not a plain relative POSIX path. */
+const NOT_RELATIVE = /(?:^|\/)\.{0,2}(?:\/|$)|[\\\0]/;
+
 /** Validates the paths of a tree and returns them sorted. */
 function checkPaths(files: readonly string[]): string[] {
   const sorted = [...files].sort();
   for (const file of sorted) {
-    const segments = file.split("/");
-    const bad = segments.some((segment) => segment === "" || segment === "." || segment === "..");
-    if (bad || /[\\\0]/.test(file)) {
+    if (NOT_RELATIVE.test(file)) {
       throw new Error(
         `replaceDirAtomically: ${JSON.stringify(file)} is not a relative POSIX path inside the tree`,
       );
