@@ -129,7 +129,9 @@ export const COMMANDS = {
       ),
       full: {
         type: "boolean",
-        help: "render every cluster directory, not only those whose inputs or files changed",
+        help:
+          "evaluate the site without the synth cache and render every cluster directory,\n" +
+          "not only those whose inputs or files changed",
       },
       verbose: {
         type: "boolean",

@@ -2,6 +2,7 @@ import type { Stats } from "node:fs";
 import { lstat, readdir, readlink, realpath, stat } from "node:fs/promises";
 import path from "node:path";
 import { issue, type Issue } from "../synth/issue.ts";
+import { UsageError } from "./errors.ts";
 
 /** File endings metalsynth reads from spec and inventory directories (docs/contract.md §7). */
 const READABLE = /\.(ya?ml|json)$/i;
@@ -225,6 +226,18 @@ async function globMatcher(
   if (!scan.isGlob) return undefined;
   const base = scan.base === "" ? (pattern.startsWith("/") ? "/" : ".") : scan.base;
   return { base, test: picomatch(pattern, { dot: true }) };
+}
+
+/**
+ * Throws a usage error when `site` is something other than a directory. A file given as the site
+ * would otherwise surface as unread `specs/` and `inventory/` below it: findings about paths that
+ * were never the user's mistake, instead of the one that was. A missing site is left to the readers
+ * (`--specs` and `--inventory` may name everything elsewhere).
+ */
+export async function checkSite(site: string): Promise<void> {
+  const info = await stat(site).catch(() => undefined);
+  if (info !== undefined && !info.isDirectory())
+    throw new UsageError(`site is not a directory: ${site} (the site is the directory that holds specs/)`);
 }
 
 /** The `file-unread` diagnostic for a path that is not read, and why. */

@@ -9,7 +9,9 @@ import { renderPlan } from "../synth/plan/render-plan.ts";
 import { UsageError } from "./errors.ts";
 import type { RenderedCluster } from "./render-units.ts";
 import { renderChanged, type ChangedRender } from "./render-incremental.ts";
+import { SiteDigest } from "./site-digest.ts";
 import { readSite, type SiteInput, type SiteLocation } from "./site-reader.ts";
+import { storeSynth, type SynthOutcome } from "./synth-cache.ts";
 
 /** A site read and judged by every rule: what `validate` reports and `explain` explains. */
 export interface SiteEvaluation {
@@ -31,23 +33,29 @@ export interface SiteRender {
   readonly rendered?: { readonly files: Map<string, string>; readonly clusters: RenderedCluster[] };
 }
 
-/** Reads a site and runs the whole rule catalogue and the planner on it. */
-export async function evaluateFromSite(location: SiteLocation): Promise<SiteEvaluation> {
-  const input = await readSite(location);
+/**
+ * Reads a site and runs the whole rule catalogue and the planner on it; `digest`, when given, is fed
+ * what is read (decision 0066).
+ */
+export async function evaluateFromSite(location: SiteLocation, digest?: SiteDigest): Promise<SiteEvaluation> {
+  const input = await readSite(location, digest && { digest });
   const evaluation = evaluateSite(input.documents, input.inventory, input.lock);
   return { input, plan: evaluation.plan, issues: [...input.issues, ...evaluation.issues] };
 }
 
 /**
  * The clusters that rendering only the `--specs` subset in `render` would remove from the output
- * directory although the site's own `specs/` still defines them (they would vanish from `rendered/`,
+ * directory `out` although the site's own `specs/` still defines them (they would vanish from `rendered/`,
  * their lock entries with them, and a SIPCluster's hosts would be released). Empty when `--specs` was
  * not given, or when every cluster the output holds is either rendered or gone from the site too.
  */
-export async function clustersOutsideSubset(location: SiteLocation, render: SiteRender): Promise<string[]> {
+export async function clustersOutsideSubset(
+  location: SiteLocation,
+  render: Pick<SynthOutcome, "out" | "rendered">,
+): Promise<string[]> {
   if (location.specs === undefined || !render.rendered) return [];
   const live = new Set(render.rendered.clusters.filter(isLive).map((cluster) => cluster.cluster));
-  const before = await clusterDirectories(render.input.out);
+  const before = await clusterDirectories(render.out);
   const missing = before.filter((key) => !live.has(key));
   if (missing.length === 0) return [];
   const whole: SiteLocation = { ...location, specs: undefined };
@@ -96,16 +104,30 @@ export interface SiteSynth extends SiteRender {
 /**
  * `metalsynth synth` up to the write: the site rendered where its inputs or its files in the output
  * directory changed, or everywhere with `full` (decision 0057). The tree it gives is the one
- * {@link renderFromSite} gives; `rendered.kept` names the files that stand as they are.
+ * {@link renderFromSite} gives; `rendered.kept` names the files that stand as they are. With
+ * `cache`, what it found is kept in the synth cache under the site's digest (decision 0066).
  */
 export async function synthFromSite(
   location: SiteLocation,
-  options: { readonly full?: boolean } = {},
+  options: { readonly full?: boolean; readonly cache?: string } = {},
 ): Promise<SiteSynth> {
-  const { input, plan, issues } = await evaluateFromSite(location);
+  const digest = options.cache === undefined ? undefined : new SiteDigest(location);
+  const { input, plan, issues } = await evaluateFromSite(location, digest);
   const ready = renderPlan(plan, issues);
-  if (!ready) return { input, plan, issues };
-  return { input, plan, issues, rendered: await renderChanged(ready, input.settings, input.out, options) };
+  const rendered = ready && (await renderChanged(ready, input.settings, input.out, options));
+  const found: SiteSynth = { input, plan, issues, ...(rendered && { rendered }) };
+  if (digest && options.cache !== undefined) storeSynth(digest, synthOutcome(found), options.cache);
+  return found;
+}
+
+/** What synth writes and prints of a {@link SiteSynth}. */
+export function synthOutcome({ input, issues, rendered }: SiteSynth): SynthOutcome {
+  return {
+    out: input.out,
+    issues,
+    ...(input.pathPrefixNote !== undefined && { pathPrefixNote: input.pathPrefixNote }),
+    ...(rendered && { rendered }),
+  };
 }
 
 /** What {@link releaseFromSite} found: the release, and the site rendered with it when it can be. */

@@ -8,11 +8,9 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import type { ClusterKey } from "../synth/cluster-key.ts";
-import { toYaml } from "../synth/codec/yaml-output.ts";
 import { canonicalJson } from "../synth/content-hash.ts";
 import type { Host } from "../synth/inventory/host.ts";
 import { clusterDirectoryName } from "../synth/names.ts";
-import { lockDocument } from "../synth/plan/lock.ts";
 import type { RetiredSipCluster } from "../synth/plan/model.ts";
 import type { ClusterRender, RenderPlan } from "../synth/plan/render-plan.ts";
 import type { SiteSettings } from "../synth/schema/settings.ts";
@@ -107,11 +105,6 @@ function roleSummary(cluster: ClusterRender): RenderedCluster["roles"] {
     { role: "master", hosts: cluster.masters.map(describe) },
     { role: "worker", hosts: cluster.workers.map(describe) },
   ];
-}
-
-/** The lock file's text (docs/contract.md §3.4). */
-export function lockText(plan: Pick<RenderPlan, "lock">): string {
-  return `# Written by metalsynth: host allocations, read back so clusters are never reshuffled.\n${toYaml(lockDocument(plan.lock))}`;
 }
 
 /**

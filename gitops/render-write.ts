@@ -1,12 +1,11 @@
 /**
  * Writing `rendered/`: the ownership policy of that directory (what may be replaced, which files
- * may go) over the mechanism of `replace-dir.ts`. Apart from render.ts so that writing a tree loads
- * neither cdk8s nor the charts: a synth that renders nothing never loads them (decision 0057).
+ * may go, rendered-file.ts) over the mechanism of `replace-dir.ts`. Apart from render.ts so that
+ * writing a tree loads neither cdk8s nor the charts: a synth that renders nothing never loads them
+ * (decision 0057).
  */
 import { readdir } from "node:fs/promises";
-import { parseAllDocuments } from "yaml";
-import { field, isRecord } from "../synth/inventory/raw.ts";
-import { LOCK_FILE } from "../synth/plan/lock.ts";
+import { LOCK_FILE } from "../synth/plan/lock-file.ts";
 import { UsageError } from "./errors.ts";
 import { errorCode } from "./files.ts";
 import { replaceDirAtomically, resolveDir, type ExistingTree, type TreeChange } from "./replace-dir.ts";
@@ -21,7 +20,7 @@ export interface WriteRenderedOptions {
   readonly signal?: AbortSignal;
   /**
    * The tree being replaced is known to be metalsynth's output in full (a run undoing its own
-   * write puts the committed tree back), so its files go without asking {@link isRenderedFile}.
+   * write puts the committed tree back), so its files go without asking `isRenderedFile`.
    * @default false: a file about to be removed that metalsynth did not write refuses the write
    */
   readonly previousIsRendered?: boolean;
@@ -109,8 +108,11 @@ async function refuseUnrendered(
 ): Promise<void> {
   const inTree = (file: string) => files.has(file) || kept.has(file);
   const unowned = [...previous.specials].filter((file) => !inTree(file));
-  for (const file of previous.files)
-    if (!inTree(file) && !isRenderedFile(file, await previous.read(file))) unowned.push(file);
+  const going = [...previous.files].filter((file) => !inTree(file));
+  // Loaded only when a file goes: a synth that changes nothing loads no YAML parser (decision 0066).
+  const { isRenderedFile } =
+    going.length > 0 ? await import("./rendered-file.ts") : { isRenderedFile: () => true };
+  for (const file of going) if (!isRenderedFile(file, await previous.read(file))) unowned.push(file);
   unowned.sort();
   if (unowned.length === 0) return;
   const listed = unowned.slice(0, LISTED_PATHS).join(", ");
@@ -121,50 +123,3 @@ async function refuseUnrendered(
     { showHelp: false },
   );
 }
-
-/**
- * Whether metalsynth wrote `file` of a `rendered/` tree (relative POSIX path, content), so a write
- * may delete it: the lock, or a YAML file where metalsynth puts them (`clusters/<ns>/<cluster>/`,
- * `argocd/`, `flux/`) whose every document is an object it renders: labelled
- * `app.kubernetes.io/managed-by: metalsynth`, a kustomize `Kustomization`, or a partial Metal3
- * BareMetalHost (the SIP label patches, nothing but the SIP labels, of trees rendered before
- * decision 0040, which a write replaces). A README, a hand-added
- * manifest or notes are not, and synth refuses to delete them.
- */
-export function isRenderedFile(file: string, content: Buffer): boolean {
-  if (file === LOCK_FILE) return true;
-  if (!/^(clusters\/[^/]+\/[^/]+|argocd|flux)\/[^/]+\.yaml$/.test(file)) return false;
-  let documents;
-  try {
-    documents = parseAllDocuments(content.toString("utf8"));
-  } catch {
-    return false;
-  }
-  if (!Array.isArray(documents) || documents.length === 0) return false;
-  return documents.every((document) => {
-    if (document.errors.length > 0) return false;
-    const value: unknown = document.toJS();
-    return isRenderedObject(value);
-  });
-}
-
-function isRenderedObject(value: unknown): boolean {
-  if (!isRecord(value)) return false;
-  const { apiVersion, kind } = value;
-  const labels = field(field(value, "metadata"), "labels");
-  if (isRecord(labels) && labels[MANAGED_BY] === "metalsynth") return true;
-  if (
-    kind === "Kustomization" &&
-    typeof apiVersion === "string" &&
-    apiVersion.startsWith("kustomize.config.k8s.io/")
-  )
-    return true;
-  return (
-    kind === "BareMetalHost" &&
-    typeof apiVersion === "string" &&
-    apiVersion.startsWith("metal3.io/") &&
-    value["spec"] === undefined
-  );
-}
-
-const MANAGED_BY = "app.kubernetes.io/managed-by";

@@ -6,17 +6,17 @@ import { App } from "cdk8s";
 import { objectsOf } from "../charts/index.ts";
 import { addSiteWiringCharts, clusterDirectoryCharts } from "../charts/site.ts";
 import { compareText } from "../synth/issue.ts";
-import { LOCK_FILE } from "../synth/plan/lock.ts";
+import { LOCK_FILE } from "../synth/plan/lock-file.ts";
 import type { RenderPlan } from "../synth/plan/render-plan.ts";
 import type { SiteSettings } from "../synth/schema/settings.ts";
 import { toYaml, toYamlStream } from "../synth/codec/yaml-output.ts";
+import { lockText } from "./render-incremental.ts";
 import {
   APPLICATION_SET_FILE,
   directoryInputsDigest,
   directoryPlace,
   FilesDigest,
   KUSTOMIZATION_FILE,
-  lockText,
   planDirectories,
   thisRenderer,
   unitHeader,
@@ -27,7 +27,8 @@ import {
 
 export type { PlanShare, RenderedCluster } from "./render-units.ts";
 // What of rendered/ is metalsynth's lives beside the writer, which needs no cdk8s (decision 0057).
-export { checkOutput, isRenderedFile, writeRendered, type WriteRenderedOptions } from "./render-write.ts";
+export { checkOutput, writeRendered, type WriteRenderedOptions } from "./render-write.ts";
+export { isRenderedFile } from "./rendered-file.ts";
 
 /** A site's `rendered/` tree in memory, and what it holds per cluster directory. */
 export interface RenderedSite {

@@ -4,7 +4,7 @@ import { parseDocuments, type ParsedFile } from "../synth/codec/read-documents.t
 import type { SourceDocument } from "../synth/documents.ts";
 import { issue, type Issue } from "../synth/issue.ts";
 import type { Inventory } from "../synth/inventory/inventory.ts";
-import { LOCK_FILE } from "../synth/plan/lock.ts";
+import { LOCK_FILE } from "../synth/plan/lock-file.ts";
 import { EMPTY_LOCK } from "../synth/rules/lock.ts";
 import type { Lock } from "../synth/model/lock.ts";
 import { lockFromText } from "../synth/rules/lock.ts";
@@ -12,8 +12,9 @@ import type { SiteSettings } from "../synth/schema/settings.ts";
 import { resolvePathPrefix } from "../synth/site/path-prefix.ts";
 import { readSettings } from "../synth/site/settings.ts";
 import { UsageError } from "./errors.ts";
-import { displayPath, errorCode, listInputFiles, systemReason, unreadIssue } from "./files.ts";
+import { checkSite, displayPath, errorCode, listInputFiles, systemReason, unreadIssue } from "./files.ts";
 import { readInventory } from "./inventory-reader.ts";
+import type { SiteDigest } from "./site-digest.ts";
 import { capSyntaxErrors } from "./report/report.ts";
 import { renderedPlace } from "./work-tree.ts";
 
@@ -49,11 +50,23 @@ export interface SiteInput {
   readonly issues: readonly Issue[];
 }
 
+export { checkSite } from "./files.ts";
+
 /** The site's settings file (docs/contract.md §6.1), at the root of the site. */
 export const SETTINGS_FILE = "metalsynth.yaml";
 
+/** Options of {@link readSite}. */
+export interface ReadSiteOptions {
+  /**
+   * Fed every part of the site as it is read, for the synth cache (decision 0066).
+   * @default undefined
+   */
+  readonly digest?: SiteDigest;
+}
+
 /** Reads specs, inventory, settings and the previous lock of a site. */
-export async function readSite(location: SiteLocation): Promise<SiteInput> {
+export async function readSite(location: SiteLocation, options: ReadSiteOptions = {}): Promise<SiteInput> {
+  const { digest } = options;
   const site = location.site ?? ".";
   const relativeTo = location.relativeTo ?? process.cwd();
   const out = location.out ?? path.join(site, "rendered");
@@ -63,6 +76,7 @@ export async function readSite(location: SiteLocation): Promise<SiteInput> {
   const specs = await listInputFiles(location.specs ?? [path.join(site, "specs")], { site, relativeTo });
   if (specs.missing.length > 0) throw new UsageError(`specs path not found: ${specs.missing.join(", ")}`);
   issues.push(...specs.unread.map(unreadIssue));
+  for (const entry of specs.unread) digest?.unread("spec", entry.display, entry.reason);
   const documents: SourceDocument[] = [];
   const specIssues: Issue[] = [];
   for (const file of specs.files) {
@@ -71,8 +85,10 @@ export async function readSite(location: SiteLocation): Promise<SiteInput> {
       text = await readFile(file.absolute, "utf8");
     } catch (error) {
       specIssues.push(unreadIssue({ display: file.display, reason: systemReason(error) }));
+      digest?.incomplete();
       continue;
     }
+    digest?.content("spec", file.display, file.absolute, text);
     const parsed = parseDocuments(file.display, text);
     documents.push(...parsed.documents);
     specIssues.push(...parsed.issues);
@@ -88,17 +104,18 @@ export async function readSite(location: SiteLocation): Promise<SiteInput> {
 
   const inventoryPaths = location.inventory ?? [path.join(site, "inventory")];
   // readInventory walks the paths itself and throws a UsageError for a missing one.
-  const inventory = await readInventory(inventoryPaths, { relativeTo, site });
+  const inventory = await readInventory(inventoryPaths, { relativeTo, site, ...(digest && { digest }) });
   issues.push(...inventory.issues);
 
-  const settingsParsed = await readSettingsFile(path.join(site, SETTINGS_FILE), relativeTo);
+  const settingsParsed = await readSettingsFile(path.join(site, SETTINGS_FILE), relativeTo, digest);
   const settings = readSettings(settingsParsed.documents);
   issues.push(...settingsParsed.issues, ...settings.issues);
 
   const place = settings.settings.gitops.pathPrefix === undefined ? await renderedPlace(out) : undefined;
+  if (digest && place) digest.place = place;
   const resolved = resolvePathPrefix(settings.settings, place);
 
-  const lock = await readLock(out, relativeTo, issues);
+  const lock = await readLock(out, relativeTo, issues, digest);
   return {
     documents,
     inventory: inventory.inventory,
@@ -110,29 +127,26 @@ export async function readSite(location: SiteLocation): Promise<SiteInput> {
   };
 }
 
-/**
- * Throws a usage error when `site` is something other than a directory. A file given as the site
- * would otherwise surface as unread `specs/` and `inventory/` below it: findings about paths that
- * were never the user's mistake, instead of the one that was. A missing site is left to the readers
- * (`--specs` and `--inventory` may name everything elsewhere).
- */
-export async function checkSite(site: string): Promise<void> {
-  const info = await stat(site).catch(() => undefined);
-  if (info !== undefined && !info.isDirectory())
-    throw new UsageError(`site is not a directory: ${site} (the site is the directory that holds specs/)`);
-}
-
 /** `metalsynth.yaml`, parsed; a missing file is no file (every setting has a default). */
-async function readSettingsFile(file: string, relativeTo: string): Promise<ParsedFile> {
+async function readSettingsFile(
+  file: string,
+  relativeTo: string,
+  digest: SiteDigest | undefined,
+): Promise<ParsedFile> {
   const shown = displayPath(file, relativeTo);
-  if ((await lstat(file).catch(() => undefined)) === undefined) return { documents: [], issues: [] };
+  if ((await lstat(file).catch(() => undefined)) === undefined) {
+    digest?.absent("settings", shown);
+    return { documents: [], issues: [] };
+  }
   let info;
   try {
     info = await stat(file);
   } catch (error) {
+    digest?.incomplete();
     return { documents: [], issues: [unreadIssue({ display: shown, reason: systemReason(error) })] };
   }
   if (!info.isFile()) {
+    digest?.incomplete();
     const what = info.isDirectory() ? "a directory" : "not a regular file";
     return {
       documents: [],
@@ -140,13 +154,21 @@ async function readSettingsFile(file: string, relativeTo: string): Promise<Parse
     };
   }
   try {
-    return parseDocuments(shown, await readFile(file, "utf8"));
+    const text = await readFile(file, "utf8");
+    digest?.content("settings", shown, file, text);
+    return parseDocuments(shown, text);
   } catch (error) {
+    digest?.incomplete();
     return { documents: [], issues: [unreadIssue({ display: shown, reason: systemReason(error) })] };
   }
 }
 
-async function readLock(out: string, relativeTo: string, issues: Issue[]): Promise<Lock> {
+async function readLock(
+  out: string,
+  relativeTo: string,
+  issues: Issue[],
+  digest: SiteDigest | undefined,
+): Promise<Lock> {
   const file = path.join(out, LOCK_FILE);
   const shown = displayPath(file, relativeTo);
   let text: string;
@@ -154,10 +176,13 @@ async function readLock(out: string, relativeTo: string, issues: Issue[]): Promi
     text = await readFile(file, "utf8");
   } catch (error) {
     // No lock is a first run; a lock that is there but unreadable must not silently re-plan everything.
-    if (errorCode(error) !== "ENOENT" && errorCode(error) !== "ENOTDIR")
+    if (errorCode(error) !== "ENOENT" && errorCode(error) !== "ENOTDIR") {
       issues.push(unreadIssue({ display: shown, reason: systemReason(error) }));
+      digest?.incomplete();
+    } else digest?.absent("lock", shown);
     return EMPTY_LOCK;
   }
+  digest?.content("lock", shown, file, text);
   const read = lockFromText(shown, text);
   issues.push(...read.issues);
   return read.lock;

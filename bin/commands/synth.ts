@@ -1,10 +1,11 @@
 import path from "node:path";
 import { UsageError } from "../../gitops/errors.ts";
-import { clustersOutsideSubset, renderFromSite, synthFromSite } from "../../gitops/render-site.ts";
+import { checkSite } from "../../gitops/files.ts";
 import { formatIssues, jsonReport } from "../../gitops/report/report.ts";
-import { checkSite, type SiteLocation } from "../../gitops/site-reader.ts";
+import type { SiteLocation } from "../../gitops/site-reader.ts";
+import { cacheDirectory, synthFromCache, type SynthOutcome } from "../../gitops/synth-cache.ts";
 import { compareText } from "../../synth/issue.ts";
-import { LOCK_FILE } from "../../synth/plan/lock.ts";
+import { LOCK_FILE } from "../../synth/plan/lock-file.ts";
 import { checkOutput, writeRendered } from "../../gitops/render-write.ts";
 import { EXIT, interruptible, siteLocation, summary, type Command, type Console } from "../common.ts";
 import { findingsIn } from "../findings.ts";
@@ -36,36 +37,38 @@ async function synthToTree(
   // Before reading and rendering: a wrong --site or --out is said at once.
   await checkSite(location.site ?? ".");
   await checkOutput(location.out ?? path.join(location.site ?? ".", "rendered"));
-  // Only the cluster directories whose inputs or files changed are rendered, unless --full (decision 0057).
   progress.step("reading, planning and rendering");
-  const render = await synthFromSite(location, { full: values.full === true });
-  const { input, issues, rendered } = render;
+  const render = await synthOf(location, values.full === true);
+  const { out, issues, rendered } = render;
   if (rendered === undefined) {
     progress.end();
     // The same report shape as a successful run, so a CI script reads one format either way.
-    if (format === "json")
-      io.out(jsonReport({ out: input.out, clusters: [], change: null, diagnostics: issues }));
+    if (format === "json") io.out(jsonReport({ out, clusters: [], change: null, diagnostics: issues }));
     else io.out(findingsIn(issues, format));
-    io.err(`${summary(issues)}; ${input.out} left unchanged\n`);
+    io.err(`${summary(issues)}; ${out} left unchanged\n`);
     return EXIT.invalid;
   }
-  const outside = await clustersOutsideSubset(location, render);
+  // Only a --specs subset can leave clusters out (loading the rules to find them).
+  const outside =
+    location.specs === undefined
+      ? []
+      : await (await import("../../gitops/render-site.ts")).clustersOutsideSubset(location, render);
   if (outside.length > 0) {
     // Rendering a subset never removes the rest of the site: refuse rather than delete (README).
     throw new UsageError(
-      `--specs covers only part of the site: writing ${input.out} would remove ${outside.join(", ")}, ` +
+      `--specs covers only part of the site: writing ${out} would remove ${outside.join(", ")}, ` +
         `which ${path.join(location.site ?? ".", "specs")} still defines (and free their hosts in the lock). ` +
         `Run synth without --specs, or write the subset elsewhere with --out`,
       { showHelp: false },
     );
   }
   const { kept } = rendered;
-  progress.step(`writing ${input.out}`);
-  const change = await interruptible((signal) => writeRendered(input.out, rendered.files, { signal, kept }));
+  progress.step(`writing ${out}`);
+  const change = await interruptible((signal) => writeRendered(out, rendered.files, { signal, kept }));
   progress.end();
-  if (input.pathPrefixNote !== undefined) io.err(`metalsynth: note: ${input.pathPrefixNote}\n`);
+  if (render.pathPrefixNote !== undefined) io.err(`metalsynth: note: ${render.pathPrefixNote}\n`);
   if (format === "json") {
-    io.out(jsonReport({ out: input.out, clusters: rendered.clusters, change, diagnostics: issues }));
+    io.out(jsonReport({ out, clusters: rendered.clusters, change, diagnostics: issues }));
     return EXIT.ok;
   }
   // With annotations or SARIF on stdout (the warnings), what was written goes to the log on stderr.
@@ -86,8 +89,24 @@ async function synthToTree(
     report(`${rendered.clusters.length} clusters, ${objects} objects (--verbose lists each cluster)\n`);
   }
   const counts = `${change.added.length} added, ${change.changed.length} changed, ${change.removed.length} removed, ${change.unchanged} unchanged`;
-  report(`wrote ${input.out}: ${counts}\n`);
+  report(`wrote ${out}: ${counts}\n`);
   return EXIT.ok;
+}
+
+/**
+ * The site's synth up to the write. A site whose every input is as a previous run read it takes
+ * that run's findings and units from the synth cache, its tree in the output directory still read
+ * back in full; anything else, and `--full`, evaluates the site and keeps what it found for the
+ * next run (decision 0066). Only the cluster directories whose inputs or files changed are
+ * rendered, unless `--full` (decision 0057). The rules, the planner and their libraries are loaded
+ * only for a full run.
+ */
+async function synthOf(location: SiteLocation, full: boolean): Promise<SynthOutcome> {
+  const cache = cacheDirectory();
+  const cached = full ? undefined : await synthFromCache(location, { directory: cache });
+  if (cached !== undefined) return cached;
+  const { synthFromSite, synthOutcome } = await import("../../gitops/render-site.ts");
+  return synthOutcome(await synthFromSite(location, { full, ...(!full && { cache }) }));
 }
 
 /** Clusters synth lists one line each without `--verbose`. */
@@ -101,6 +120,7 @@ const CLUSTER_LINES = 20;
  */
 async function streamRendered(location: SiteLocation, io: Console): Promise<number> {
   await checkSite(location.site ?? ".");
+  const { renderFromSite } = await import("../../gitops/render-site.ts");
   const { issues, rendered } = await renderFromSite(location);
   if (rendered === undefined) {
     io.err(findingsIn(issues, "text"));

@@ -4,8 +4,7 @@ import type { Host } from "../inventory/host.ts";
 import type { Lock } from "../model/lock.ts";
 import { LOCK_API_VERSION, LOCK_KIND } from "../rules/lock.ts";
 
-/** The file name of the lock inside `rendered/`. */
-export const LOCK_FILE = "metalsynth.lock.yaml";
+export { LOCK_FILE } from "./lock-file.ts";
 
 /**
  * What a released entry records of its host (`snapshot`): a hash of the facts the inventory gives

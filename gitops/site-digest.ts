@@ -1,0 +1,244 @@
+/**
+ * The site digest (decision 0066): one SHA-256 over everything a synth's evaluation reads (every
+ * spec and inventory file as listed, with the paths it reports them by; the settings file; the lock
+ * in `rendered/`) and over what reads it (metalsynth's own code, its libraries' versions, Node.js,
+ * the working directory and the paths it was given). Two runs with one digest evaluate the same
+ * site to the same findings and plan, so the second may take the first's from the synth cache.
+ *
+ * The readers feed it the text they evaluate ({@link SiteDigest}); {@link readSiteDigest} computes it
+ * again from the files alone, without parsing anything, for the cache's look-up. Both feed the
+ * same parts in the same order, so a site read either way has one digest. Nothing here loads
+ * `yaml`, `zod` or cdk8s.
+ */
+import { createHash, type Hash } from "node:crypto";
+import { closeSync, openSync, readdirSync, readFileSync, readSync } from "node:fs";
+import { lstat, readFile, stat } from "node:fs/promises";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { LOCK_FILE } from "../synth/plan/lock-file.ts";
+import { displayPath, errorCode, listInputFiles } from "./files.ts";
+import type { RenderedPlace } from "../synth/site/path-prefix.ts";
+import type { SiteLocation } from "./site-reader.ts";
+import { thisRenderer } from "./render-units.ts";
+
+/** The parts of a site the evaluation reads. */
+export type SitePart = "spec" | "inventory" | "settings" | "lock";
+
+/** Bumped when what the digest covers, or the cache entry it keys, changes shape. */
+const DIGEST_FORMAT = "metalsynth site digest 1";
+
+/** The site settings file (site-reader's SETTINGS_FILE, which this module must not import). */
+const SETTINGS_FILE = "metalsynth.yaml";
+
+/**
+ * A digest fed part by part as a site is read. A read that fails (a finding the cache could not
+ * reproduce from the digest alone) makes it {@link SiteDigest.incomplete}: such a run is not cached.
+ */
+export class SiteDigest {
+  readonly #hash: Hash = createHash("sha256");
+  #complete = true;
+  #lock: string | undefined;
+  /**
+   * Where `rendered/` sits in Git, when the evaluation asked (the settings leave the wiring's path
+   * prefix to it, decision 0055). Kept beside the digest, not in it: whether it is asked follows
+   * from the settings, which are, and the cache asks again before it answers.
+   */
+  place?: RenderedPlace;
+
+  /**
+   * @param location the site as it is read
+   * @param identity what reads it (tests stand in another metalsynth)
+   */
+  constructor(location: SiteLocation, identity = codeIdentity()) {
+    const site = location.site ?? ".";
+    this.#part(DIGEST_FORMAT, identity, process.cwd(), path.resolve(location.relativeTo ?? "."));
+    this.#part(
+      "location",
+      JSON.stringify([site, location.specs ?? null, location.inventory ?? null, location.out ?? null]),
+    );
+  }
+
+  /** A listed path that is not read, and why (it becomes a `file-unread` finding). */
+  unread(part: SitePart, display: string, reason: string): void {
+    this.#part(part, "unread", display, reason);
+  }
+
+  /** A file the evaluation looks for and does not find (no settings file, no lock yet). */
+  absent(part: SitePart, display: string): void {
+    this.#part(part, "absent", display);
+  }
+
+  /** A whole file's content, as text or bytes (its UTF-8 bytes are what count). */
+  content(part: SitePart, display: string, absolute: string, content: string | Uint8Array): void {
+    const hash = createHash("sha256").update(content).digest("hex");
+    if (part === "lock") this.#lock = hash;
+    this.#part(part, "file", display, path.resolve(absolute), hash);
+  }
+
+  /** A file's content fed chunk by chunk, as a streaming reader reads it; `end` when it is read. */
+  stream(
+    part: SitePart,
+    display: string,
+    absolute: string,
+  ): { update(chunk: string | Uint8Array): void; end(): void } {
+    const hash = createHash("sha256");
+    return {
+      update: (chunk) => void hash.update(chunk),
+      end: () => this.#part(part, "file", display, path.resolve(absolute), hash.digest("hex")),
+    };
+  }
+
+  /** A read failed: the findings say so, and the run is not cached. */
+  incomplete(): void {
+    this.#complete = false;
+  }
+
+  /** The SHA-256 of the lock's content as read, when there was one. */
+  get lock(): string | undefined {
+    return this.#lock;
+  }
+
+  /** The digest, hex; undefined when a read failed. Call once, after the site is read. */
+  digest(): string | undefined {
+    return this.#complete ? this.#hash.digest("hex") : undefined;
+  }
+
+  #part(...fields: string[]): void {
+    this.#hash.update(`${JSON.stringify(fields)}\n`);
+  }
+}
+
+/**
+ * The digest of the site at `location` as {@link readSite} would read it, computed from the files
+ * alone, and the lock's bytes; undefined where reading the site would find an unreadable file or
+ * a missing path (the full run then says so).
+ */
+export async function readSiteDigest(
+  location: SiteLocation,
+): Promise<{ readonly digest: string; readonly lock?: Buffer } | undefined> {
+  const site = location.site ?? ".";
+  const relativeTo = location.relativeTo ?? process.cwd();
+  const out = location.out ?? path.join(site, "rendered");
+  const digest = new SiteDigest(location);
+  // As readSite lists and reads them: specs, then the inventory, the settings, the lock.
+  const specs = await listInputFiles(location.specs ?? [path.join(site, "specs")], { site, relativeTo });
+  if (specs.missing.length > 0) return undefined;
+  for (const entry of specs.unread) digest.unread("spec", entry.display, entry.reason);
+  for (const file of specs.files) {
+    const content = readBytes(file.absolute);
+    if (content === undefined) return undefined;
+    digest.content("spec", file.display, file.absolute, content);
+  }
+  const inventory = await listInputFiles(location.inventory ?? [path.join(site, "inventory")], {
+    relativeTo: path.resolve(relativeTo),
+    site,
+  });
+  if (inventory.missing.length > 0) return undefined;
+  for (const entry of inventory.unread) digest.unread("inventory", entry.display, entry.reason);
+  for (const file of inventory.files) {
+    const stream = digest.stream("inventory", file.display, file.absolute);
+    if (!streamFile(file.absolute, stream.update)) return undefined;
+    stream.end();
+  }
+  const settings = path.join(site, SETTINGS_FILE);
+  const shownSettings = displayPath(settings, relativeTo);
+  if ((await lstat(settings).catch(() => undefined)) === undefined) digest.absent("settings", shownSettings);
+  else {
+    if ((await stat(settings).catch(() => undefined))?.isFile() !== true) return undefined;
+    const content = await readFile(settings).catch(() => undefined);
+    if (content === undefined) return undefined;
+    digest.content("settings", shownSettings, settings, content);
+  }
+  const lockFile = path.join(out, LOCK_FILE);
+  const shownLock = displayPath(lockFile, relativeTo);
+  let lock: Buffer | undefined;
+  try {
+    lock = readFileSync(lockFile);
+    digest.content("lock", shownLock, lockFile, lock);
+  } catch (error) {
+    if (errorCode(error) !== "ENOENT" && errorCode(error) !== "ENOTDIR") return undefined;
+    digest.absent("lock", shownLock);
+  }
+  const found = digest.digest();
+  return found === undefined ? undefined : { digest: found, ...(lock && { lock }) };
+}
+
+function readBytes(file: string): Buffer | undefined {
+  try {
+    return readFileSync(file);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Feeds a file to `update` a megabyte at a time (a region's inventory is hundreds); false if it can't be read. */
+function streamFile(file: string, update: (chunk: Uint8Array) => void): boolean {
+  let fd: number;
+  try {
+    fd = openSync(file, "r");
+  } catch {
+    return false;
+  }
+  try {
+    const buffer = Buffer.allocUnsafe(CHUNK_BYTES);
+    for (let read = readSync(fd, buffer); read > 0; read = readSync(fd, buffer))
+      update(buffer.subarray(0, read));
+    return true;
+  } catch {
+    return false;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+const CHUNK_BYTES = 1024 * 1024;
+
+let identity: string | undefined;
+
+/**
+ * What evaluates a site: the SHA-256 of metalsynth's own code (every module of `dist/`, or of the
+ * sources when they run through tsx, so a work tree's change is seen without a version bump), its
+ * package.json, the versions of the libraries it reads and renders with, and Node.js's version and
+ * platform. Computed once per process.
+ */
+export function codeIdentity(): string {
+  identity ??= readCodeIdentity();
+  return identity;
+}
+
+function readCodeIdentity(): string {
+  const here = fileURLToPath(import.meta.url);
+  const fromSources = here.endsWith(".ts");
+  // gitops/ beside the sources, dist/gitops/ once compiled.
+  const root = path.resolve(path.dirname(here), fromSources ? ".." : "../..");
+  const hash = createHash("sha256");
+  hash.update(`${process.version} ${process.platform} ${process.arch}\n${thisRenderer().versions}\n`);
+  const require = createRequire(import.meta.url);
+  for (const library of EVALUATION_LIBRARIES) {
+    const manifest = readFileSync(require.resolve(`${library}/package.json`));
+    hash.update(`${library} ${createHash("sha256").update(manifest).digest("hex")}\n`);
+  }
+  hash.update(readFileSync(path.join(root, "package.json")));
+  const code = fromSources
+    ? SOURCE_DIRECTORIES.map((name) => path.join(root, name))
+    : [path.join(root, "dist")];
+  const ending = fromSources ? ".ts" : ".js";
+  for (const directory of code) {
+    const files = readdirSync(directory, { recursive: true, encoding: "utf8" })
+      .filter((file) => file.endsWith(ending))
+      .sort();
+    for (const file of files) {
+      const content = readFileSync(path.join(directory, file));
+      hash.update(`${path.relative(root, path.join(directory, file))}\0${content.length}\0`);
+      hash.update(content);
+    }
+  }
+  return hash.digest("hex");
+}
+
+/** The libraries an evaluation runs besides those {@link thisRenderer} names: schemas and globs. */
+const EVALUATION_LIBRARIES = ["zod", "picomatch"];
+
+/** The folders of metalsynth's sources that a synth can load. */
+const SOURCE_DIRECTORIES = ["bin", "charts", "gitops", "synth", "webhook"];

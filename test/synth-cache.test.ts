@@ -1,0 +1,110 @@
+/**
+ * Decision 0066: a synth that takes its evaluation from the synth cache prints and writes exactly
+ * what a synth without it does. A small mixed site goes through random changes (CRs, host facts,
+ * settings, rendered files edited or deleted by hand: test/support/site-changes.ts), runs that
+ * change nothing, and a cache damaged on disk. After every step synth runs with the cache the
+ * earlier steps filled, and again, from the same tree, with an empty one: same exit code, same bytes
+ * on stdout and stderr, same tree.
+ */
+import { cp, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import fc from "fast-check";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readTree } from "../gitops/replace-dir.ts";
+import { cacheDirectory, synthFromCache } from "../gitops/synth-cache.ts";
+import { run } from "./run-cli.ts";
+import { apply, readSpecs, step, writeChangingSite, type Step } from "./support/site-changes.ts";
+
+type CacheStep = Step | { readonly kind: "none" } | { readonly kind: "damage"; readonly how: number };
+
+const cacheStep: fc.Arbitrary<CacheStep> = fc.oneof(
+  { arbitrary: step, weight: 3 },
+  { arbitrary: fc.constant({ kind: "none" as const }), weight: 2 },
+  { arbitrary: fc.record({ kind: fc.constant("damage" as const), how: fc.nat({ max: 2 }) }), weight: 1 },
+);
+
+/** Damages every entry of the cache in `home`: truncated, one byte changed, or not JSON at all. */
+async function damage(home: string, how: number): Promise<void> {
+  const directory = cacheDirectory({ XDG_CACHE_HOME: home });
+  for (const name of await readdir(directory).catch(() => [])) {
+    const file = path.join(directory, name);
+    const text = await readFile(file, "utf8");
+    const damaged =
+      how === 0
+        ? text.slice(0, Math.floor(text.length / 2))
+        : how === 1
+          ? text.replace(/"issues":\[/, '"issues":[{"rule":"x"},')
+          : "not a cache entry";
+    await writeFile(file, damaged);
+  }
+}
+
+/** Runs synth on `dir` with the cache in `home` (XDG_CACHE_HOME). */
+async function synth(dir: string, home: string, format: string): Promise<Awaited<ReturnType<typeof run>>> {
+  const previous = process.env.XDG_CACHE_HOME;
+  process.env.XDG_CACHE_HOME = home;
+  try {
+    return await run("synth", "--site", dir, "-o", format);
+  } finally {
+    if (previous === undefined) delete process.env.XDG_CACHE_HOME;
+    else process.env.XDG_CACHE_HOME = previous;
+  }
+}
+
+let template: string;
+
+beforeAll(async () => {
+  template = await mkdtemp(path.join(tmpdir(), "metalsynth-cache-site-"));
+  await writeChangingSite(template);
+});
+
+afterAll(async () => {
+  await rm(template, { recursive: true, force: true });
+});
+
+describe("the synth cache", () => {
+  it("prints and writes what a synth without it does, after every random site change", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(cacheStep, { minLength: 1, maxLength: 6 }),
+        fc.constantFrom("text", "json", "github", "sarif"),
+        async (steps, format) => {
+          const dir = await mkdtemp(path.join(tmpdir(), "metalsynth-cache-"));
+          const home = await mkdtemp(path.join(tmpdir(), "metalsynth-cache-home-"));
+          const rendered = path.join(dir, "rendered");
+          try {
+            await cp(template, dir, { recursive: true });
+            const specs = await readSpecs(dir);
+            expect((await synth(dir, home, format)).code).toBe(0);
+            for (const change of steps) {
+              if (change.kind === "damage") await damage(home, change.how);
+              else if (change.kind !== "none") await apply(dir, specs, change);
+              const before = await mkdtemp(path.join(tmpdir(), "metalsynth-cache-before-"));
+              await cp(rendered, before, { recursive: true });
+              const cached = await synth(dir, home, format);
+              const cachedTree = await readTree(rendered);
+              await rm(rendered, { recursive: true });
+              await cp(before, rendered, { recursive: true });
+              await rm(before, { recursive: true });
+              const empty = await mkdtemp(path.join(tmpdir(), "metalsynth-cache-empty-"));
+              const full = await synth(dir, empty, format);
+              await rm(empty, { recursive: true });
+              expect(cached, change.kind).toEqual(full);
+              expect(cachedTree).toEqual(await readTree(rendered));
+            }
+            // Twice more with nothing changed: the lock read is the lock written, and the cache answers.
+            await synth(dir, home, format);
+            await synth(dir, home, format);
+            const directory = cacheDirectory({ XDG_CACHE_HOME: home });
+            expect(await synthFromCache({ site: dir }, { directory })).toBeDefined();
+          } finally {
+            await rm(dir, { recursive: true, force: true });
+            await rm(home, { recursive: true, force: true });
+          }
+        },
+      ),
+      { numRuns: 12 },
+    );
+  }, 600_000);
+});
