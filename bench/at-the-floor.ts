@@ -16,7 +16,9 @@
  * steps on a copy of the site in the same rounds, so the ratios before and after a change are
  * measured side by side. CPU is user + system time of the whole process, all threads, from
  * `process.resourceUsage` at exit; a floor is its work's CPU plus a bare `node` start's, measured in
- * the same round.
+ * the same round. The synth cache (decision 0066) starts empty at each size: a synth that changes
+ * nothing finds the evaluation of its site there from round 2 on (in round 1 the lock it reads is
+ * the one the first render had just written, which no run had read before).
  *
  *   tsx bench/at-the-floor.ts [--sizes 10000,100000] [--rounds 3] [--baseline DIR] [--keep DIR]
  */
@@ -85,7 +87,8 @@ function measured(work: string, args: readonly string[]): ProcessCost {
   const preload = pathToFileURL(path.join(work, "cost-preload.mjs")).href;
   const started = performance.now();
   const child = spawnSync(process.execPath, ["--import", preload, ...args], {
-    env: { ...process.env, METALSYNTH_BENCH_COST: costFile },
+    // The synth cache (decision 0066) of this run alone, empty when it starts.
+    env: { ...process.env, METALSYNTH_BENCH_COST: costFile, XDG_CACHE_HOME: path.join(work, "cache") },
     stdio: ["ignore", "ignore", "pipe"],
     encoding: "utf8",
     maxBuffer: 256 * 2 ** 20,
