@@ -88,7 +88,11 @@ function measured(work: string, args: readonly string[]): ProcessCost {
   const started = performance.now();
   const child = spawnSync(process.execPath, ["--import", preload, ...args], {
     // The synth cache (decision 0066) of this run alone, empty when it starts.
-    env: { ...process.env, METALSYNTH_BENCH_COST: costFile, XDG_CACHE_HOME: path.join(work, "cache") },
+    env: {
+      ...process.env,
+      METALSYNTH_BENCH_COST: costFile,
+      METALSYNTH_SYNTH_CACHE: path.join(work, "synth-cache"),
+    },
     stdio: ["ignore", "ignore", "pipe"],
     encoding: "utf8",
     maxBuffer: 256 * 2 ** 20,

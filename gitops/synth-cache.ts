@@ -62,10 +62,13 @@ interface CacheEntry {
 const KEPT_ENTRIES = 16;
 
 /**
- * The cache's directory: `$XDG_CACHE_HOME/metalsynth/synth`, or `~/.cache/metalsynth/synth` when
- * that is unset or not absolute (the XDG base directory specification).
+ * The cache's directory: `$METALSYNTH_SYNTH_CACHE` when set (as `METALSYNTH_E2E_CACHE` names the
+ * e2e suite's), else `$XDG_CACHE_HOME/metalsynth/synth`, or `~/.cache/metalsynth/synth` when that
+ * is unset or not absolute (the XDG base directory specification).
  */
 export function cacheDirectory(env: NodeJS.ProcessEnv = process.env): string {
+  const own = env["METALSYNTH_SYNTH_CACHE"];
+  if (own !== undefined && own !== "") return own;
   const xdg = env["XDG_CACHE_HOME"];
   const base = xdg !== undefined && path.isAbsolute(xdg) ? xdg : path.join(os.homedir(), ".cache");
   return path.join(base, "metalsynth", "synth");

@@ -26,7 +26,7 @@ const cacheStep: fc.Arbitrary<CacheStep> = fc.oneof(
 
 /** Damages every entry of the cache in `home`: truncated, one byte changed, or not JSON at all. */
 async function damage(home: string, how: number): Promise<void> {
-  const directory = cacheDirectory({ XDG_CACHE_HOME: home });
+  const directory = cacheDirectory({ METALSYNTH_SYNTH_CACHE: home });
   for (const name of await readdir(directory).catch(() => [])) {
     const file = path.join(directory, name);
     const text = await readFile(file, "utf8");
@@ -40,15 +40,15 @@ async function damage(home: string, how: number): Promise<void> {
   }
 }
 
-/** Runs synth on `dir` with the cache in `home` (XDG_CACHE_HOME). */
+/** Runs synth on `dir` with the cache in `home` (METALSYNTH_SYNTH_CACHE). */
 async function synth(dir: string, home: string, format: string): Promise<Awaited<ReturnType<typeof run>>> {
-  const previous = process.env.XDG_CACHE_HOME;
-  process.env.XDG_CACHE_HOME = home;
+  const previous = process.env.METALSYNTH_SYNTH_CACHE;
+  process.env.METALSYNTH_SYNTH_CACHE = home;
   try {
     return await run("synth", "--site", dir, "-o", format);
   } finally {
-    if (previous === undefined) delete process.env.XDG_CACHE_HOME;
-    else process.env.XDG_CACHE_HOME = previous;
+    if (previous === undefined) delete process.env.METALSYNTH_SYNTH_CACHE;
+    else process.env.METALSYNTH_SYNTH_CACHE = previous;
   }
 }
 
@@ -96,7 +96,7 @@ describe("the synth cache", () => {
             // Twice more with nothing changed: the lock read is the lock written, and the cache answers.
             await synth(dir, home, format);
             await synth(dir, home, format);
-            const directory = cacheDirectory({ XDG_CACHE_HOME: home });
+            const directory = cacheDirectory({ METALSYNTH_SYNTH_CACHE: home });
             expect(await synthFromCache({ site: dir }, { directory })).toBeDefined();
           } finally {
             await rm(dir, { recursive: true, force: true });

@@ -5,7 +5,8 @@
  * directories in /tmp, and each run of the unit tier 4.
  *
  * `TMPDIR` is set before vitest starts its workers, so they and every process they spawn inherit it;
- * `XDG_CACHE_HOME` too, so the synth cache (decision 0066) of a test run is its own and goes with it.
+ * `METALSYNTH_SYNTH_CACHE` too, so the synth cache (decision 0066) of a test run is its own and goes
+ * with it (not `XDG_CACHE_HOME`, which would take the e2e suite's build cache along).
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -13,15 +14,15 @@ import path from "node:path";
 
 export async function setup(): Promise<() => Promise<void>> {
   const previous = process.env.TMPDIR;
-  const previousCache = process.env.XDG_CACHE_HOME;
+  const previousCache = process.env.METALSYNTH_SYNTH_CACHE;
   const root = await mkdtemp(path.join(tmpdir(), "metalsynth-test-run-"));
   process.env.TMPDIR = root;
-  process.env.XDG_CACHE_HOME = path.join(root, "cache");
+  process.env.METALSYNTH_SYNTH_CACHE = path.join(root, "synth-cache");
   return async () => {
     if (previous === undefined) delete process.env.TMPDIR;
     else process.env.TMPDIR = previous;
-    if (previousCache === undefined) delete process.env.XDG_CACHE_HOME;
-    else process.env.XDG_CACHE_HOME = previousCache;
+    if (previousCache === undefined) delete process.env.METALSYNTH_SYNTH_CACHE;
+    else process.env.METALSYNTH_SYNTH_CACHE = previousCache;
     await rm(root, { recursive: true, force: true });
   };
 }
