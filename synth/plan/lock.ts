@@ -18,8 +18,9 @@ export function hostSnapshot(host: Host): string {
     host.labels,
     host.sipOwner,
     host.bootMac,
-    // In the snapshot's order: an inspection that lists the same NICs in another order is the same host.
-    orderedNics(host),
+    // In the snapshot's order: an inspection that lists the same NICs in another order is the same
+    // host. The NIC's facts named too: its speed, read since (decision 0065), is not in the hash.
+    orderedNics(host).map(({ name, mac, ipv4, ipv6 }) => ({ name, mac, ipv4, ipv6 })),
     host.cpus,
     host.memoryBytes,
     host.provisioningState,
