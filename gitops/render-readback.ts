@@ -187,7 +187,7 @@ function documentsIn(content: Buffer): number {
   return count;
 }
 
-/** One turn of the event loop, so a signal is heard; then stops if it was. */
+/** One tick of the event loop, so a signal is heard; then stops if it was. */
 async function turn(signal: AbortSignal | undefined): Promise<void> {
   await new Promise((resolve) => setImmediate(resolve));
   signal?.throwIfAborted();

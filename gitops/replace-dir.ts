@@ -221,10 +221,10 @@ export async function replaceDirAtomically(
  * How many files are written between two turns of the event loop, where a signal is heard: an
  * interrupted write stops within this many files.
  */
-const FILES_PER_TURN = 16;
+const FILES_PER_TICK = 16;
 
 /**
- * Runs `action` over `items` synchronously, a turn of the event loop every {@link FILES_PER_TURN}.
+ * Runs `action` over `items` synchronously, a tick of the event loop every {@link FILES_PER_TICK}.
  * Writing a tree's files one after another costs a third of the CPU of 32 promises at a time
  * (libuv's thread pool and a promise per call), and the file system is no faster for the
  * concurrency (decision 0019); what interrupts a write (a signal, an injected failure) is heard
@@ -233,7 +233,7 @@ const FILES_PER_TURN = 16;
 async function inTurns<T>(items: readonly T[], action: (item: T) => void): Promise<void> {
   for (let index = 0; index < items.length; index++) {
     action(items[index]!);
-    if (index % FILES_PER_TURN === FILES_PER_TURN - 1) await new Promise((resolve) => setImmediate(resolve));
+    if (index % FILES_PER_TICK === FILES_PER_TICK - 1) await new Promise((resolve) => setImmediate(resolve));
   }
 }
 
