@@ -65,6 +65,27 @@ const synthTiers = [
   { name: "status/", files: ["synth/status/**/*.ts"] },
 ];
 
+/** What synth/'s tier at `index` must not import: the outer layers, Node's I/O, later tiers. */
+const tierPatterns = (index) => {
+  const { name, also } = synthTiers[index];
+  return [
+    ...layerPatterns("synth", forbiddenLayers.synth),
+    synthNodeImports,
+    ...(also ?? []),
+    ...synthTiers.slice(index + 1).map((later) => ({
+      group: later.files.map(importPattern),
+      message: `${name} must not import ${later.name}, a later tier of synth/ (decision 0049).`,
+    })),
+  ];
+};
+
+/**
+ * The placement rules (decision 0067): they read like the spec and call the engine
+ * (`synth/plan/engine/`: the recording view, candidates, re-planning) only through
+ * `PlanningContext`. rules/ is an earlier tier than plan/, so only plan/'s two need saying so.
+ */
+const placementRules = ["synth/plan/bpa-placement.ts", "synth/plan/sip-placement.ts", "synth/rules/**/*.ts"];
+
 // How an import names a tier's files: a folder's as "**/plan/*", a module as "**/explain.ts".
 const importPattern = (glob) => glob.replace(/^synth\//, "**/").replace(/\/\*\*\/\*\.ts$/, "/*");
 
@@ -111,26 +132,30 @@ const layerRules = [
     },
   },
   // Tests may read fixtures; synth's code may not, nor reach a later tier of its own (synthTiers).
-  ...synthTiers.map(({ name, files, also }, index) => ({
+  ...synthTiers.map(({ files }, index) => ({
     files,
     ignores: ["synth/**/*.test.ts"],
+    rules: { "no-restricted-imports": ["error", { patterns: tierPatterns(index) }] },
+  })),
+  {
+    // A later rule replaces, not merges, so plan/'s tier patterns repeat.
+    files: placementRules.filter((glob) => glob.startsWith("synth/plan/")),
     rules: {
       "no-restricted-imports": [
         "error",
         {
           patterns: [
-            ...layerPatterns("synth", forbiddenLayers.synth),
-            synthNodeImports,
-            ...(also ?? []),
-            ...synthTiers.slice(index + 1).map((later) => ({
-              group: later.files.map(importPattern),
-              message: `${name} must not import ${later.name}, a later tier of synth/ (decision 0049).`,
-            })),
+            ...tierPatterns(synthTiers.findIndex((tier) => tier.name === "plan/")),
+            {
+              group: ["**/engine/*"],
+              message:
+                "placement rules reach the engine only through PlanningContext, never plan/engine/ (decision 0067).",
+            },
           ],
         },
       ],
     },
-  })),
+  },
 ];
 
 const noEnums = {

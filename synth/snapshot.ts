@@ -5,7 +5,7 @@
  * - The checks across CRs (`siteModel`) run on the CRs the changed one shares something with: its
  *   cluster, the names its references use, its NodePorts, the names its cluster renders. Each of those checks groups CRs by exactly
  *   such a value, so on that subset it finds what it finds on the whole site about those CRs.
- * - Planning runs again from the evaluation's trace (`plan/replan.ts`), re-placing only the turns
+ * - Planning runs again from the evaluation's trace (`plan/engine/replan.ts`), re-placing only the turns
  *   the change reaches, whether CRs changed or BareMetalHosts did.
  */
 import { clusterKey, type ClusterKey } from "./cluster-key.ts";
@@ -16,7 +16,13 @@ import type { Lock } from "./model/lock.ts";
 import type { SitePlan } from "./plan/model.ts";
 import type { SiteModel } from "./model/site.ts";
 import { planClusters, tracePlan, type PlanClusters, type PlanTrace } from "./plan/plan-site.ts";
-import { replan, replanFindings, replanInventory, TraceIndex, type ClusterChange } from "./plan/replan.ts";
+import {
+  replan,
+  replanFindings,
+  replanInventory,
+  TraceIndex,
+  type ClusterChange,
+} from "./plan/engine/replan.ts";
 import { renderedNames } from "./rules/names.ts";
 import { siteModel } from "./site/model.ts";
 import { resourceKey } from "./site/resources.ts";

@@ -1,6 +1,6 @@
 /**
  * What planning may read of a host, as bits of one number: each filter declares the facts it reads
- * (`rules/filters.ts`), a turn records them with the hosts it read them of (`plan/reads.ts`), and a
+ * (`rules/filters.ts`), a turn records them with the hosts it read them of (`plan/engine/reads.ts`), and a
  * changed BareMetalHost says which it touched, so a change reaches only the turns that read what
  * changed (the scheduler framework's `EventsToRegister`, by host fact rather than by cluster event).
  */

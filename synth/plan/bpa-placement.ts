@@ -33,7 +33,7 @@ import { reporter } from "../rules/reporter.ts";
 import type { Reporter } from "../model/resource.ts";
 import type { ClaimLedger } from "./claim-ledger.ts";
 import type { ClaimView } from "../model/claims.ts";
-import type { Placed, PlanningContext } from "./context.ts";
+import type { Placed, PlanningContext, PlanningInventory } from "./context.ts";
 import { fitHistogram, resourceFilters } from "../rules/filters.ts";
 import { AVAILABLE } from "../rules/filters/available.ts";
 import { NAMED } from "../rules/filters/named.ts";
@@ -43,7 +43,6 @@ import { CLAIMED, UNCLAIMED, unclaimed } from "../rules/filters/unclaimed.ts";
 import { unused } from "../rules/filters/unused.ts";
 import type { LockEntry } from "../model/lock.ts";
 import type { BpaClusterPlan, Decision, NodePlacement, RejectedHost } from "./model.ts";
-import type { PlanningInventory } from "./reads.ts";
 import type { SiteModel } from "../model/site.ts";
 
 /** The BPA CRs of one cluster, joined by (namespace, `cluster` label). */

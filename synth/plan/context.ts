@@ -1,12 +1,32 @@
 import type { ClusterKey } from "../cluster-key.ts";
 import type { Issue } from "../issue.ts";
 import type { Host } from "../inventory/host.ts";
+import type { BestFit, Inventory } from "../inventory/inventory.ts";
 import type { LabelSelector } from "../inventory/selector.ts";
 import type { HostFilter, Rejection } from "../rules/filters/plugin.ts";
 import type { ClaimLedger } from "./claim-ledger.ts";
 import type { LockEntry } from "../model/lock.ts";
-import type { Candidates } from "./merged-candidates.ts";
-import type { PlanningInventory } from "./reads.ts";
+
+/**
+ * The reads of the inventory placement makes, each recorded by the turn's recording view
+ * (`engine/reads.ts`).
+ */
+export type PlanningInventory = Pick<
+  Inventory,
+  | "byId"
+  | "byMac"
+  | "closestMac"
+  | "setAsideByMac"
+  | "setAsideById"
+  | "hosts"
+  | "size"
+  | "matching"
+  | "ownedBySip"
+  | "withUnknownResources"
+>;
+
+/** What a turn's placement asks of its best-fit candidates. */
+export type Candidates = Pick<BestFit, "take" | "firstFitting">;
 
 /**
  * What placing one cluster reads and updates. Its reads go through the turn's recording view

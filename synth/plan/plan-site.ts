@@ -8,7 +8,8 @@ import { groupBpa, isProvisioned, unprovisionedPlan, type BpaGroup } from "./bpa
 import { fixClaims, type FixedClaims } from "./fixed-claims.ts";
 import { compareLockEntries } from "../rules/lock.ts";
 import type { Lock, LockEntry } from "../model/lock.ts";
-import { FreeMatches, MergedCandidates, type Candidates, type RankedHosts } from "./merged-candidates.ts";
+import type { Candidates } from "./context.ts";
+import { FreeMatches, MergedCandidates, type RankedHosts } from "./engine/merged-candidates.ts";
 import type { ClusterPlan, SitePlan } from "./model.ts";
 import type { SiteModel } from "../model/site.ts";
 import { retireSipCluster } from "./sip-placement.ts";

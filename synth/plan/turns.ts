@@ -13,11 +13,10 @@ import type { Inventory } from "../inventory/inventory.ts";
 import type { SipCluster } from "../model/sip.ts";
 import { placeBpaCluster, type ContestedEntries, type ProvisionedGroup } from "./bpa-placement.ts";
 import { ClaimLedger, NO_RELEASES, type Release, type StandingClaim } from "./claim-ledger.ts";
-import type { Placed, PlanningContext } from "./context.ts";
+import type { Candidates, Placed, PlanningContext } from "./context.ts";
 import type { FixedClaims } from "./fixed-claims.ts";
-import type { Candidates } from "./merged-candidates.ts";
 import type { ClusterPlan } from "./model.ts";
-import { TurnReads, type Reads } from "./reads.ts";
+import { TurnReads, type Reads } from "./engine/reads.ts";
 import { placeSipCluster } from "./sip-placement.ts";
 
 /** One cluster's placement in planning order: the SIP pass before the BPA pass, each in key order. */

@@ -1,13 +1,11 @@
-import type { ClusterKey } from "../cluster-key.ts";
-import { pushTo } from "../group.ts";
-import type { Host } from "../inventory/host.ts";
-import type { BestFit } from "../inventory/inventory.ts";
-import { matchesSelector, type LabelSelector } from "../inventory/selector.ts";
-import { compareText } from "../issue.ts";
-import { lowerBound } from "../lower-bound.ts";
-
-/** What a turn's placement asks of its best-fit candidates. */
-export type Candidates = Pick<BestFit, "take" | "firstFitting">;
+import type { ClusterKey } from "../../cluster-key.ts";
+import { pushTo } from "../../group.ts";
+import type { Host } from "../../inventory/host.ts";
+import type { BestFit } from "../../inventory/inventory.ts";
+import { matchesSelector, type LabelSelector } from "../../inventory/selector.ts";
+import { compareText } from "../../issue.ts";
+import { lowerBound } from "../../lower-bound.ts";
+import type { Candidates } from "../context.ts";
 
 /**
  * Hosts kept out of a base walk, in best-fit order, each with its best-fit rank (`ranks[i]` is that

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { makeInventory } from "../../test/builders/inventory.ts";
-import { EVERY_HOST_FACT, HOST_FACTS, type HostFacts } from "../inventory/host-facts.ts";
+import { makeInventory } from "../../../test/builders/inventory.ts";
+import { EVERY_HOST_FACT, HOST_FACTS, type HostFacts } from "../../inventory/host-facts.ts";
 import { ReadIndex } from "./read-index.ts";
 import type { Reads } from "./reads.ts";
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { everyFitting, makeHost, makeInventory } from "../../test/builders/inventory.ts";
-import type { Host } from "../inventory/host.ts";
+import { everyFitting, makeHost, makeInventory } from "../../../test/builders/inventory.ts";
+import type { Host } from "../../inventory/host.ts";
 import { MergedCandidates, type RankedHosts } from "./merged-candidates.ts";
 
 const GI = 2 ** 30;

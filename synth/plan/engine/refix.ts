@@ -5,17 +5,17 @@
  * planning before the turns, so it keeps its own index (host and cluster → lock entries, host → the
  * clusters whose MAC entries name it) rather than a turn's recorded reads.
  */
-import type { ClusterKey } from "../cluster-key.ts";
-import { pushTo } from "../group.ts";
-import { sipOwnerKey, type Host } from "../inventory/host.ts";
-import type { Inventory } from "../inventory/inventory.ts";
-import type { Lock, LockEntry } from "../model/lock.ts";
-import type { SipCluster } from "../model/sip.ts";
-import { macNamedHosts, type BpaGroup } from "./bpa-placement.ts";
-import { sameClaim } from "./claim-ledger.ts";
-import { fixClaims, type FixedClaims } from "./fixed-claims.ts";
+import type { ClusterKey } from "../../cluster-key.ts";
+import { pushTo } from "../../group.ts";
+import { sipOwnerKey, type Host } from "../../inventory/host.ts";
+import type { Inventory } from "../../inventory/inventory.ts";
+import type { Lock, LockEntry } from "../../model/lock.ts";
+import type { SipCluster } from "../../model/sip.ts";
+import { macNamedHosts, type BpaGroup } from "../bpa-placement.ts";
+import { sameClaim } from "../claim-ledger.ts";
+import { fixClaims, type FixedClaims } from "../fixed-claims.ts";
 import { Overlay } from "./overlay.ts";
-import type { PlanClusters, PlanTrace } from "./plan-site.ts";
+import type { PlanClusters, PlanTrace } from "../plan-site.ts";
 
 /** A changed cluster: what the site now has under its key (nothing, when it left the site). */
 export interface ClusterChange {

@@ -10,17 +10,17 @@
  *    change moved, or a BareMetalHost's changed fact. Its new claims may in turn reach later turns.
  *    Which turns read what, the trace's {@link ReadIndex} answers; this module is the queue.
  */
-import { parseClusterKey, type ClusterKey } from "../cluster-key.ts";
-import type { Issue } from "../issue.ts";
-import { sipOwnerKey, type Host } from "../inventory/host.ts";
-import { changedFacts, HOST_FACTS } from "../inventory/host-facts.ts";
-import type { Inventory } from "../inventory/inventory.ts";
-import type { Lock } from "../model/lock.ts";
-import { isProvisioned, macNamedHosts } from "./bpa-placement.ts";
-import { sameClaim, type StandingClaim } from "./claim-ledger.ts";
-import { fixClaims, type FixedClaims } from "./fixed-claims.ts";
+import { parseClusterKey, type ClusterKey } from "../../cluster-key.ts";
+import type { Issue } from "../../issue.ts";
+import { sipOwnerKey, type Host } from "../../inventory/host.ts";
+import { changedFacts, HOST_FACTS } from "../../inventory/host-facts.ts";
+import type { Inventory } from "../../inventory/inventory.ts";
+import type { Lock } from "../../model/lock.ts";
+import { isProvisioned, macNamedHosts } from "../bpa-placement.ts";
+import { sameClaim, type StandingClaim } from "../claim-ledger.ts";
+import { fixClaims, type FixedClaims } from "../fixed-claims.ts";
 import { Overlay } from "./overlay.ts";
-import { assemble, type PlanClusters, type PlanTrace } from "./plan-site.ts";
+import { assemble, type PlanClusters, type PlanTrace } from "../plan-site.ts";
 import { ReadIndex } from "./read-index.ts";
 import { fixAgain, RefixIndex, type ClusterChange } from "./refix.ts";
 import { FreedHosts, ReplacementCandidates } from "./replan-candidates.ts";
@@ -32,8 +32,8 @@ import {
   type TurnClaim,
   type TurnOutcome,
   type TurnWork,
-} from "./turns.ts";
-import { lowerBound } from "../lower-bound.ts";
+} from "../turns.ts";
+import { lowerBound } from "../../lower-bound.ts";
 
 export type { ClusterChange } from "./refix.ts";
 

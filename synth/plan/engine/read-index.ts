@@ -5,14 +5,14 @@
  * takes (one host, a range of best-fit positions, a selector's matches walked in id order or listed,
  * the hosts of unknown size, every host), each answered in time that grows with the turns it finds.
  */
-import { pushTo } from "../group.ts";
-import { compareText } from "../issue.ts";
-import type { Host } from "../inventory/host.ts";
-import { HOST_FACTS, type HostFacts } from "../inventory/host-facts.ts";
-import type { Inventory } from "../inventory/inventory.ts";
-import { matchesSelector, type LabelSelector } from "../inventory/selector.ts";
+import { pushTo } from "../../group.ts";
+import { compareText } from "../../issue.ts";
+import type { Host } from "../../inventory/host.ts";
+import { HOST_FACTS, type HostFacts } from "../../inventory/host-facts.ts";
+import type { Inventory } from "../../inventory/inventory.ts";
+import { matchesSelector, type LabelSelector } from "../../inventory/selector.ts";
 import type { Reads } from "./reads.ts";
-import { lowerBound } from "../lower-bound.ts";
+import { lowerBound } from "../../lower-bound.ts";
 
 /** Receives each turn found, by its position in the trace's planning order. */
 export type FoundTurn = (position: number) => void;

@@ -5,16 +5,16 @@
  * {@link ReadIndex} (`read-index.ts`) which turns read what it changed; nothing else in planning
  * keeps a list of what a turn depends on, so a new filter or a new read cannot be forgotten there.
  */
-import type { ClusterKey } from "../cluster-key.ts";
-import type { Host } from "../inventory/host.ts";
-import { EVERY_HOST_FACT, HOST_FACTS, type HostFacts } from "../inventory/host-facts.ts";
-import type { Inventory } from "../inventory/inventory.ts";
-import type { LabelSelector } from "../inventory/selector.ts";
+import type { ClusterKey } from "../../cluster-key.ts";
+import type { Host } from "../../inventory/host.ts";
+import { EVERY_HOST_FACT, HOST_FACTS, type HostFacts } from "../../inventory/host-facts.ts";
+import type { Inventory } from "../../inventory/inventory.ts";
+import type { LabelSelector } from "../../inventory/selector.ts";
 // eslint-disable-next-line no-restricted-imports -- the recording view is where plan/ judges hosts.
-import { rejection } from "../rules/filters.ts";
-import type { HostFilter, Rejection } from "../rules/filters/plugin.ts";
-import type { StandingClaim } from "./claim-ledger.ts";
-import type { Candidates } from "./merged-candidates.ts";
+import { rejection } from "../../rules/filters.ts";
+import type { HostFilter, Rejection } from "../../rules/filters/plugin.ts";
+import type { StandingClaim } from "../claim-ledger.ts";
+import type { Candidates, PlanningInventory } from "../context.ts";
 
 /**
  * What a turn read: hosts it looked up by themselves (every fact of them), the best-fit positions
@@ -44,21 +44,6 @@ export interface SelectorWalk {
   readonly selector: LabelSelector;
   readonly last?: string;
 }
-
-/** The reads of the inventory placement makes, each recorded by the turn's {@link TurnReads}. */
-export type PlanningInventory = Pick<
-  Inventory,
-  | "byId"
-  | "byMac"
-  | "closestMac"
-  | "setAsideByMac"
-  | "setAsideById"
-  | "hosts"
-  | "size"
-  | "matching"
-  | "ownedBySip"
-  | "withUnknownResources"
->;
 
 /**
  * More hosts read than this share of the inventory counts as reading all of them: a `no-fit`

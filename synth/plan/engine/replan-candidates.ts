@@ -3,13 +3,14 @@
  * trace left unclaimed, with the few claimed hosts that may be free or the turn's own merged in.
  * Without it, each turn placed again walks past every host the site's clusters hold.
  */
-import type { Host } from "../inventory/host.ts";
-import type { BestFit, Inventory } from "../inventory/inventory.ts";
-import { matchesSelector, type LabelSelector } from "../inventory/selector.ts";
-import { MergedCandidates, mergeById, type Candidates, type RankedHosts } from "./merged-candidates.ts";
-import type { PlanTrace } from "./plan-site.ts";
-import type { Turn } from "./turns.ts";
-import { lowerBound } from "../lower-bound.ts";
+import type { Host } from "../../inventory/host.ts";
+import type { BestFit, Inventory } from "../../inventory/inventory.ts";
+import { matchesSelector, type LabelSelector } from "../../inventory/selector.ts";
+import type { Candidates } from "../context.ts";
+import { MergedCandidates, mergeById, type RankedHosts } from "./merged-candidates.ts";
+import type { PlanTrace } from "../plan-site.ts";
+import type { Turn } from "../turns.ts";
+import { lowerBound } from "../../lower-bound.ts";
 
 /** The candidates of one trace, shared by every change planned from it. */
 export class ReplacementCandidates {
