@@ -163,6 +163,30 @@ const noEnums = {
   message: "Use a string-literal union or an `as const` object.",
 };
 
+/**
+ * No state kept between calls at module level in the placement rules: no `let`, no WeakMap, and a
+ * Map or Set only as a constant table (typed ReadonlyMap / ReadonlySet). A value worth keeping is
+ * a `Derived` the plan's cache keeps (decision 0067).
+ */
+const moduleLevel = ":matches(Program, ExportNamedDeclaration) > VariableDeclaration";
+const noModuleState = [
+  {
+    selector: `${moduleLevel}[kind!="const"]`,
+    message:
+      "Placement rules keep no module-level state: pass it in, or derive it through the PlanCache (decision 0067).",
+  },
+  {
+    selector: `${moduleLevel} > VariableDeclarator > NewExpression[callee.name=/^Weak(Map|Set|Ref)$/]`,
+    message:
+      "Placement rules keep no module-level cache: declare a Derived and ask the PlanCache (decision 0067).",
+  },
+  {
+    selector: `${moduleLevel} > VariableDeclarator:not([id.typeAnnotation.typeAnnotation.typeName.name=/^Readonly(Map|Set)$/]) > NewExpression[callee.name=/^(Map|Set)$/]`,
+    message:
+      "A module-level Map or Set in a placement rule is a constant table: type it ReadonlyMap / ReadonlySet (decision 0067).",
+  },
+];
+
 export default tseslint.config(
   { ignores: ["node_modules/", "dist/", "coverage/", "examples/", "deploy/", ".scratch/"] },
   js.configs.recommended,
@@ -190,6 +214,13 @@ export default tseslint.config(
         { object: "Math", property: "random", message: "synth/ is deterministic: no randomness." },
       ],
     },
+  },
+  {
+    // rules/schema.ts words schema findings, no placement: its structural schemas, kept per schema
+    // of its own, are left to a later step (decision 0067).
+    files: placementRules,
+    ignores: ["synth/**/*.test.ts", "synth/rules/schema.ts"],
+    rules: { "no-restricted-syntax": ["error", noEnums, ...noModuleState] },
   },
   {
     // The shared vocabulary: interfaces, type aliases and the `as const` tables a type is made of.

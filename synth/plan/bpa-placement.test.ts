@@ -10,6 +10,7 @@ import { UNCLAIMED } from "../rules/filters/unclaimed.ts";
 import { ClaimLedger } from "./claim-ledger.ts";
 import type { LockEntry } from "../model/lock.ts";
 import { dnsLabel } from "../../test/builders/inventory.ts";
+import { planCache } from "./engine/plan-cache.ts";
 
 const GI = 2 ** 30;
 const CLUSTER = clusterKey("ns", "c1");
@@ -37,7 +38,8 @@ function place(hosts: readonly HostOptions[], nodes: ProvisioningOptions, setup:
   }));
   for (const entry of lockEntries) ledger.claim(byName(entry.host.slice("metal3/".length)), CLUSTER, "lock");
   const group = { namespace: dnsLabel("ns"), name: dnsLabel("c1"), provisioning: makeProvisioning(nodes) };
-  const macs = claimMacHosts(new Map([[CLUSTER, group]]), inventory, ledger);
+  const cache = planCache();
+  const macs = claimMacHosts(new Map([[CLUSTER, group]]), inventory, ledger, cache);
   const placed = placeBpaCluster(CLUSTER, group, {
     inventory,
     bestFit: inventory.bestFit(),
@@ -49,6 +51,7 @@ function place(hosts: readonly HostOptions[], nodes: ProvisioningOptions, setup:
     stillPlanning: () => true,
     mayBeFree: (hosts) => hosts,
     rejection,
+    cache,
     contested: macs.contested,
   });
   const issues = [...macs.issues, ...placed.issues];

@@ -42,6 +42,7 @@ import { rejectionBy, type HostFilter, type Rejection } from "../rules/filters/p
 import { CLAIMED, UNCLAIMED, unclaimed } from "../rules/filters/unclaimed.ts";
 import { unused } from "../rules/filters/unused.ts";
 import type { LockEntry } from "../model/lock.ts";
+import type { Derived, PlanCache } from "../model/plan-cache.ts";
 import type { BpaClusterPlan, Decision, NodePlacement, RejectedHost } from "./model.ts";
 import type { SiteModel } from "../model/site.ts";
 
@@ -98,6 +99,7 @@ export function claimMacHosts(
   groups: ReadonlyMap<ClusterKey, BpaGroup>,
   inventory: Inventory,
   ledger: ClaimLedger,
+  cache: PlanCache,
 ): { contested: ContestedEntries; issues: Issue[]; issuesByHost: Map<string, Issue[]> } {
   const issues: Issue[] = [];
   const issuesByHost = new Map<string, Issue[]>();
@@ -106,7 +108,7 @@ export function claimMacHosts(
   const users = new Map<string, User[]>();
   for (const [key, group] of groups) {
     if (!group.provisioning) continue;
-    for (const { request } of prepared(group.provisioning).entries) {
+    for (const { request } of cache.get(PREPARED, group.provisioning).entries) {
       const host = request.kind === "mac" ? inventory.byMac(request.mac) : undefined;
       if (host && request.kind === "mac")
         pushTo(users, host.id, { host, cluster: key, request, provisioning: group.provisioning });
@@ -121,7 +123,7 @@ export function claimMacHosts(
     const existing = named[0] && ledger.claimOf(named[0].host);
     if (existing) {
       for (const user of named.filter((candidate) => candidate.cluster !== existing.cluster)) {
-        const report = prepared(user.provisioning).report;
+        const report = cache.get(PREPARED, user.provisioning).report;
         reportContested(
           user,
           macHostClaimed(user.host, user.request.mac, existing, user.request.path, report),
@@ -138,7 +140,7 @@ export function claimMacHosts(
     const owner = `${resource.kind} ${resource.namespace}/${resource.name}`;
     ledger.claim(first.host, first.cluster, `requested by mac-address in ${owner}`);
     for (const user of named.filter((candidate) => candidate.cluster !== first.cluster)) {
-      const report = prepared(user.provisioning).report;
+      const report = cache.get(PREPARED, user.provisioning).report;
       reportContested(
         user,
         macHostClaimed(
@@ -155,9 +157,9 @@ export function claimMacHosts(
 }
 
 /**
- * What placing reads of a Provisioning again and again, made once per Provisioning: the webhook
- * places the same clusters again review after review (decision 0042), and one lookup a turn costs
- * less than one per entry and kind of fact.
+ * What placing reads of a Provisioning again and again, made once per Provisioning and plan
+ * ({@link PREPARED}): the webhook places the same clusters again review after review (decision
+ * 0042), and one lookup a turn costs less than one per entry and kind of fact.
  */
 interface PreparedProvisioning {
   readonly report: Reporter;
@@ -179,29 +181,24 @@ interface PreparedEntry {
   readonly needs: readonly HostFilter[];
 }
 
-function prepared(provisioning: Provisioning): PreparedProvisioning {
-  let known = preparedByProvisioning.get(provisioning);
-  if (known === undefined) {
+const PREPARED: Derived<Provisioning, PreparedProvisioning> = {
+  derive: (provisioning) => {
     const cluster = clusterKey(provisioning.resource.namespace, provisioning.cluster ?? "");
     const entries = [...provisioning.masters, ...provisioning.workers].map((request): PreparedEntry => {
       const subject = `${request.role} ${request.label}`;
       const needs = request.kind === "mac" || request.kind === "resources" ? resourceFilters(request) : [];
       return { request, subject, chosenFor: `chosen for ${subject} of ${cluster}`, needs };
     });
-    known = { report: reporter(provisioning.resource, cluster), entries };
-    preparedByProvisioning.set(provisioning, known);
-  }
-  return known;
-}
-
-const preparedByProvisioning = new WeakMap<Provisioning, PreparedProvisioning>();
+    return { report: reporter(provisioning.resource, cluster), entries };
+  },
+};
 
 /** The hosts a BPA cluster's MAC entries name, of those the inventory has, in CR order. */
-export function macNamedHosts(group: BpaGroup, inventory: Inventory): Host[] {
+export function macNamedHosts(group: BpaGroup, inventory: Inventory, cache: PlanCache): Host[] {
   // A loop, not flatMap over a spread: a review asks this of each cluster it touches several times.
   const hosts: Host[] = [];
   if (group.provisioning === undefined) return hosts;
-  for (const { request } of prepared(group.provisioning).entries) {
+  for (const { request } of cache.get(PREPARED, group.provisioning).entries) {
     const host = request.kind === "mac" ? inventory.byMac(request.mac) : undefined;
     if (host) hosts.push(host);
   }
@@ -238,7 +235,7 @@ export function placeBpaCluster(
   context: PlanningContext & { readonly contested: ContestedEntries },
 ): Placed<BpaClusterPlan> {
   const { provisioning } = group;
-  const { report, entries } = prepared(provisioning);
+  const { report, entries } = context.cache.get(PREPARED, provisioning);
   const issues: Issue[] = [];
   const masters: NodePlacement[] = [];
   const workers: NodePlacement[] = [];
@@ -323,7 +320,7 @@ export function placeBpaCluster(
       }
       case "mac": {
         const otherMac = named("other-mac", request.mac);
-        const placed = placeByMac(request, context, report);
+        const placed = placeByMac(request, entry.needs, context, report);
         issues.push(...placed.issues);
         if (placed.placement === undefined) {
           if (context.explains)
@@ -487,6 +484,7 @@ const NOT_PICKED = {
 /** A MAC entry: that host, checked against the resources the entry asks for. */
 function placeByMac(
   request: MacRequest,
+  needs: readonly HostFilter[],
   context: PlanningContext & { readonly contested: ContestedEntries },
   report: Reporter,
 ):
@@ -499,7 +497,7 @@ function placeByMac(
     const gone = vanishedEntry(request, context);
     const problem =
       gone === undefined
-        ? macUnknown(context.inventory, mac, request.path, report)
+        ? macUnknown(context.inventory, mac, request.path, report, context.cache)
         : hostVanished(context.inventory, gone, request.path, report);
     return { problem: `${problem.rule}: ${problem.message}`, issues: [problem] };
   }
@@ -524,7 +522,7 @@ function placeByMac(
     issues: [
       ...moved,
       ...unavailable,
-      ...missingResources(request, host, report).filter(
+      ...missingResources(request, needs, host, report).filter(
         (found) => context.warns || found.severity === "error",
       ),
       ...macWithoutIp(host, mac, request.path, report),
@@ -555,27 +553,22 @@ interface ChosenHostFacts {
 }
 
 /**
- * {@link ChosenHostFacts} of each host met, as hosts are immutable: the webhook places again, review
- * after review, the same turns on the same hosts (decision 0042), sorting the NICs each time.
+ * {@link ChosenHostFacts} of a host, kept per plan as hosts are immutable: the webhook places again,
+ * review after review, the same turns on the same hosts (decision 0042), sorting the NICs each time.
  */
-const chosenFacts = new WeakMap<Host, ChosenHostFacts>();
-
-function chosenHostFacts(host: Host): ChosenHostFacts {
-  let known = chosenFacts.get(host);
-  if (known === undefined) {
+const CHOSEN_FACTS: Derived<Host, ChosenHostFacts> = {
+  derive: (host) => {
     const size =
       host.cpus === undefined
         ? "no hardware details"
         : `${host.cpus} CPUs, ${formatBytes(host.memoryBytes ?? 0)}`;
-    known = {
+    return {
       ip: addressOf(host),
       bestFit: `best fit: ${size}`,
       smallest: `smallest free host (no cpu or memory requested): ${size}`,
     };
-    chosenFacts.set(host, known);
-  }
-  return known;
-}
+  },
+};
 
 function addressOf(host: Host): IpAddress | undefined {
   const boot = host.bootMac === undefined ? undefined : ipForMac(host, host.bootMac);
@@ -660,7 +653,7 @@ function placeByResources(
   ) {
     const kept = take(
       locked,
-      chosenHostFacts(locked),
+      context.cache.get(CHOSEN_FACTS, locked),
       "kept from rendered/metalsynth.lock.yaml",
       NOT_PICKED.lockedKept,
     );
@@ -684,7 +677,7 @@ function placeByResources(
     context.bestFit.firstFitting(request.cpus ?? 0, request.memoryBytes ?? 0, fits) ??
     (needsKnownResources ? undefined : inventory.withUnknownResources().find(fits));
   if (chosen !== undefined) {
-    const facts = chosenHostFacts(chosen);
+    const facts = context.cache.get(CHOSEN_FACTS, chosen);
     // The smallest free host wins when nothing is asked.
     return take(
       chosen,

@@ -6,6 +6,7 @@ import type { LabelSelector } from "../inventory/selector.ts";
 import type { HostFilter, Rejection } from "../rules/filters/plugin.ts";
 import type { ClaimLedger } from "./claim-ledger.ts";
 import type { LockEntry } from "../model/lock.ts";
+import type { PlanCache } from "../model/plan-cache.ts";
 
 /**
  * The reads of the inventory placement makes, each recorded by the turn's recording view
@@ -64,6 +65,8 @@ export interface PlanningContext {
   mayBeFree(hosts: readonly Host[], selector: LabelSelector): Iterable<Host>;
   /** The first of `filters` to reject `host`, if any (`rules/filters/`), their facts recorded as read. */
   rejection(filters: readonly HostFilter[], host: Host): Rejection | undefined;
+  /** What the rules derive from immutable inputs, kept for the plan (decision 0067). */
+  readonly cache: PlanCache;
 }
 
 /** A cluster's placement: its plan, the lock entries it records and the problems found. */

@@ -15,12 +15,15 @@ import { claimMacHosts, type BpaGroup, type ContestedEntries } from "./bpa-place
 import { ClaimLedger, type Release, type StandingClaim } from "./claim-ledger.ts";
 import { hostSnapshot } from "./lock.ts";
 import type { LockEntry } from "../model/lock.ts";
+import type { PlanCache } from "../model/plan-cache.ts";
 
 /** What fixes the claims: lock entries (in lock order), the BPA groups' MAC entries, who is live. */
 export interface FixedClaimsInput {
   readonly lockEntries: Iterable<LockEntry>;
   readonly groups: ReadonlyMap<ClusterKey, BpaGroup>;
   readonly inventory: Inventory;
+  /** The plan's cache (see `PlanningContext.cache`). */
+  readonly cache: PlanCache;
   /** Whether the site still has the cluster (a SIPCluster, or BPA CRs with its `cluster` label). */
   isLive(cluster: ClusterKey): boolean;
 }
@@ -103,7 +106,7 @@ export function fixClaims(input: FixedClaimsInput): FixedClaims {
       ledger.claim(host, cluster, `recorded for ${cluster} in rendered/metalsynth.lock.yaml`);
     pushTo(heldByLock, cluster, entry);
   }
-  const { contested, issuesByHost } = claimMacHosts(input.groups, inventory, ledger);
+  const { contested, issuesByHost } = claimMacHosts(input.groups, inventory, ledger, input.cache);
   // Fixed now: every turn asks again about the hosts it looks at, so each answer is kept.
   const answers = new Map<string, StandingClaim | null>();
   const claimOf = (host: Host) => {

@@ -8,7 +8,9 @@ import { groupBpa, isProvisioned, unprovisionedPlan, type BpaGroup } from "./bpa
 import { fixClaims, type FixedClaims } from "./fixed-claims.ts";
 import { compareLockEntries } from "../rules/lock.ts";
 import type { Lock, LockEntry } from "../model/lock.ts";
+import type { PlanCache } from "../model/plan-cache.ts";
 import type { Candidates } from "./context.ts";
+import { planCache } from "./engine/plan-cache.ts";
 import { FreeMatches, MergedCandidates, type RankedHosts } from "./engine/merged-candidates.ts";
 import type { ClusterPlan, SitePlan } from "./model.ts";
 import type { SiteModel } from "../model/site.ts";
@@ -49,6 +51,8 @@ export interface PlanTrace {
   readonly turns: readonly TurnOutcome[];
   /** Host id → the claim a turn made on it. */
   readonly turnClaims: ReadonlyMap<string, TurnClaim>;
+  /** What the rules derived for this plan, kept for the plans made from it (`PlanningContext.cache`). */
+  readonly cache: PlanCache;
 }
 
 /**
@@ -65,7 +69,8 @@ export function planSite(input: PlanInput): { plan: SitePlan; issues: Issue[] } 
 export function tracePlan({ model, inventory, lock }: PlanInput): PlanTrace {
   const clusters = planClusters(model);
   const isLive = (key: ClusterKey) => clusters.bpaByKey.has(key) || clusters.sipByKey.has(key);
-  const fixed = fixClaims({ lockEntries: lock.entries, groups: clusters.bpaByKey, inventory, isLive });
+  const cache = planCache();
+  const fixed = fixClaims({ lockEntries: lock.entries, groups: clusters.bpaByKey, inventory, cache, isLive });
   const work = turnsOf(clusters);
   // Clusters with a turn still to come: only they can take a host they hold. Hosts of clusters done
   // planning leave the shared best-fit candidates, so no later turn walks past them again.
@@ -82,6 +87,7 @@ export function tracePlan({ model, inventory, lock }: PlanInput): PlanTrace {
   const setting: TurnSetting = {
     inventory,
     fixed,
+    cache,
     claimedEarlier: (host, turn) => {
       const claim = turnClaims.get(host.id);
       // While a turn is placed, every claim recorded so far is an earlier turn's; an explanation
@@ -109,6 +115,7 @@ export function tracePlan({ model, inventory, lock }: PlanInput): PlanTrace {
     fixed,
     turns,
     turnClaims,
+    cache,
   };
 }
 

@@ -11,6 +11,7 @@ import { UNCLAIMED } from "../rules/filters/unclaimed.ts";
 import { hostSnapshot } from "./lock.ts";
 import type { LockEntry } from "../model/lock.ts";
 import { placeSipCluster, retireSipCluster } from "./sip-placement.ts";
+import { planCache } from "./engine/plan-cache.ts";
 
 const CLUSTER = clusterKey("ns", "sip");
 const OWNED = { namespace: "ns", name: "sip", nodeType: "ControlPlane" } as const;
@@ -46,6 +47,7 @@ function place(hosts: readonly HostOptions[], options: SipClusterOptions, setup:
     stillPlanning: () => true,
     mayBeFree: (hosts) => hosts,
     rejection,
+    cache: planCache(),
     releasing: [],
   });
   return {

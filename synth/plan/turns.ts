@@ -10,6 +10,7 @@ import { compareText } from "../issue.ts";
 import type { Host } from "../inventory/host.ts";
 import type { LabelSelector } from "../inventory/selector.ts";
 import type { Inventory } from "../inventory/inventory.ts";
+import type { PlanCache } from "../model/plan-cache.ts";
 import type { SipCluster } from "../model/sip.ts";
 import { placeBpaCluster, type ContestedEntries, type ProvisionedGroup } from "./bpa-placement.ts";
 import { ClaimLedger, NO_RELEASES, type Release, type StandingClaim } from "./claim-ledger.ts";
@@ -62,6 +63,8 @@ export type TurnWork =
 export interface TurnSetting {
   readonly inventory: Inventory;
   readonly fixed: FixedClaims;
+  /** See {@link PlanningContext.cache}. */
+  readonly cache: PlanCache;
   /**
    * The claim a turn before `turn` made on `host`, if any. Asked again long after the turn, by
    * `explain`, so claims of later turns must not show.
@@ -115,6 +118,7 @@ export function placeTurn(work: TurnWork, setting: TurnSetting): TurnOutcome {
     stillPlanning: (cluster) => setting.stillPlanning(cluster),
     mayBeFree: (candidates, selector) => reads.mayBeFree(candidates, selector),
     rejection: (filters, host) => reads.rejection(filters, host),
+    cache: setting.cache,
     releasing: work.pass === "sip" ? setting.fixed.releasing(work.key) : NO_RELEASES,
     contested: setting.fixed.contested,
   };

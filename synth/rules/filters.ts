@@ -84,19 +84,12 @@ export function macEntryRule(rejection: Rejection): MacEntryRule | undefined {
 }
 
 /**
- * The resource filters for a BPA entry, in the order reasons are attributed. Built once per entry:
- * they depend on the entry alone, and the webhook places the same entries again review after review.
+ * The resource filters for a BPA entry, in the order reasons are attributed. They depend on the
+ * entry alone: planning keeps them per entry for a plan (`PlanCache`, decision 0067).
  */
 export function resourceFilters(needs: ResourceNeeds): readonly HostFilter[] {
-  let filters = filtersByNeeds.get(needs);
-  if (filters === undefined) {
-    filters = RESOURCE_PLUGINS.flatMap((plugin) => plugin.ofNeeds?.(needs) ?? []);
-    filtersByNeeds.set(needs, filters);
-  }
-  return filters;
+  return RESOURCE_PLUGINS.flatMap((plugin) => plugin.ofNeeds?.(needs) ?? []);
 }
-
-const filtersByNeeds = new WeakMap<ResourceNeeds, readonly HostFilter[]>();
 
 /** The first rejection of any filter, or undefined when `host` passes every filter. */
 export function rejection(filters: readonly HostFilter[], host: Host): Rejection | undefined {

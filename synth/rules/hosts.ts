@@ -7,8 +7,10 @@ import { formatPath, type FieldPath } from "../field-path.ts";
 import type { Issue } from "../issue.ts";
 import { ipForMac, type Host } from "../inventory/host.ts";
 import type { Inventory } from "../inventory/inventory.ts";
-import { macEntryRule, rejections, resourceFilters } from "./filters.ts";
+import { macEntryRule, rejections } from "./filters.ts";
+import type { HostFilter } from "./filters/plugin.ts";
 import type { MacRequest } from "../model/bpa.ts";
+import type { Derived, PlanCache } from "../model/plan-cache.ts";
 import type { Reporter } from "../model/resource.ts";
 import type { SipRole } from "../model/sip.ts";
 
@@ -23,6 +25,7 @@ export function macUnknown(
   mac: string,
   path: FieldPath,
   report: Reporter,
+  cache: PlanCache,
 ): Issue {
   const aside = inventory.setAsideByMac(mac);
   if (aside !== undefined) {
@@ -41,7 +44,7 @@ export function macUnknown(
   return report(
     "mac-unknown",
     [...path, "mac-address"],
-    `${mac} matches no BareMetalHost${hint}${uninspectedHint(inventory)}`,
+    `${mac} matches no BareMetalHost${hint}${uninspectedHint(inventory, cache)}`,
   );
 }
 
@@ -84,12 +87,17 @@ export function chosenHostWithoutIp(
 
 /**
  * `cpu-insufficient`, `memory-insufficient`, `sriov-missing`, `qat-missing` and `resources-unknown`:
- * the host a MAC entry names, through the same filters best fit uses, each rejection found in the
- * words of the filter that made it (`rules/filters/`).
+ * the host a MAC entry names, through the same filters best fit uses (`needs`: the entry's
+ * `resourceFilters`), each rejection found in the words of the filter that made it (`rules/filters/`).
  */
-export function missingResources(request: MacRequest, host: Host, report: Reporter): Issue[] {
+export function missingResources(
+  request: MacRequest,
+  needs: readonly HostFilter[],
+  host: Host,
+  report: Reporter,
+): Issue[] {
   const onHost = aboutHost(report, host);
-  return rejections(resourceFilters(request), host).flatMap((found) => {
+  return rejections(needs, host).flatMap((found) => {
     const target = macEntryRule(found);
     if (target === undefined) return [];
     const { rule, message } = target.finding(found, host);
@@ -182,20 +190,17 @@ function inspected(host: Host): boolean {
   return host.nics.length > 0 || host.cpus !== undefined || host.memoryBytes !== undefined;
 }
 
-/** The hosts of each inventory (by its host list) not inspected yet, listed on the first unknown MAC. */
-const uninspectedByInventory = new WeakMap<readonly Host[], readonly Host[]>();
+/** The hosts of an inventory (by its host list) not inspected yet, listed once a plan on the first unknown MAC. */
+const UNINSPECTED: Derived<readonly Host[], readonly Host[]> = {
+  derive: (hosts) => hosts.filter((host) => !inspected(host)),
+};
 
 /**
  * For `mac-unknown`: hosts not inspected yet list no NICs beyond their boot MAC, so the MAC may well
  * be one of theirs; the message says so instead of letting the closest MAC look like the answer.
  */
-function uninspectedHint(inventory: Pick<Inventory, "hosts">): string {
-  const all = inventory.hosts;
-  let hosts = uninspectedByInventory.get(all);
-  if (hosts === undefined) {
-    hosts = all.filter((host) => !inspected(host));
-    uninspectedByInventory.set(all, hosts);
-  }
+function uninspectedHint(inventory: Pick<Inventory, "hosts">, cache: PlanCache): string {
+  const hosts = cache.get(UNINSPECTED, inventory.hosts);
   if (hosts.length === 0) return "";
   const named = hosts.slice(0, 3).map((host) => host.id);
   const more = hosts.length > named.length ? `, … (${hosts.length} in all)` : "";

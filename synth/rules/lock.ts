@@ -36,7 +36,16 @@ export const LOCK_API_VERSION = "metalsynth.io/v1alpha1";
 export const LOCK_KIND = "Lock";
 
 const BPA_ROLES: readonly Role[] = ["master", "worker"];
-const ENTRY_FIELDS = new Set(["host", "cluster", "kind", "role", "node", "standby", "released", "snapshot"]);
+const ENTRY_FIELDS: ReadonlySet<string> = new Set([
+  "host",
+  "cluster",
+  "kind",
+  "role",
+  "node",
+  "standby",
+  "released",
+  "snapshot",
+]);
 const SNAPSHOT = /^[0-9a-f]{8}$/;
 
 /**

@@ -43,7 +43,7 @@ export class RefixIndex {
       pushTo(this.#lockByCluster, entry.cluster, position);
     });
     for (const [key, group] of trace.clusters.bpaByKey) {
-      for (const { id: host } of macNamedHosts(group, inventory)) {
+      for (const { id: host } of macNamedHosts(group, inventory, trace.cache)) {
         let users = this.#macUsers.get(host);
         if (!users) this.#macUsers.set(host, (users = new Set()));
         users.add(key);
@@ -107,7 +107,7 @@ export function fixAgain(
   };
   for (const [key, change] of changes) {
     for (const group of [trace.clusters.bpaByKey.get(key), change.bpa])
-      if (group) for (const host of macNamedHosts(group, inventory)) refixed.add(host);
+      if (group) for (const host of macNamedHosts(group, inventory, trace.cache)) refixed.add(host);
     if (isLive(key) !== wasLive(key))
       for (const entry of index.lockEntriesAbout([], [key])) addHost(entry.host);
     // Whether SIP labels claim a host depends on whether the lock records their cluster at all, which
@@ -138,7 +138,7 @@ export function fixAgain(
       },
     });
   }
-  const again = fixClaims({ lockEntries, groups, inventory, isLive });
+  const again = fixClaims({ lockEntries, groups, inventory, cache: trace.cache, isLive });
   const before = trace.fixed;
   const changed = (key: ClusterKey) => changes.has(key);
   const claims: FixedClaims = {

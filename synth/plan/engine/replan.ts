@@ -16,6 +16,7 @@ import { sipOwnerKey, type Host } from "../../inventory/host.ts";
 import { changedFacts, HOST_FACTS } from "../../inventory/host-facts.ts";
 import type { Inventory } from "../../inventory/inventory.ts";
 import type { Lock } from "../../model/lock.ts";
+import type { PlanCache } from "../../model/plan-cache.ts";
 import { isProvisioned, macNamedHosts } from "../bpa-placement.ts";
 import { sameClaim, type StandingClaim } from "../claim-ledger.ts";
 import { fixClaims, type FixedClaims } from "../fixed-claims.ts";
@@ -102,7 +103,13 @@ export class TraceIndex {
     let known = this.#unchangedTurns[position];
     if (known === undefined) {
       const turn = this.turnAt(position);
-      const own = ownFixedHosts(turn.key, this.trace.fixed, this.trace.clusters, this.inventory);
+      const own = ownFixedHosts(
+        turn.key,
+        this.trace.fixed,
+        this.trace.clusters,
+        this.inventory,
+        this.trace.cache,
+      );
       known = { work: workOf(this.trace.clusters, turn), own: own.length === 0 ? NO_HOSTS : own };
       this.#unchangedTurns[position] = known;
     }
@@ -307,7 +314,7 @@ function replanWith(
     const { work, own } = changed
       ? {
           work: workOf(clusters, current),
-          own: ownFixedHosts(current.key, fixed.claims, clusters, inventory),
+          own: ownFixedHosts(current.key, fixed.claims, clusters, inventory, trace.cache),
         }
       : index.unchangedTurnAt(position);
     const outcome =
@@ -315,6 +322,7 @@ function replanWith(
       placeTurn(work, {
         inventory,
         fixed: fixed.claims,
+        cache: trace.cache,
         claimedEarlier: claimBefore,
         bestFit: index.candidates.candidatesFor(
           position,
@@ -388,6 +396,7 @@ function replanWith(
         lockEntries: index.lock.entries,
         groups: merged.bpaByKey,
         inventory,
+        cache: trace.cache,
         isLive,
       });
       return {
@@ -396,6 +405,7 @@ function replanWith(
         fixed: fixedNow,
         turns,
         turnClaims: claims,
+        cache: trace.cache,
       };
     },
   };
@@ -426,10 +436,11 @@ function ownFixedHosts(
   fixed: Pick<FixedClaims, "heldByLock" | "releasing">,
   clusters: PlanClusters,
   inventory: Inventory,
+  cache: PlanCache,
 ): Host[] {
   const group = clusters.bpaByKey.get(key);
   // Loops, not spreads: every turn a cascade moves asks, and most clusters hold nothing yet.
-  const hosts: Host[] = group ? macNamedHosts(group, inventory) : [];
+  const hosts: Host[] = group ? macNamedHosts(group, inventory, cache) : [];
   for (const entry of fixed.heldByLock(key)) {
     const host = inventory.byId(entry.host);
     if (host) hosts.push(host);
