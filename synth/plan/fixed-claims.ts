@@ -24,6 +24,11 @@ export interface FixedClaimsInput {
   readonly inventory: Inventory;
   /** The plan's cache (see `PlanningContext.cache`). */
   readonly cache: PlanCache;
+  /**
+   * The hosts whose SIP labels may claim them, when only some are asked about (a change fixes
+   * again only the hosts it names, `engine/refix.ts`). @default every host of the inventory
+   */
+  readonly labelled?: Iterable<Host>;
   /** Whether the site still has the cluster (a SIPCluster, or BPA CRs with its `cluster` label). */
   isLive(cluster: ClusterKey): boolean;
 }
@@ -107,26 +112,19 @@ export function fixClaims(input: FixedClaimsInput): FixedClaims {
     pushTo(heldByLock, cluster, entry);
   }
   const { contested, issuesByHost } = claimMacHosts(input.groups, inventory, ledger, input.cache);
-  // Fixed now: every turn asks again about the hosts it looks at, so each answer is kept.
-  const answers = new Map<string, StandingClaim | null>();
-  const claimOf = (host: Host) => {
-    let answer = answers.get(host.id);
-    // `null`: asked, and no claim. One lookup for a host asked about before.
-    if (answer === undefined) answers.set(host.id, (answer = ledger.claimOf(host) ?? null));
-    return answer ?? undefined;
-  };
+  // Fixed now, and every turn asks again about the hosts it looks at: each claim is made once, here,
+  // in the order `claimedHosts` gives them (recorded claims, then SIP labels the lock does not
+  // overrule), so an answer is one lookup and the fixed claims a value that no longer changes.
+  const claims = new Map<string, StandingClaim>();
+  for (const [id, claim] of ledger.recorded) claims.set(id, claim);
+  for (const host of input.labelled ?? inventory.hosts) {
+    if (claims.has(host.id) || (host.sipOwner === undefined && host.sipPartial === undefined)) continue;
+    const claim = ledger.claimOf(host);
+    if (claim !== undefined) claims.set(host.id, claim);
+  }
   return {
-    claimOf,
-    claimedHosts: () => {
-      // Recorded claims, and SIP labels the lock does not overrule.
-      const ids = new Set(ledger.recorded.keys());
-      for (const host of inventory.hosts)
-        if (host.sipOwner !== undefined || host.sipPartial !== undefined) ids.add(host.id);
-      return [...ids].flatMap((id) => {
-        const host = inventory.byId(id);
-        return host !== undefined && claimOf(host) !== undefined ? [host] : [];
-      });
-    },
+    claimOf: (host) => claims.get(host.id),
+    claimedHosts: () => [...claims.keys()].flatMap((id) => inventory.byId(id) ?? []),
     releasing: (cluster) => ledger.releasing(cluster),
     releasingClusters: () => ledger.releasingClusters(),
     heldByLock: (cluster) => heldByLock.get(cluster) ?? NO_ENTRIES,

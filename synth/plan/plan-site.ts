@@ -10,6 +10,7 @@ import { compareLockEntries } from "../rules/lock.ts";
 import type { Lock, LockEntry } from "../model/lock.ts";
 import type { PlanCache } from "../model/plan-cache.ts";
 import type { Candidates } from "./context.ts";
+import { RunClaims } from "./engine/claims-before.ts";
 import { planCache } from "./engine/plan-cache.ts";
 import { FreeMatches, MergedCandidates, type RankedHosts } from "./engine/merged-candidates.ts";
 import type { ClusterPlan, SitePlan } from "./model.ts";
@@ -84,31 +85,23 @@ export function tracePlan({ model, inventory, lock }: PlanInput): PlanTrace {
   const candidates = ownFixedCandidates(inventory, fixedHosts);
   const fixedIds = new Set(fixedHosts.map(({ host }) => host.id));
   const free = new FreeMatches(fixedHosts, (host) => turnClaims.has(host.id) || fixedIds.has(host.id));
+  const claims = new RunClaims(fixed, turnClaims);
   const setting: TurnSetting = {
     inventory,
-    fixed,
+    claims,
     cache,
-    claimedEarlier: (host, turn) => {
-      const claim = turnClaims.get(host.id);
-      // While a turn is placed, every claim recorded so far is an earlier turn's; an explanation
-      // asked for later must not see the turns after its own.
-      const now = placing !== undefined && turn.pass === placing.pass && turn.key === placing.key;
-      return claim && (now || compareTurns(claim.turn, turn) < 0) ? claim : undefined;
-    },
     bestFit: candidates.shared,
     stillPlanning: (cluster) => (turnsLeft.get(cluster) ?? 0) > 0,
   };
   const turns: TurnOutcome[] = [];
-  let placing: TurnWork | undefined;
   for (const turn of work) {
-    placing = turn;
-    const bestFit = candidates.forTurn(turn.key, (host) => setting.claimedEarlier(host, turn) !== undefined);
+    const bestFit = candidates.forTurn(turn.key, (host) => claims.earlier(host, turn) !== undefined);
     const outcome = placeTurn(turn, { ...setting, bestFit, mayBeFree: free.forTurn(turn.key) });
     turns.push(outcome);
     for (const [host, claim] of outcome.claims) turnClaims.set(host, turnClaim(outcome.turn, claim));
+    claims.changed();
     turnsLeft.set(turn.key, (turnsLeft.get(turn.key) ?? 1) - 1);
   }
-  placing = undefined;
   return {
     ...assemble(clusters, fixed, turns),
     clusters,

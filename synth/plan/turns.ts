@@ -54,6 +54,19 @@ export interface TurnOutcome {
   readonly reads: Reads;
 }
 
+/**
+ * Who holds a host before a turn: the claim an earlier turn made, else the fixed claim. One object
+ * answers it for a run (`engine/claims-before.ts`).
+ */
+export interface ClaimsBefore {
+  readonly fixed: FixedClaims;
+  /**
+   * Who holds `host` before `turn`. Asked again long after the turn, by `explain`, so claims of
+   * later turns must not show.
+   */
+  claimOf(host: Host, turn: Turn): StandingClaim | undefined;
+}
+
 /** What a turn places: a SIPCluster, or a BPA cluster with a Provisioning. */
 export type TurnWork =
   | (Turn & { readonly pass: "sip"; readonly sip: SipCluster })
@@ -62,14 +75,10 @@ export type TurnWork =
 /** The planning state a turn runs in. */
 export interface TurnSetting {
   readonly inventory: Inventory;
-  readonly fixed: FixedClaims;
+  /** Who holds a host before a turn, the fixed claims among them. */
+  readonly claims: ClaimsBefore;
   /** See {@link PlanningContext.cache}. */
   readonly cache: PlanCache;
-  /**
-   * The claim a turn before `turn` made on `host`, if any. Asked again long after the turn, by
-   * `explain`, so claims of later turns must not show.
-   */
-  claimedEarlier(host: Host, turn: Turn): StandingClaim | undefined;
   /**
    * Best-fit candidates without the hosts earlier turns claimed. A host an earlier turn of the same
    * key claimed (a SIPCluster's, for the BPA cluster of the same name) passes the claim filter as
@@ -95,10 +104,11 @@ export interface TurnSetting {
 /** Places one turn's cluster against the fixed claims and the claims of earlier turns. */
 export function placeTurn(work: TurnWork, setting: TurnSetting): TurnOutcome {
   const turn: Turn = { pass: work.pass, key: work.key };
+  const { claims } = setting;
   const reads = new TurnReads(
     setting.inventory,
     setting.bestFit,
-    (host) => setting.claimedEarlier(host, turn) ?? setting.fixed.claimOf(host),
+    (host) => claims.claimOf(host, turn),
     setting.mayBeFree,
     setting.records ?? true,
   );
@@ -111,16 +121,16 @@ export function placeTurn(work: TurnWork, setting: TurnSetting): TurnOutcome {
     inventory: reads,
     bestFit: reads,
     ledger,
-    lockEntries: setting.fixed.heldByLock(turn.key),
-    vanished: setting.fixed.vanished(turn.key),
+    lockEntries: claims.fixed.heldByLock(turn.key),
+    vanished: claims.fixed.vanished(turn.key),
     explains: setting.explains ?? true,
     warns: setting.warns ?? true,
     stillPlanning: (cluster) => setting.stillPlanning(cluster),
     mayBeFree: (candidates, selector) => reads.mayBeFree(candidates, selector),
     rejection: (filters, host) => reads.rejection(filters, host),
     cache: setting.cache,
-    releasing: work.pass === "sip" ? setting.fixed.releasing(work.key) : NO_RELEASES,
-    contested: setting.fixed.contested,
+    releasing: work.pass === "sip" ? claims.fixed.releasing(work.key) : NO_RELEASES,
+    contested: claims.fixed.contested,
   };
   const placed: Placed<ClusterPlan> =
     work.pass === "sip" ? placeSipCluster(work.sip, context) : placeBpaCluster(work.key, work.group, context);

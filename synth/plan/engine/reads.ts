@@ -67,11 +67,11 @@ export class TurnReads implements PlanningInventory, Candidates {
   #all = false;
   #facts: HostFacts = HOST_FACTS.claim;
   #recording: boolean;
-  /** The host {@link claimOf} was last asked about, and its answer. */
-  #askedHost: Host | undefined;
-  #askedClaim: StandingClaim | undefined;
 
-  /** `records`: false for a turn whose reads no one keeps, which then records nothing. */
+  /**
+   * `claimBefore`: who holds a host before the turn (the run's `ClaimsBefore`, which keeps the last
+   * answer). `records`: false for a turn whose reads no one keeps, which then records nothing.
+   */
   constructor(
     private readonly inventory: Inventory,
     private readonly candidates: Candidates,
@@ -86,13 +86,7 @@ export class TurnReads implements PlanningInventory, Candidates {
   /** The claim on `host` made before the turn: looking it up reads the host. */
   claimOf(host: Host): StandingClaim | undefined {
     this.#lookedUp(host);
-    // Claims made before the turn stay as they are while it runs, and it asks of a host twice in a
-    // row: its claim filter, then claiming the host it chose.
-    if (host !== this.#askedHost) {
-      this.#askedClaim = this.claimBefore(host);
-      this.#askedHost = host;
-    }
-    return this.#askedClaim;
+    return this.claimBefore(host);
   }
 
   byId(id: string): Host | undefined {

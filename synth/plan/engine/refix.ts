@@ -138,7 +138,8 @@ export function fixAgain(
       },
     });
   }
-  const again = fixClaims({ lockEntries, groups, inventory, cache: trace.cache, isLive });
+  // Only the refixed hosts' answers are read from it (see `claims` below).
+  const again = fixClaims({ lockEntries, groups, inventory, cache: trace.cache, labelled: refixed, isLive });
   const before = trace.fixed;
   const changed = (key: ClusterKey) => changes.has(key);
   const claims: FixedClaims = {

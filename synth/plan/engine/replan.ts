@@ -21,6 +21,7 @@ import { isProvisioned, macNamedHosts } from "../bpa-placement.ts";
 import { sameClaim, type StandingClaim } from "../claim-ledger.ts";
 import { fixClaims, type FixedClaims } from "../fixed-claims.ts";
 import { Overlay } from "./overlay.ts";
+import { RunClaims, type TurnClaims } from "./claims-before.ts";
 import { assemble, type PlanClusters, type PlanTrace } from "../plan-site.ts";
 import { ReadIndex } from "./read-index.ts";
 import { fixAgain, RefixIndex, type ClusterChange } from "./refix.ts";
@@ -260,30 +261,8 @@ function replanWith(
   const clusters = changedClusters(trace.clusters, changes);
   const fixed = fixAgain(index.refix, clusters, changes, hostChanges.refix);
 
-  // Turn claims as planning them again leaves them: host id → the claim, or `UNCLAIMED` where the
-  // turn that held it gave it up.
-  const turnClaims = new Map<string, TurnClaim | typeof UNCLAIMED>();
-  // One lookup where the change decided, else the trace's: every host a moved turn looks at asks.
-  const claimNow = (id: string): TurnClaim | undefined => {
-    const now = turnClaims.get(id);
-    return now === undefined ? trace.turnClaims.get(id) : now === UNCLAIMED ? undefined : now;
-  };
-  // The last answer, kept until the turn or a claim changes: a moved turn's walk asks it of a
-  // candidate, then its claim filter of the same host, then taking the host asks it once more.
-  const asked: { host: Host | undefined; turn: Turn | undefined; claim: TurnClaim | undefined } = {
-    host: undefined,
-    turn: undefined,
-    claim: undefined,
-  };
-  const claimBefore = (host: Host, turn: Turn) => {
-    if (host === asked.host && turn.key === asked.turn?.key && turn.pass === asked.turn.pass)
-      return asked.claim;
-    const claim = claimNow(host.id);
-    asked.host = host;
-    asked.turn = turn;
-    asked.claim = claim && compareTurns(claim.turn, turn) < 0 ? claim : undefined;
-    return asked.claim;
-  };
+  const turnClaims = new ChangedTurnClaims(trace.turnClaims);
+  const claims = new RunClaims(fixed.claims, turnClaims);
 
   const queue = new TurnQueue(index);
   for (const key of changes.keys()) {
@@ -321,14 +300,13 @@ function replanWith(
       work &&
       placeTurn(work, {
         inventory,
-        fixed: fixed.claims,
+        claims,
         cache: trace.cache,
-        claimedEarlier: claimBefore,
         bestFit: index.candidates.candidatesFor(
           position,
           own,
           freed,
-          (host) => claimBefore(host, current) !== undefined,
+          (host) => claims.earlier(host, current) !== undefined,
         ),
         // Only SIP roles walk a selector's matches.
         mayBeFree:
@@ -351,14 +329,14 @@ function replanWith(
     if (records && (before || outcome)) replaced.add(turnId(current));
     for (const id of changedClaims(before, outcome)) {
       const claim = outcome?.claims.get(id);
-      asked.host = undefined;
+      claims.changed();
       let held: TurnClaim | undefined;
       if (claim) turnClaims.set(id, (held = turnClaim(current, claim)));
       else {
-        held = claimNow(id);
+        held = turnClaims.get(id);
         // A host this turn gave up may have gone to an earlier turn placed again; that claim stays.
         if (sameTurn(held?.turn, current)) {
-          turnClaims.set(id, UNCLAIMED);
+          turnClaims.giveUp(id);
           held = undefined;
         }
       }
@@ -380,11 +358,7 @@ function replanWith(
         .filter((outcome) => !replaced.has(turnId(outcome.turn)))
         .concat(placed)
         .sort((a, b) => compareTurns(a.turn, b.turn));
-      const claims = new Map(trace.turnClaims);
-      for (const [id, claim] of turnClaims) {
-        if (claim === UNCLAIMED) claims.delete(id);
-        else claims.set(id, claim);
-      }
+      const claimsNow = turnClaims.merged();
       const merged: PlanClusters = {
         bpaByKey: new Map(clusters.bpaByKey),
         sipByKey: new Map(clusters.sipByKey),
@@ -404,7 +378,7 @@ function replanWith(
         clusters: merged,
         fixed: fixedNow,
         turns,
-        turnClaims: claims,
+        turnClaims: claimsNow,
         cache: trace.cache,
       };
     },
@@ -461,7 +435,42 @@ function workOf(clusters: PlanClusters, turn: Turn): TurnWork | undefined {
   return group && isProvisioned(group) ? { pass: "bpa", key: turn.key, group } : undefined;
 }
 
-/** In the claims planning a change again made: the host's turn claim was given up. */
+/**
+ * The turn claims as planning a change leaves them: the trace's, with those the change decided over
+ * them. One lookup where the change decided, else the trace's: every host a moved turn looks at asks.
+ */
+class ChangedTurnClaims implements TurnClaims {
+  /** Host id → the claim, or {@link UNCLAIMED} where the turn that held it gave it up. */
+  readonly #changed = new Map<string, TurnClaim | typeof UNCLAIMED>();
+
+  constructor(private readonly trace: ReadonlyMap<string, TurnClaim>) {}
+
+  get(id: string): TurnClaim | undefined {
+    const now = this.#changed.get(id);
+    return now === undefined ? this.trace.get(id) : now === UNCLAIMED ? undefined : now;
+  }
+
+  set(id: string, claim: TurnClaim): void {
+    this.#changed.set(id, claim);
+  }
+
+  /** The turn that held `id` gave it up. */
+  giveUp(id: string): void {
+    this.#changed.set(id, UNCLAIMED);
+  }
+
+  /** Every turn claim, as a trace keeps them. */
+  merged(): Map<string, TurnClaim> {
+    const claims = new Map(this.trace);
+    for (const [id, claim] of this.#changed) {
+      if (claim === UNCLAIMED) claims.delete(id);
+      else claims.set(id, claim);
+    }
+    return claims;
+  }
+}
+
+/** In {@link ChangedTurnClaims}: the host's turn claim was given up. */
 const UNCLAIMED = Symbol("unclaimed");
 
 /** Ids of the hosts one outcome claims and the other doesn't, or claims for another reason. */
