@@ -17,9 +17,9 @@ import type { SitePlan } from "./plan/model.ts";
 import type { SiteModel } from "./model/site.ts";
 import { planClusters, tracePlan, type PlanClusters, type PlanTrace } from "./plan/plan-site.ts";
 import {
-  replan,
+  replanClusters,
   replanFindings,
-  replanInventory,
+  replanHosts,
   TraceIndex,
   type ClusterChange,
 } from "./plan/engine/replan.ts";
@@ -124,18 +124,18 @@ export class SiteSnapshot {
     const trace =
       touched.size === 0
         ? this.#index.trace
-        : replan(this.#index, clusterChanges(touched, clusters)).complete();
+        : replanClusters(this.#index, clusterChanges(touched, clusters)).complete();
     return new SiteSnapshot({ ...this.#input, resources, invalid }, evaluated, trace);
   }
 
   /**
    * The snapshot of this site against `inventory` (BareMetalHosts changed, joined or left), the CRs
-   * and lock unchanged. Planning runs again only for what the changed hosts reach (`replanInventory`):
+   * and lock unchanged. Planning runs again only for what the changed hosts reach (`replanHosts`):
    * the turns that read them, and the clusters their MACs, lock entries and SIP labels name.
    */
   withInventory(inventory: Inventory): SiteSnapshot {
     if (inventory.sameHosts(this.inventory)) return this;
-    const trace = replanInventory(this.#index, inventory).complete();
+    const trace = replanHosts(this.#index, inventory).complete();
     return new SiteSnapshot({ ...this.#input, inventory }, this.#evaluated, trace);
   }
 

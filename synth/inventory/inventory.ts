@@ -230,7 +230,7 @@ export class Inventory {
 
   /**
    * Best-fit candidates for one planning run (see {@link BestFit}): a whole site's, or the candidates
-   * a trace's turns placed again share (`ReplacementCandidates`). Made without touching the hosts;
+   * a trace's turns placed again share (`ReplanCandidates`). Made without touching the hosts;
    * what it takes is an array the size of the sized hosts.
    */
   bestFit(): BestFit {

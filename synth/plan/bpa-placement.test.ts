@@ -49,7 +49,7 @@ function place(hosts: readonly HostOptions[], nodes: ProvisioningOptions, setup:
     explains: true,
     warns: true,
     stillPlanning: () => true,
-    mayBeFree: (hosts) => hosts,
+    openMatches: (hosts) => hosts,
     rejection,
     cache,
     contested: macs.contested,

@@ -59,10 +59,11 @@ export interface PlanningContext {
   /** Whether `cluster` is yet to be planned (or being planned), so it may still take hosts. */
   stillPlanning(cluster: ClusterKey): boolean;
   /**
-   * The hosts of `hosts` (a selector's matches, sorted by id) that may be free for this cluster,
+   * The hosts of `hosts` (a selector's matches, sorted by id) open to this turn (no claim made
+   * before it is known to hold them: they may be free for this cluster),
    * in the same order: all of them, or fewer where planning knows which are held for sure.
    */
-  mayBeFree(hosts: readonly Host[], selector: LabelSelector): Iterable<Host>;
+  openMatches(hosts: readonly Host[], selector: LabelSelector): Iterable<Host>;
   /** The first of `filters` to reject `host`, if any (`rules/filters/`), their facts recorded as read. */
   rejection(filters: readonly HostFilter[], host: Host): Rejection | undefined;
   /** What the rules derive from immutable inputs, kept for the plan (decision 0067). */

@@ -12,7 +12,7 @@ import type { PlanCache } from "../model/plan-cache.ts";
 import type { Candidates } from "./context.ts";
 import { RunClaims } from "./engine/claims-before.ts";
 import { planCache } from "./engine/plan-cache.ts";
-import { FreeMatches, MergedCandidates, type RankedHosts } from "./engine/merged-candidates.ts";
+import { OpenMatches, MergedCandidates, type RankedHosts } from "./engine/merged-candidates.ts";
 import type { ClusterPlan, SitePlan } from "./model.ts";
 import type { SiteModel } from "../model/site.ts";
 import { retireSipCluster } from "./sip-placement.ts";
@@ -84,7 +84,7 @@ export function tracePlan({ model, inventory, lock }: PlanInput): PlanTrace {
   });
   const candidates = ownFixedCandidates(inventory, fixedHosts);
   const fixedIds = new Set(fixedHosts.map(({ host }) => host.id));
-  const free = new FreeMatches(fixedHosts, (host) => turnClaims.has(host.id) || fixedIds.has(host.id));
+  const open = new OpenMatches(fixedHosts, (host) => turnClaims.has(host.id) || fixedIds.has(host.id));
   const claims = new RunClaims(fixed, turnClaims);
   const setting: TurnSetting = {
     inventory,
@@ -96,7 +96,7 @@ export function tracePlan({ model, inventory, lock }: PlanInput): PlanTrace {
   const turns: TurnOutcome[] = [];
   for (const turn of work) {
     const bestFit = candidates.forTurn(turn.key, (host) => claims.earlier(host, turn) !== undefined);
-    const outcome = placeTurn(turn, { ...setting, bestFit, mayBeFree: free.forTurn(turn.key) });
+    const outcome = placeTurn(turn, { ...setting, bestFit, openMatches: open.forTurn(turn.key) });
     turns.push(outcome);
     for (const [host, claim] of outcome.claims) turnClaims.set(host, turnClaim(outcome.turn, claim));
     claims.changed();

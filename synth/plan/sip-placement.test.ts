@@ -45,7 +45,7 @@ function place(hosts: readonly HostOptions[], options: SipClusterOptions, setup:
     explains: true,
     warns: true,
     stillPlanning: () => true,
-    mayBeFree: (hosts) => hosts,
+    openMatches: (hosts) => hosts,
     rejection,
     cache: planCache(),
     releasing: [],

@@ -85,7 +85,7 @@ export function placeSipCluster(
     issues.push(...unusedTopologyKey(role, candidates, report));
     // Fill from free hosts that match, in name order, one per topology value.
     const fill = [...filters, AVAILABLE, otherRole((host) => chosenIds.has(host.id)), spread];
-    for (const host of context.mayBeFree(candidates, role.selector)) {
+    for (const host of context.openMatches(candidates, role.selector)) {
       if (roleMembers.length >= wanted) break;
       if (context.rejection(fill, host) === undefined)
         add(host, `matches ${formatPath(role.path)}.labelSelector`, false);

@@ -1,9 +1,10 @@
 /**
- * Placement turn by turn (docs/contract.md §3): after the fixed claims, each SIPCluster in key order, then each
- * BPA cluster in key order, places its hosts against the claims made before its turn. A turn records
- * what it read (`reads.ts`), so a later run that changes some claims knows which turns could
- * decide differently and re-places only those (`replan.ts`); every other turn's outcome
- * stands as it was.
+ * Placement turn by turn (docs/contract.md §3). In plan/, a turn is one cluster's placement in
+ * planning order and nothing else (decision 0067): after the fixed claims, each SIPCluster in key
+ * order, then each BPA cluster in key order, places its hosts against the claims made before its
+ * turn. A turn records what it read (`engine/reads.ts`), so a later run that changes some claims
+ * knows which turns could decide differently and places only those again (`engine/replan.ts`);
+ * every other turn's outcome stands as it was.
  */
 import type { ClusterKey } from "../cluster-key.ts";
 import { compareText } from "../issue.ts";
@@ -97,8 +98,8 @@ export interface TurnSetting {
    * findings has no use for it. @default true
    */
   readonly records?: boolean;
-  /** See {@link PlanningContext.mayBeFree}; every host when absent. */
-  mayBeFree?(hosts: readonly Host[], selector: LabelSelector): Iterable<Host>;
+  /** See {@link PlanningContext.openMatches}; every host when absent. */
+  openMatches?(hosts: readonly Host[], selector: LabelSelector): Iterable<Host>;
 }
 
 /** Places one turn's cluster against the fixed claims and the claims of earlier turns. */
@@ -109,7 +110,7 @@ export function placeTurn(work: TurnWork, setting: TurnSetting): TurnOutcome {
     setting.inventory,
     setting.bestFit,
     (host) => claims.claimOf(host, turn),
-    setting.mayBeFree,
+    setting.openMatches,
     setting.records ?? true,
   );
   // Claims made outside this turn, read through the turn's view so the turn learns what it
@@ -126,7 +127,7 @@ export function placeTurn(work: TurnWork, setting: TurnSetting): TurnOutcome {
     explains: setting.explains ?? true,
     warns: setting.warns ?? true,
     stillPlanning: (cluster) => setting.stillPlanning(cluster),
-    mayBeFree: (candidates, selector) => reads.mayBeFree(candidates, selector),
+    openMatches: (candidates, selector) => reads.openMatches(candidates, selector),
     rejection: (filters, host) => reads.rejection(filters, host),
     cache: setting.cache,
     releasing: work.pass === "sip" ? claims.fixed.releasing(work.key) : NO_RELEASES,

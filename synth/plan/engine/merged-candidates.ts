@@ -157,8 +157,8 @@ class ExtraCursor {
 }
 
 /**
- * The SIP pass's walks over selector matches in a whole site's run: each selector's matches without
- * the hosts earlier turns claimed or a fixed claim holds, so a walk resumes past the hosts the
+ * The SIP pass's walks over selector matches in a whole site's run: each selector's matches open to
+ * the turn, without the hosts earlier turns claimed or a fixed claim holds, so a walk resumes past the hosts the
  * SIPClusters before it took instead of asking the ledger about each of them again (issue #23: that
  * made a region's SIP placement quadratic). A held host leaves a selector's list the first time a
  * walk meets it, through "next present" links with path halving, so each list costs its matches once
@@ -166,9 +166,9 @@ class ExtraCursor {
  *
  * Leaving out a held host is exact: it fails the claim filter of every later SIP turn (SIPCluster keys
  * are unique, so no later turn in the pass is its holder's), and the turn's `Reads.walks` say it was
- * passed, as for a turn placed again (`ReplacementCandidates.mayBeFreeFor`).
+ * passed, as for a turn placed again (`ReplanCandidates.openMatchesFor`).
  */
-export class FreeMatches {
+export class OpenMatches {
   /** A selector's matches (as `Inventory.matching` remembers them) → link to the next present one. */
   readonly #next = new WeakMap<readonly Host[], Int32Array>();
   /** Fixed-claimed hosts by holder, sorted by id. */
@@ -183,7 +183,7 @@ export class FreeMatches {
     for (const hosts of this.#own.values()) hosts.sort((a, b) => compareText(a.id, b.id));
   }
 
-  /** `PlanningContext.mayBeFree` for the turn of `cluster`. */
+  /** `PlanningContext.openMatches` for the turn of `cluster`. */
   forTurn(cluster: ClusterKey): (hosts: readonly Host[], selector: LabelSelector) => Iterable<Host> {
     return (hosts, selector) => {
       const own = (this.#own.get(cluster) ?? []).filter((host) => matchesSelector(host.labels, selector));

@@ -37,7 +37,7 @@ export interface Reads {
 
 /**
  * A walk over the hosts a selector matches, in id order, up to `last` (included), or over all of
- * them. A turn placed again skips hosts it knows to be held (`TurnSetting.mayBeFree`) without
+ * them. A turn placed again skips hosts it knows to be held (`TurnSetting.openMatches`) without
  * looking them up, so only the walk says it passed them.
  */
 export interface SelectorWalk {
@@ -76,7 +76,7 @@ export class TurnReads implements PlanningInventory, Candidates {
     private readonly inventory: Inventory,
     private readonly candidates: Candidates,
     private readonly claimBefore: (host: Host) => StandingClaim | undefined,
-    private readonly freeOf:
+    private readonly openOf:
       ((hosts: readonly Host[], selector: LabelSelector) => Iterable<Host>) | undefined,
     records: boolean,
   ) {
@@ -174,9 +174,9 @@ export class TurnReads implements PlanningInventory, Candidates {
     this.#facts |= HOST_FACTS.hardware;
   }
 
-  /** See `PlanningContext.mayBeFree`; the walk records where it stopped. */
-  mayBeFree(hosts: readonly Host[], selector: LabelSelector): Iterable<Host> {
-    return walked(this.freeOf?.(hosts, selector) ?? hosts, (last) => {
+  /** See `PlanningContext.openMatches`; the walk records where it stopped. */
+  openMatches(hosts: readonly Host[], selector: LabelSelector): Iterable<Host> {
+    return walked(this.openOf?.(hosts, selector) ?? hosts, (last) => {
       if (!this.#recording) return;
       (this.#walks ??= []).push({ selector, ...(last !== undefined && { last }) });
       // Which hosts a selector walks is their labels.

@@ -111,7 +111,7 @@ export function fixAgain(
     if (isLive(key) !== wasLive(key))
       for (const entry of index.lockEntriesAbout([], [key])) addHost(entry.host);
     // Whether SIP labels claim a host depends on whether the lock records their cluster at all, which
-    // a lock entry's host joining or leaving turns either way (a host labelled in part is no member
+    // a lock entry's host joining or leaving can change (a host labelled in part is no member
     // the cluster keeps, so it stays outside the lock and only this refix reaches it: decision 0032).
     for (const host of inventory.ownedBySip(key)) refixed.add(host);
   }

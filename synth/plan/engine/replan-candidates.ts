@@ -1,6 +1,6 @@
 /**
  * What a turn placed again may take (`replan.ts`): the best-fit candidates and selector matches the
- * trace left unclaimed, with the few claimed hosts that may be free or the turn's own merged in.
+ * trace left unclaimed, with the few claimed hosts still open to the turn or its own merged in.
  * Without it, each turn placed again walks past every host the site's clusters hold.
  */
 import type { Host } from "../../inventory/host.ts";
@@ -13,10 +13,10 @@ import type { Turn } from "../turns.ts";
 import { lowerBound } from "../../lower-bound.ts";
 
 /** The candidates of one trace, shared by every change planned from it. */
-export class ReplacementCandidates {
+export class ReplanCandidates {
   /** Best-fit candidates without any host the trace claimed. */
   readonly #unclaimed: BestFit;
-  /** Hosts only a turn claimed (no fixed claim), sorted by id, with that turn's position: free before it. */
+  /** Hosts only a turn claimed (no fixed claim), sorted by id, with that turn's position: open to the turns before it. */
   readonly #claimedByTurnOnly: { readonly host: Host; readonly position: number }[] = [];
   /**
    * The same, of known size, in best-fit order, with their ranks and the claiming turns' positions:
@@ -55,22 +55,22 @@ export class ReplacementCandidates {
 
   /**
    * Best-fit candidates for the turn at `position` placed again: every host the trace left
-   * unclaimed, and of the claimed ones those that may be free or the turn's own: claimed only by a
-   * later turn, or among `own` (the turn's own fixed hosts) and `freed` (hosts whose claims the change
+   * unclaimed, and of the claimed ones those open to the turn or its own: claimed only by a
+   * later turn, or among `own` (the turn's own fixed hosts) and `reopened` (hosts whose claims the change
    * moved). A superset of what a full run's candidates would be; the turn's claim filter rejects the
    * rest.
    */
   candidatesFor(
     position: number,
     own: readonly Host[],
-    freed: RankedHosts,
+    reopened: RankedHosts,
     claimedEarlier: (host: Host) => boolean,
   ): Candidates {
     const later = this.#sizedClaimedByTurnOnly;
-    const extra: RankedHosts[] = [new ClaimedLater(later, position), freed];
+    const extra: RankedHosts[] = [new OpenToEarlierTurns(later, position), reopened];
     // Most turns hold no host of their own before they are placed.
     if (own.length > 0) {
-      const ownRanked = new FreedHosts(this.inventory);
+      const ownRanked = new ReopenedHosts(this.inventory);
       for (const host of own) ownRanked.add(host);
       extra.push(ownRanked);
     }
@@ -78,13 +78,13 @@ export class ReplacementCandidates {
   }
 
   /**
-   * {@link PlanningContext.mayBeFree} for `turn` placed again: the matches the trace left
-   * unclaimed, with those of the claimed ones that may be free or the turn's own (as for
+   * {@link PlanningContext.openMatches} for `turn` placed again: the matches the trace left
+   * unclaimed, with those of the claimed ones open to the turn or its own (as for
    * {@link candidatesFor}), in id order.
    */
-  mayBeFreeFor(
+  openMatchesFor(
     position: number,
-    maybeFree: Iterable<Host>,
+    alsoOpen: Iterable<Host>,
   ): (hosts: readonly Host[], selector: LabelSelector) => Iterable<Host> {
     return (hosts, selector) => {
       let unclaimed = this.#unclaimedMatches.get(hosts);
@@ -98,7 +98,7 @@ export class ReplacementCandidates {
       for (const { host, position: claimedBy } of this.#claimedByTurnOnly) {
         if (claimedBy >= position) extra.set(host.id, host);
       }
-      for (const host of maybeFree) extra.set(host.id, host);
+      for (const host of alsoOpen) extra.set(host.id, host);
       const matching = [...extra.values()].filter((host) => matchesSelector(host.labels, selector));
       return mergeById(unclaimed, matching);
     };
@@ -112,8 +112,11 @@ export class ReplacementCandidates {
 /** A turn placed again walks the trace's candidates, shared by every review: it takes from its own. */
 const ON_ITS_OWN = { takesFromBase: false } as const;
 
-/** Hosts only a turn claimed, kept for the walk of the turn at `position` when a later turn claimed them. */
-class ClaimedLater implements RankedHosts {
+/**
+ * Hosts only a turn claimed, open to the turns before it: kept for the walk of the turn at
+ * `position` when a later turn claimed them.
+ */
+class OpenToEarlierTurns implements RankedHosts {
   readonly hosts: readonly Host[];
   readonly ranks: readonly number[];
 
@@ -131,13 +134,13 @@ class ClaimedLater implements RankedHosts {
 }
 
 /**
- * Claimed hosts that turns placed again may have all the same, as a change goes: {@link all} of
- * them (for `mayBeFree`), and of those of known size, in best-fit order with their ranks (for
+ * Claimed hosts a change reopened, open to the turns placed again as the change goes: {@link all} of
+ * them (for `openMatches`), and of those of known size, in best-fit order with their ranks (for
  * {@link MergedCandidates}). A host a turn placed again claims is claimed earlier for every turn
- * after it, so it leaves both, which stay as short as what the change set free rather than as long
+ * after it, so it leaves both, which stay as short as what the change reopened rather than as long
  * as the cascade.
  */
-export class FreedHosts implements RankedHosts {
+export class ReopenedHosts implements RankedHosts {
   readonly hosts: Host[] = [];
   readonly ranks: number[] = [];
   readonly #all = new Map<string, Host>();
@@ -149,7 +152,7 @@ export class FreedHosts implements RankedHosts {
     return this.#all.values();
   }
 
-  /** `host` may be free for the turns to come; `rank`: its best-fit rank, if the caller has it. */
+  /** `host` is open to the turns to come; `rank`: its best-fit rank, if the caller has it. */
   add(host: Host, rank = this.inventory.bestFitRank(host)): void {
     this.#all.set(host.id, host);
     if (rank === undefined) return;

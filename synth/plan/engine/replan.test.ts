@@ -14,7 +14,7 @@ import type { Lock, LockEntry } from "../../model/lock.ts";
 import type { SitePlan } from "../model.ts";
 import type { SiteModel } from "../../model/site.ts";
 import { planClusters, tracePlan } from "../plan-site.ts";
-import { replan, replanFindings, replanInventory, TraceIndex, type ClusterChange } from "./replan.ts";
+import { replanClusters, replanFindings, replanHosts, TraceIndex, type ClusterChange } from "./replan.ts";
 
 const GiB = 2 ** 30;
 const HOSTS = 14;
@@ -216,7 +216,7 @@ const changeArbitrary = (macs: readonly string[]) =>
       .chain((name) => fc.option(sipArbitrary(name)).map((sip) => ({ name, kind: "sip" as const, sip }))),
   );
 
-/** The site with one cluster changed, and the change as `replan` takes it. */
+/** The site with one cluster changed, and the change as `replanClusters` takes it. */
 function applyChange(
   site: Site,
   change:
@@ -246,7 +246,7 @@ function lockOf(previous: Site | null, inventory: Inventory): Lock {
   return previous ? tracePlan({ model: model(previous), inventory, lock: EMPTY_LOCK }).plan.lock : EMPTY_LOCK;
 }
 
-describe("replan", () => {
+describe("replanClusters", () => {
   it("plans a changed cluster exactly as a full run of the changed site does", () => {
     const scenario = fc
       .tuple(...Array.from({ length: HOSTS }, (_, index) => hostArbitrary(index)))
@@ -265,7 +265,10 @@ describe("replan", () => {
         const lock = lockOf(previous, inventory);
         const trace = tracePlan({ model: model(site), inventory, lock });
         const changed = applyChange(site, change);
-        const incremental = replan(new TraceIndex(trace, inventory, lock), changed.changes).complete();
+        const incremental = replanClusters(
+          new TraceIndex(trace, inventory, lock),
+          changed.changes,
+        ).complete();
         const full = tracePlan({ model: model(changed.site), inventory, lock });
         expect(outcome(incremental)).toEqual(outcome(full));
       }),
@@ -294,15 +297,15 @@ describe("replan", () => {
         // The webhook's trace has usually been planned again for a CR change before hosts change.
         if (change) {
           const changed = applyChange(site, change);
-          trace = replan(new TraceIndex(trace, inventory, lock), changed.changes).complete();
+          trace = replanClusters(new TraceIndex(trace, inventory, lock), changed.changes).complete();
           site = changed.site;
         }
         const now = makeInventory(changedHosts);
-        const incremental = replanInventory(new TraceIndex(trace, inventory, lock), now).complete();
+        const incremental = replanHosts(new TraceIndex(trace, inventory, lock), now).complete();
         const full = tracePlan({ model: model(site), inventory: now, lock });
         expect(outcome(incremental)).toEqual(outcome(full));
         // What the next change starts from must answer as a fresh trace would.
-        const again = replanInventory(new TraceIndex(incremental, now, lock), inventory).complete();
+        const again = replanHosts(new TraceIndex(incremental, now, lock), inventory).complete();
         expect(outcome(again)).toEqual(outcome(tracePlan({ model: model(site), inventory, lock })));
       }),
       { numRuns: 500 },
@@ -335,17 +338,17 @@ describe("replan", () => {
       kind: "bpa",
       provisioning: makeProvisioning({ cluster: "c0", masters: { "master-1": { cpu: 32 } } }),
     });
-    expect(replan(index, bigger.changes).placed.map((turn) => turn.turn.key)).toEqual([
+    expect(replanClusters(index, bigger.changes).placed.map((turn) => turn.turn.key)).toEqual([
       "ns/c0",
       "ns/c1",
       "ns/c2",
     ]);
     const same = applyChange(site, { name: "c2", kind: "bpa", provisioning: site.bpa.get("c2") ?? null });
-    expect(replan(index, same.changes).placed.map((turn) => turn.turn.key)).toEqual(["ns/c2"]);
+    expect(replanClusters(index, same.changes).placed.map((turn) => turn.turn.key)).toEqual(["ns/c2"]);
   });
 });
 
-describe("replanFindings", () => {
+describe("replanClustersFindings", () => {
   it("gives a review the changed cluster's findings and only the errors of the clusters it moves", () => {
     // Three hosts not installed yet, the first with no address: each cluster gets a warning, c1 on
     // h0 an error as well.
@@ -375,7 +378,7 @@ describe("replanFindings", () => {
     });
     const found = (issues: readonly Issue[]) =>
       issues.map((issue) => `${issue.cluster ?? ""} ${issue.rule} ${issue.severity}`).sort(compareText);
-    expect(found(replan(index, changes).placed.flatMap((turn) => turn.placed.issues))).toEqual([
+    expect(found(replanClusters(index, changes).placed.flatMap((turn) => turn.placed.issues))).toEqual([
       "ns/c0 host-not-ready warning",
       "ns/c1 host-not-ready warning",
       "ns/c1 ip-missing error",
@@ -387,7 +390,7 @@ describe("replanFindings", () => {
   });
 });
 
-describe("replan, one change after another", () => {
+describe("replanClusters, one change after another", () => {
   it("places a SIPCluster again when a host it passed over as held is freed, though it never looked the host up", () => {
     const inventory = makeInventory([
       { name: "h0", labels: { pool: "a" } },
@@ -410,21 +413,24 @@ describe("replan, one change after another", () => {
     // s0 joins: placed again on its own, it skips h0 (c0's by MAC) without looking it up.
     const joined = applyChange(site, { name: "s0", kind: "sip", sip: s0 });
     const trace = tracePlan({ model: model(site), inventory, lock: EMPTY_LOCK });
-    const withS0 = replan(new TraceIndex(trace, inventory, EMPTY_LOCK), joined.changes).complete();
+    const withS0 = replanClusters(new TraceIndex(trace, inventory, EMPTY_LOCK), joined.changes).complete();
     // c0 leaves: h0 is free, and comes first in s0's walk.
     const left = applyChange(joined.site, { name: "c0", kind: "bpa", provisioning: null });
-    const incremental = replan(new TraceIndex(withS0, inventory, EMPTY_LOCK), left.changes).complete();
+    const incremental = replanClusters(
+      new TraceIndex(withS0, inventory, EMPTY_LOCK),
+      left.changes,
+    ).complete();
     const full = tracePlan({ model: model(left.site), inventory, lock: EMPTY_LOCK });
     expect(outcome(full).clusters).toEqual(["ns/s0 sip ControlPlane=metal3/h0 released "]);
     expect(outcome(incremental)).toEqual(outcome(full));
   });
 });
 
-describe("replanInventory", () => {
+describe("replanClustersHosts", () => {
   /** Plans `site` on `before`, then for `after` both ways; returns the two outcomes. */
   function bothWays(site: Site, before: Inventory, after: Inventory) {
     const trace = tracePlan({ model: model(site), inventory: before, lock: EMPTY_LOCK });
-    const incremental = replanInventory(new TraceIndex(trace, before, EMPTY_LOCK), after).complete();
+    const incremental = replanHosts(new TraceIndex(trace, before, EMPTY_LOCK), after).complete();
     const full = tracePlan({ model: model(site), inventory: after, lock: EMPTY_LOCK });
     return { incremental: outcome(incremental), full: outcome(full), trace: incremental };
   }
@@ -467,7 +473,7 @@ describe("replanInventory", () => {
     const trace = tracePlan({ model: model(site), inventory: before, lock: EMPTY_LOCK });
     const placedAfter = (change: (host: Host) => Host) => {
       const after = new Inventory(before.hosts.map(change));
-      const replanned = replanInventory(new TraceIndex(trace, before, EMPTY_LOCK), after);
+      const replanned = replanHosts(new TraceIndex(trace, before, EMPTY_LOCK), after);
       const full = tracePlan({ model: model(site), inventory: after, lock: EMPTY_LOCK });
       expect(outcome(replanned.complete())).toEqual(outcome(full));
       return replanned.placed.map((turn) => `${turn.turn.pass} ${turn.turn.key}`);
@@ -555,7 +561,7 @@ describe("replanInventory", () => {
     expect(incremental).toEqual(full);
     // c9 lets h2 go: c0, the best fit for which h2 now is, must be placed again.
     const released = applyChange(site, { name: "c9", kind: "bpa", provisioning: null });
-    const next = replan(new TraceIndex(trace, after, EMPTY_LOCK), released.changes).complete();
+    const next = replanClusters(new TraceIndex(trace, after, EMPTY_LOCK), released.changes).complete();
     const fresh = tracePlan({ model: model(released.site), inventory: after, lock: EMPTY_LOCK });
     expect(outcome(fresh).clusters).toContain("ns/c0 bpa master-1=metal3/h2");
     expect(outcome(next)).toEqual(outcome(fresh));

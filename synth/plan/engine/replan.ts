@@ -7,7 +7,7 @@
  * 1. Fixed claims are fixed again only for the hosts the change names (`refix.ts`).
  * 2. Turns run in planning order. A turn is placed again when it is a changed cluster's, or when it
  *    read (`reads.ts`) a fact of a host that is no longer what it was before its turn: a claim the
- *    change moved, or a BareMetalHost's changed fact. Its new claims may in turn reach later turns.
+ *    change moved, or a BareMetalHost's changed fact. Its new claims may reach later turns too.
  *    Which turns read what, the trace's {@link ReadIndex} answers; this module is the queue.
  */
 import { parseClusterKey, type ClusterKey } from "../../cluster-key.ts";
@@ -25,7 +25,7 @@ import { RunClaims, type TurnClaims } from "./claims-before.ts";
 import { assemble, type PlanClusters, type PlanTrace } from "../plan-site.ts";
 import { ReadIndex } from "./read-index.ts";
 import { fixAgain, RefixIndex, type ClusterChange } from "./refix.ts";
-import { FreedHosts, ReplacementCandidates } from "./replan-candidates.ts";
+import { ReopenedHosts, ReplanCandidates } from "./replan-candidates.ts";
 import {
   compareTurns,
   placeTurn,
@@ -61,21 +61,21 @@ export class TraceIndex {
   /** Which turns read which host facts. */
   readonly reads: ReadIndex;
   /** What a turn placed again may take. */
-  readonly candidates: ReplacementCandidates;
+  readonly candidates: ReplanCandidates;
   /** The lock and MAC entries by the hosts and clusters they name. */
   readonly refix: RefixIndex;
   /** Turn id → its position in the trace's turns (planning order). */
   readonly #positions = new Map<string, number>();
   /**
    * Position → {@link unchangedTurnAt}'s answer, once asked. Made at the trace's length: a cascade
-   * fills it from wherever it starts, and a write far past the end of an empty array would turn it
-   * into a dictionary.
+   * fills it from wherever it starts, and a write far past the end of an empty array would make
+   * it a dictionary.
    */
   readonly #unchangedTurns: (UnchangedTurn | undefined)[];
 
   /**
    * Indexes `trace` as planned against `inventory`, or, given `rankedIn`, as planned against that
-   * inventory and read now against `inventory` (its hosts changed; see {@link replanInventory}).
+   * inventory and read now against `inventory` (its hosts changed; see {@link replanHosts}).
    */
   constructor(
     trace: PlanTrace,
@@ -90,7 +90,7 @@ export class TraceIndex {
     this.trace.turns.forEach((outcome, position) => this.#positions.set(turnId(outcome.turn), position));
     this.#unchangedTurns = new Array<UnchangedTurn | undefined>(this.trace.turns.length);
     this.reads = new ReadIndex(this.trace.turns, inventory);
-    this.candidates = new ReplacementCandidates(this.trace, inventory, (turn) => this.positionOf(turn));
+    this.candidates = new ReplanCandidates(this.trace, inventory, (turn) => this.positionOf(turn));
     this.refix = new RefixIndex(this.trace, inventory, lock);
   }
 
@@ -147,10 +147,10 @@ interface UnchangedTurn {
   readonly own: readonly Host[];
 }
 
-/** Hosts whose facts changed, and what that reaches besides their claims (see {@link replanInventory}). */
+/** Hosts whose facts changed, and what that reaches besides their claims (see {@link replanHosts}). */
 interface HostChanges {
   /**
-   * Hosts whose fixed claims are fixed again, each maybe free for every turn: the changed hosts as
+   * Hosts whose fixed claims are fixed again, each open to every turn: the changed hosts as
    * the inventory has them now, and those a moved MAC named before or names now.
    */
   readonly refix: readonly Host[];
@@ -161,32 +161,35 @@ interface HostChanges {
 const NO_HOST_CHANGES: HostChanges = { refix: [], readers: [] };
 
 /** Plans the site of `index.trace` with `changes` applied, re-placing only what they can reach. */
-export function replan(index: TraceIndex, changes: ReadonlyMap<ClusterKey, ClusterChange>): Replanned {
-  return replanned(index, changes, NO_HOST_CHANGES);
+export function replanClusters(
+  index: TraceIndex,
+  changes: ReadonlyMap<ClusterKey, ClusterChange>,
+): Replanned {
+  return withEveryOutcome(index, changes, NO_HOST_CHANGES);
 }
 
 /**
- * The findings {@link replan} would give for `changes` that a review of them reads: the `host-claimed`
+ * The findings {@link replanClusters} would give for `changes` that a review of them reads: the `host-claimed`
  * errors of the hosts fixed again, then those of every turn placed again, in planning order, the
  * warnings only of the changed clusters' turns (`PlanningContext.warns`). Each turn's outcome is
  * dropped once placed, so a cascade through hundreds of turns keeps none of them alive.
  */
 export function replanFindings(index: TraceIndex, changes: ReadonlyMap<ClusterKey, ClusterChange>): Issue[] {
   const issues: Issue[] = [];
-  const run = replanWith(index, changes, NO_HOST_CHANGES, false, (outcome) =>
+  const run = placeAgain(index, changes, NO_HOST_CHANGES, false, (outcome) =>
     issues.push(...outcome.placed.issues),
   );
   return [...run.fixedIssues, ...issues];
 }
 
-/** {@link replan}'s answer, every outcome kept. */
-function replanned(
+/** {@link replanClusters}'s answer, every outcome kept. */
+function withEveryOutcome(
   index: TraceIndex,
   changes: ReadonlyMap<ClusterKey, ClusterChange>,
   hostChanges: HostChanges,
 ): Replanned {
   const placed: TurnOutcome[] = [];
-  const run = replanWith(index, changes, hostChanges, true, (outcome) => placed.push(outcome));
+  const run = placeAgain(index, changes, hostChanges, true, (outcome) => placed.push(outcome));
   return { fixedIssues: run.fixedIssues, placed, complete: () => run.complete(placed) };
 }
 
@@ -198,7 +201,7 @@ function replanned(
  *   changed host's SIP labels name: fixed again and placed again, as a changed cluster is;
  * - and, as for any change, the turns the claims this moves reach.
  */
-export function replanInventory(index: TraceIndex, inventory: Inventory): Replanned {
+export function replanHosts(index: TraceIndex, inventory: Inventory): Replanned {
   const hostChanges = index.inventory.changesTo(inventory);
   const now = new TraceIndex(index.trace, inventory, index.lock, index.inventory);
   const readers = new Set<number>();
@@ -239,14 +242,14 @@ export function replanInventory(index: TraceIndex, inventory: Inventory): Replan
       if (host) refix.add(host);
     }
   }
-  return replanned(now, reached, { refix: [...refix], readers });
+  return withEveryOutcome(now, reached, { refix: [...refix], readers });
 }
 
 /**
  * Places again, in planning order, every turn `changes` and `hostChanges` reach, handing each
  * outcome to `placedTurn`; `complete` assembles the whole trace from the outcomes kept.
  */
-function replanWith(
+function placeAgain(
   index: TraceIndex,
   changes: ReadonlyMap<ClusterKey, ClusterChange>,
   hostChanges: HostChanges,
@@ -275,8 +278,8 @@ function replanWith(
   for (const position of hostChanges.readers) enqueue(position);
   // Claimed hosts every turn may have all the same: those the change moved, and those whose turn
   // claims planning again changed (added as they change).
-  const freed = new FreedHosts(inventory);
-  for (const host of [...fixed.moved, ...hostChanges.refix]) freed.add(host);
+  const reopened = new ReopenedHosts(inventory);
+  for (const host of [...fixed.moved, ...hostChanges.refix]) reopened.add(host);
   // Reader lists given out already (see `ReadIndex.readersOf`).
   const drained = index.reads.drained();
 
@@ -287,7 +290,7 @@ function replanWith(
     const { turn: current, position } = next;
     // Every turn the trace lacks is a changed cluster's: an unchanged one has its position there.
     const changed = changes.has(current.key);
-    // Claimed hosts the turn may have all the same: its own, and those the change freed.
+    // Claimed hosts open to the turn all the same: its own, and those the change reopened.
     // A cluster the change does not name holds what the trace fixed (`fixAgain` fixes again only
     // the lock entries and releases of the changed clusters).
     const { work, own } = changed
@@ -305,16 +308,16 @@ function replanWith(
         bestFit: index.candidates.candidatesFor(
           position,
           own,
-          freed,
+          reopened,
           (host) => claims.earlier(host, current) !== undefined,
         ),
         // Only SIP roles walk a selector's matches.
-        mayBeFree:
+        openMatches:
           current.pass === "sip"
-            ? index.candidates.mayBeFreeFor(position, {
+            ? index.candidates.openMatchesFor(position, {
                 *[Symbol.iterator]() {
                   yield* own;
-                  yield* freed.all;
+                  yield* reopened.all;
                 },
               })
             : undefined,
@@ -344,8 +347,8 @@ function replanWith(
       const ranked = inventory.rankedById(id);
       if (!ranked) continue;
       const { host, rank } = ranked;
-      if (held === undefined) freed.add(host, rank);
-      else freed.hold(host, rank);
+      if (held === undefined) reopened.add(host, rank);
+      else reopened.hold(host, rank);
       index.reads.readersOf(host, HOST_FACTS.claim, position, drained, enqueue, rank);
     }
   }
