@@ -26,6 +26,8 @@ import { topologySpread } from "../rules/filters/topology.ts";
 import { unclaimed } from "../rules/filters/unclaimed.ts";
 import { hostSnapshot } from "./lock.ts";
 import type { LockEntry } from "../model/lock.ts";
+import type { ResourceNeeds } from "../model/bpa.ts";
+import type { Derived, PlanCache } from "../model/plan-cache.ts";
 import type { Decision, RejectedHost, RetiredSipCluster, SipClusterPlan, SipMember } from "./model.ts";
 
 /** Places one SIPCluster's roles (docs/contract.md §3.2). */
@@ -52,7 +54,7 @@ export function placeSipCluster(
     const vanished = context.vanished.filter((entry) => entry.kind === "sip" && entry.role === role.role);
     for (const entry of vanished) issues.push(hostVanished(inventory, entry, role.path, report));
     const wanted = Math.max(0, role.active + role.standby - vanished.length);
-    const filters = sipFilters(role, key, interfaceIds, context.ledger.view());
+    const filters = sipFilters(role, key, interfaceIds, context.ledger.view(), context.cache);
     // Values of the topology label the role's hosts have so far, counting kept hosts too.
     const topologyTaken = new Set<string>();
     const spread = topologySpread(role.topologyKey, topologyTaken);
@@ -209,14 +211,18 @@ function sipFilters(
   cluster: ClusterKey,
   interfaceIds: readonly string[],
   claims: ClaimView,
+  cache: PlanCache,
 ): HostFilter[] {
   return [
     selected(role.selector),
     unclaimed(claims, cluster),
-    ...resourceFilters(role.needs),
+    ...cache.get(NEEDS_FILTERS, role.needs),
     ...interfaceIds.map(addressed),
   ];
 }
+
+/** A role's resource filters, kept per plan: the webhook places the same roles review after review. */
+const NEEDS_FILTERS: Derived<ResourceNeeds, readonly HostFilter[]> = { derive: resourceFilters };
 
 /** Why each host not in the role was passed over, as the role stood when it was complete. */
 function sipRejections(
