@@ -19,7 +19,9 @@ export class RunClaims implements ClaimsBefore {
   #askedHost: Host | undefined;
   #askedTurn: Turn | undefined;
   #earlier: TurnClaim | undefined;
+  /** The fixed claim besides, once asked for: a best-fit walk asks only for {@link earlier}. */
   #claim: StandingClaim | undefined;
+  #claimKnown = false;
 
   constructor(
     readonly fixed: FixedClaims,
@@ -29,6 +31,10 @@ export class RunClaims implements ClaimsBefore {
   /** Who holds `host` before `turn`: the claim an earlier turn made, else its fixed claim. */
   claimOf(host: Host, turn: Turn): StandingClaim | undefined {
     this.#ask(host, turn);
+    if (!this.#claimKnown) {
+      this.#claim = this.#earlier ?? this.fixed.claimOf(host);
+      this.#claimKnown = true;
+    }
     return this.#claim;
   }
 
@@ -48,7 +54,7 @@ export class RunClaims implements ClaimsBefore {
     if (host === this.#askedHost && turn.key === asked?.key && turn.pass === asked.pass) return;
     const claim = this.turnClaims.get(host.id);
     this.#earlier = claim && compareTurns(claim.turn, turn) < 0 ? claim : undefined;
-    this.#claim = this.#earlier ?? this.fixed.claimOf(host);
+    this.#claimKnown = false;
     this.#askedHost = host;
     this.#askedTurn = turn;
   }
