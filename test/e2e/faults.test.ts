@@ -246,6 +246,12 @@ describe("admission under faults, on a real API server (issue #36)", () => {
           'admission webhook "provisioning.metalsynth.io" denied the request: metalsynth stopped reviewing this Provisioning after 0.5 s, its review budget',
         ),
       });
+      // The webhook logs a decision as it answers: the line may reach this process after the answer.
+      await eventually(
+        async () => admissions(webhook, "costly").length > 0,
+        10_000,
+        "the costly request logged",
+      );
       expect(admissions(webhook, "costly").at(-1)).toMatchObject({
         result: "denied",
         rules: ["review-budget"],
