@@ -225,9 +225,11 @@ export class ReviewPool implements Reviews {
     worker.sentAt = Date.now();
     // Copied, not moved: a review decided again, or refused here, reads the body once more.
     worker.thread.postMessage({ type: "review", jobs } satisfies ToWorker);
-    if (batch.length > 1) clearTimeout(worker.watchdog);
-    if (batch.length > 1 || worker.watchdog === undefined)
-      worker.watchdog = this.#watchIn(worker, batch.length > 1 ? TAKE_BACK_AFTER_MS : this.#budgetMs);
+    // A batch's later jobs may wait behind its first: looked at soon. One job: its budget is all.
+    if (batch.length > 1) {
+      clearTimeout(worker.watchdog);
+      worker.watchdog = this.#watchIn(worker, TAKE_BACK_AFTER_MS);
+    } else worker.watchdog ??= this.#watchIn(worker, this.#budgetMs);
   }
 
   #watchIn(worker: PoolWorker, delayMs: number): NodeJS.Timeout {
