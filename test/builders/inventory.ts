@@ -296,7 +296,8 @@ const RAM_GIB = [32, 64, 96, 128, 192, 256, 384, 512, 768, 1024] as const;
  * 2–4 NICs (some dual-stack, with link-local addresses), ~5% without hardware details, ~25% with a
  * networkData Secret (half base64 `data`, half YAML `stringData`), ~20% SR-IOV, ~10% QAT, ~10% owned
  * by a SIP cluster. Lazy, so a 100k-host file can be written without holding it; deterministic for a
- * seed (a small PRNG, never Math.random). MACs are unique for up to 2^32 hosts.
+ * seed (a small PRNG, never Math.random). MACs are unique for up to 2^32 hosts; NIC and BMC addresses for
+ * up to 2^20, so no two of 100,000 hosts share a BMC (bmc-duplicate).
  */
 export function* generateBmhs(count: number, options: GenerateOptions): Generator<RawObject> {
   const random = mulberry32(options.seed);
@@ -350,7 +351,7 @@ export function* generateBmhs(count: number, options: GenerateOptions): Generato
       hardware: inspected,
       state,
       bmc: {
-        address: `redfish+https://10.200.${(index >>> 8) & 255}.${index & 255}/redfish/v1/Systems/System.Embedded.1`,
+        address: `redfish+https://10.${200 + ((index >>> 16) & 15)}.${(index >>> 8) & 255}.${index & 255}/redfish/v1/Systems/System.Embedded.1`,
         credentialsName: `${name}-bmc-credentials`,
       },
       ...(withNetworkData && { networkData: { name: `${name}-networkdata`, namespace } }),
