@@ -16,7 +16,7 @@ import type { FieldPath } from "../field-path.ts";
 import { normalizeMac } from "../mac.ts";
 import type { Availability, Disk, Nic, PartialSipLabels, SipOwnership, Unavailable } from "./host.ts";
 import { detach } from "../detach.ts";
-import { DEFAULT_NAMESPACE, StringPool, describe, field, isRecord, stringField } from "./raw.ts";
+import { DEFAULT_NAMESPACE, InternPool, describe, field, isRecord, stringField } from "./raw.ts";
 import { compareText } from "../issue.ts";
 
 /** Reports a problem at a field path of the object being read. */
@@ -115,7 +115,7 @@ export function identityOf(
   value: unknown,
   kind: string,
   report: Report,
-  strings: StringPool = new StringPool(),
+  pool: InternPool = new InternPool(),
 ): { namespace: string; name: string; id: string } | undefined {
   const name = field(field(value, "metadata"), "name");
   if (typeof name !== "string" || name === "") {
@@ -130,20 +130,20 @@ export function identityOf(
     );
     return undefined;
   }
-  return { namespace: strings.intern(namespace), name: detach(name), id: detach(`${namespace}/${name}`) };
+  return { namespace: pool.intern(namespace), name: detach(name), id: detach(`${namespace}/${name}`) };
 }
 
 /**
  * Reads one BareMetalHost, or `undefined` when it has no usable identity (reported). Kept strings come
- * from `strings`, so the draft shares no memory with `value`.
+ * from `pool`, so the draft shares no memory with `value`.
  */
 export function readHostDraft(
   value: unknown,
   report: Report,
-  strings: StringPool = new StringPool(),
+  pool: InternPool = new InternPool(),
   fault: FaultReport = () => {},
 ): HostDraft | undefined {
-  const identity = identityOf(value, "BareMetalHost", report, strings);
+  const identity = identityOf(value, "BareMetalHost", report, pool);
   if (!identity) return undefined;
   const { id, namespace } = identity;
   // The name reaches haproxy.cfg, ssh_config and object names, the namespace rendered/'s paths.
@@ -165,7 +165,7 @@ export function readHostDraft(
   }
   const spec = field(value, "spec");
   const status = field(value, "status");
-  const labels = readLabels(field(field(value, "metadata"), "labels"), id, report, strings);
+  const labels = readLabels(field(field(value, "metadata"), "labels"), id, report, pool);
 
   let bootMac: string | undefined;
   const rawBootMac = field(spec, "bootMACAddress");
@@ -175,7 +175,7 @@ export function readHostDraft(
 
   const rawHardware = field(status, "hardware");
   const hardware = isRecord(rawHardware)
-    ? readHardware(rawHardware, ["status", "hardware"], id, report, strings, fault)
+    ? readHardware(rawHardware, ["status", "hardware"], id, report, pool, fault)
     : undefined;
 
   const state = stringField(field(status, "provisioning"), "state");
@@ -191,7 +191,7 @@ export function readHostDraft(
     nameFault ??= problem;
     fault(["spec", "bmc", "credentialsName"], problem);
   }
-  const availability = readAvailability(value, strings);
+  const availability = readAvailability(value, pool);
   const networkDataName = stringField(field(spec, "networkData"), "name");
   const networkDataNamespace = stringField(field(spec, "networkData"), "namespace");
 
@@ -204,7 +204,7 @@ export function readHostDraft(
   if (firstFault !== undefined) draft.fault = firstFault;
   if (bootMac !== undefined) draft.bootMac = bootMac;
   if (hardware !== undefined) draft.hardware = hardware;
-  if (state !== undefined && state !== "") draft.provisioningState = strings.intern(state);
+  if (state !== undefined && state !== "") draft.provisioningState = pool.intern(state);
   if (availability !== undefined) draft.availability = availability;
   if (bmcAddress !== undefined && bmcAddress !== "") {
     draft.bmc =
@@ -214,7 +214,7 @@ export function readHostDraft(
   }
   if (networkDataName !== undefined && networkDataName !== "") {
     draft.networkData = {
-      namespace: networkDataNamespace ? strings.intern(networkDataNamespace) : namespace,
+      namespace: networkDataNamespace ? pool.intern(networkDataNamespace) : namespace,
       name: detach(networkDataName),
     };
   }
@@ -225,7 +225,7 @@ export function readHostDraft(
  * The availability facts of a BareMetalHost, or `undefined` when none says it is unavailable. Values
  * of the wrong type are read as absent: the API server's schema refuses them on a live object.
  */
-function readAvailability(value: unknown, strings: StringPool): AvailabilityFacts | undefined {
+function readAvailability(value: unknown, pool: InternPool): AvailabilityFacts | undefined {
   const metadata = field(value, "metadata");
   const spec = field(value, "spec");
   const status = field(value, "status");
@@ -234,8 +234,8 @@ function readAvailability(value: unknown, strings: StringPool): AvailabilityFact
   if (isRecord(consumer)) {
     const namespace = stringField(consumer, "namespace");
     facts.consumer = {
-      kind: strings.intern(stringField(consumer, "kind") || "consumer"),
-      ...(namespace ? { namespace: strings.intern(namespace) } : {}),
+      kind: pool.intern(stringField(consumer, "kind") || "consumer"),
+      ...(namespace ? { namespace: pool.intern(namespace) } : {}),
       name: detach(stringField(consumer, "name") ?? ""),
     };
   }
@@ -245,9 +245,9 @@ function readAvailability(value: unknown, strings: StringPool): AvailabilityFact
   if (field(status, "poweredOn") === false) facts.poweredOff = true;
   const operational = stringField(status, "operationalStatus");
   if (operational !== undefined && BROKEN_STATES.has(operational))
-    facts.operationalStatus = strings.intern(operational);
+    facts.operationalStatus = pool.intern(operational);
   const errorType = stringField(status, "errorType");
-  if (errorType) facts.errorType = strings.intern(errorType);
+  if (errorType) facts.errorType = pool.intern(errorType);
   const annotations = field(metadata, "annotations");
   const paused = stringField(annotations, PAUSED_ANNOTATION);
   if (paused !== undefined) facts.paused = detach(paused);
@@ -345,7 +345,7 @@ export function readHardware(
   base: FieldPath,
   owner: string,
   report: Report,
-  strings: StringPool = new StringPool(),
+  pool: InternPool = new InternPool(),
   fault: FaultReport = () => {},
 ): HardwareFacts {
   const cpus = positiveInteger(
@@ -369,7 +369,7 @@ export function readHardware(
       if (rawMac === undefined || rawMac === null || rawMac === "") return; // e.g. a bond without its own MAC
       const mac = readMac(rawMac, [...base, "nics", index, "mac"], owner, report);
       if (mac === undefined) return;
-      const name = strings.intern(stringField(rawNic, "name") ?? "");
+      const name = pool.intern(stringField(rawNic, "name") ?? "");
       let nic = nics.find((known) => known.mac === mac && known.name === name);
       if (!nic) nics.push((nic = { name, mac }));
       // Dual-stack dumps repeat a NIC per address, each with its speed.
@@ -397,21 +397,24 @@ export function readHardware(
   }
   const facts: Mutable<HardwareFacts> = { nics };
   const disks = readDisks(field(hardware, "storage"), [...base, "storage"], owner, report);
-  if (disks.length > 0) facts.disks = disks;
+  if (disks.length > 0) facts.disks = pool.internList(disks, diskKey);
   if (firstFault !== undefined) facts.fault = firstFault;
   if (cpus !== undefined) facts.cpus = cpus;
   if (mebibytes !== undefined) facts.memoryBytes = mebibytes * 2 ** 20;
   const arch = stringField(field(hardware, "cpu"), "arch");
-  if (arch !== undefined && arch !== "") facts.cpuArch = strings.intern(arch);
+  if (arch !== undefined && arch !== "") facts.cpuArch = pool.intern(arch);
   const model = stringField(field(hardware, "cpu"), "model");
-  if (model !== undefined && model.trim() !== "") facts.cpuModel = strings.intern(model);
+  if (model !== undefined && model.trim() !== "") facts.cpuModel = pool.intern(model);
   const flags = field(field(hardware, "cpu"), "flags");
   if (Array.isArray(flags)) {
     const read = flags.flatMap((flag: unknown) =>
       typeof flag === "string" && flag.trim() !== "" ? [flag] : [],
     );
     if (read.length > 0)
-      facts.cpuFlags = [...new Set(read.map((flag) => parseCpuFlag(strings.intern(flag))))].sort(compareText);
+      facts.cpuFlags = pool.internList(
+        [...new Set(read.map((flag) => parseCpuFlag(pool.intern(flag))))].sort(compareText),
+        (flag) => flag,
+      );
   }
   return facts;
 }
@@ -430,12 +433,12 @@ function readDisks(raw: unknown, path: FieldPath, owner: string, report: Report)
   );
 }
 
-function readLabels(
-  raw: unknown,
-  owner: string,
-  report: Report,
-  strings: StringPool,
-): Record<string, string> {
+/** What tells two disks apart, for sharing one list among hosts with the same disks. */
+function diskKey({ sizeBytes, rotational }: Disk): string {
+  return `${sizeBytes}/${rotational ?? ""}`;
+}
+
+function readLabels(raw: unknown, owner: string, report: Report, pool: InternPool): Record<string, string> {
   if (raw === undefined || raw === null) return {};
   if (!isRecord(raw)) {
     report(
@@ -447,10 +450,10 @@ function readLabels(
   const labels: [string, string][] = [];
   for (const [key, value] of Object.entries(raw)) {
     if (typeof value === "string") {
-      labels.push([strings.intern(key), strings.intern(value)]);
+      labels.push([pool.intern(key), pool.intern(value)]);
     } else if (typeof value === "boolean" || typeof value === "number") {
       // Kubernetes would refuse the object; reading it as the string it looks like is what the user meant.
-      labels.push([strings.intern(key), strings.intern(String(value))]);
+      labels.push([pool.intern(key), pool.intern(String(value))]);
       report(
         ["metadata", "labels", key],
         `BareMetalHost ${owner}: label value ${String(value)} must be a string; quote it ("${String(value)}")`,

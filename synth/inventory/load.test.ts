@@ -151,6 +151,32 @@ describe("buildInventory: accepted shapes", () => {
     expect(inventory.byId("site-a/worker-3")).toMatchObject({ cpus: 64, macs: ["aa:bb:cc:00:00:03"] });
   });
 
+  it("shares one frozen list of disks and of CPU flags among hosts that report the same, as a rack does", () => {
+    const inspected = (name: string, disks: readonly object[], flags: readonly string[]) => {
+      const bmh = makeBmh({ name });
+      const hardware = (bmh["status"] as { hardware: Record<string, unknown> }).hardware;
+      hardware["storage"] = disks;
+      (hardware["cpu"] as Record<string, unknown>)["flags"] = flags;
+      return bmh;
+    };
+    const ssd = { name: "/dev/sda", sizeBytes: 960 * 10 ** 9, rotational: false };
+    const { inventory, issues } = buildInventory(
+      raw(
+        inspected("node-a", [ssd], ["avx512f", "aes"]),
+        inspected("node-b", [{ ...ssd, name: "/dev/nvme0n1" }], ["AES", "avx512f"]),
+        inspected("node-c", [{ ...ssd, rotational: true }], ["aes"]),
+      ),
+    );
+    expect(issues).toEqual([]);
+    const [a, b, c] = ["node-a", "node-b", "node-c"].map((name) => inventory.byId(`metal3/${name}`));
+    expect(a?.disks).toEqual([{ sizeBytes: 960 * 10 ** 9, rotational: false }]);
+    expect(b?.disks).toBe(a?.disks);
+    expect(b?.cpuFlags).toBe(a?.cpuFlags);
+    expect(Object.isFrozen(a?.disks)).toBe(true);
+    expect(c?.disks).toEqual([{ sizeBytes: 960 * 10 ** 9, rotational: true }]);
+    expect(c?.cpuFlags).toEqual(["aes"]);
+  });
+
   it("reads JSON and YAML of the same List to the same hosts", () => {
     const list = {
       apiVersion: "v1",

@@ -31,7 +31,7 @@ import { Inventory } from "./inventory.ts";
 import { hasNetworkData, readNetworkData, type NetworkData } from "./network-data.ts";
 import {
   DEFAULT_NAMESPACE,
-  StringPool,
+  InternPool,
   describe,
   field,
   isListKind,
@@ -99,7 +99,7 @@ export class InventoryBuilder {
   readonly #hardware: Sourced<{ id: string; facts: HardwareFacts }>[] = [];
   readonly #secrets: Sourced<NetworkDataSecret>[] = [];
   readonly #issues: Issue[] = [];
-  readonly #strings = new StringPool();
+  readonly #pool = new InternPool();
   readonly #files = new Map<string, FileUse>();
 
   /**
@@ -131,19 +131,19 @@ export class InventoryBuilder {
       this.#unknownVersion(object, kind, apiVersion, "metal3.io/v1alpha1");
     } else if (kind === "BareMetalHost") {
       reportNonMaps(value, report);
-      const draft = readHostDraft(value, report, this.#strings, this.#faultReporter(object, value));
+      const draft = readHostDraft(value, report, this.#pool, this.#faultReporter(object, value));
       if (draft) {
         this.#hosts.push({ value: draft, source: object.source });
         this.#use(object.source);
       }
     } else if (kind === "HardwareData") {
-      const identity = identityOf(value, "HardwareData", report, this.#strings);
+      const identity = identityOf(value, "HardwareData", report, this.#pool);
       const hardware = field(field(value, "spec"), "hardware");
       if (identity && !isRecord(hardware)) {
         report(["spec", "hardware"], `HardwareData ${identity.id} has no spec.hardware map; ignored`);
       } else if (identity && isRecord(hardware)) {
         const fault = this.#faultReporter(object, value);
-        const facts = readHardware(hardware, ["spec", "hardware"], identity.id, report, this.#strings, fault);
+        const facts = readHardware(hardware, ["spec", "hardware"], identity.id, report, this.#pool, fault);
         this.#hardware.push({ value: { id: identity.id, facts }, source: object.source });
         this.#use(object.source);
       }
@@ -373,13 +373,13 @@ export class InventoryBuilder {
       return;
     }
     const owner = `${namespace || DEFAULT_NAMESPACE}/${name}`;
-    const networkData = readNetworkData(secret, owner, report, this.#strings);
+    const networkData = readNetworkData(secret, owner, report, this.#pool);
     if (networkData === undefined) return;
     this.#use(source);
     this.#secrets.push({
       value: {
         ...(namespace !== undefined &&
-          namespace !== "" && { declaredNamespace: this.#strings.intern(namespace) }),
+          namespace !== "" && { declaredNamespace: this.#pool.intern(namespace) }),
         name: detach(name),
         networks: networkData.networks,
         ...(networkData.fault && { fault: networkData.fault }),

@@ -8,7 +8,7 @@ import { readEmbeddedValue } from "../codec/read-documents.ts";
 import type { FieldPath } from "../field-path.ts";
 import type { Report } from "./bmh.ts";
 import { detach } from "../detach.ts";
-import { StringPool, field, isRecord, stringField } from "./raw.ts";
+import { InternPool, field, isRecord, stringField } from "./raw.ts";
 
 /** The key SIP stores network_data under. */
 export const NETWORK_DATA_KEY = "networkData";
@@ -50,7 +50,7 @@ export function readNetworkData(
   secret: unknown,
   owner: string,
   report: Report,
-  strings: StringPool = new StringPool(),
+  pool: InternPool = new InternPool(),
 ): NetworkData | undefined {
   const plain = stringField(field(secret, "stringData"), NETWORK_DATA_KEY);
   const encoded = stringField(field(secret, "data"), NETWORK_DATA_KEY);
@@ -95,7 +95,7 @@ export function readNetworkData(
       };
       continue;
     }
-    byId.set(strings.intern(id), ip);
+    byId.set(pool.intern(id), ip);
   }
   // fromEntries defines own properties, so an id such as "__proto__" can't touch the prototype.
   const result: { networks: Record<string, IpAddress>; fault?: NetworkData["fault"] } = {
