@@ -397,7 +397,7 @@ export function readHardware(
   }
   const facts: Mutable<HardwareFacts> = { nics };
   const disks = readDisks(field(hardware, "storage"), [...base, "storage"], owner, report);
-  if (disks.length > 0) facts.disks = pool.internList(disks, diskKey);
+  if (disks.length > 0) facts.disks = pool.internList("disks", disks, diskKey);
   if (firstFault !== undefined) facts.fault = firstFault;
   if (cpus !== undefined) facts.cpus = cpus;
   if (mebibytes !== undefined) facts.memoryBytes = mebibytes * 2 ** 20;
@@ -412,6 +412,7 @@ export function readHardware(
     );
     if (read.length > 0)
       facts.cpuFlags = pool.internList(
+        "cpuFlags",
         [...new Set(read.map((flag) => parseCpuFlag(pool.intern(flag))))].sort(compareText),
         (flag) => flag,
       );

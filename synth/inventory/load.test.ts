@@ -165,6 +165,8 @@ describe("buildInventory: accepted shapes", () => {
         inspected("node-a", [ssd], ["avx512f", "aes"]),
         inspected("node-b", [{ ...ssd, name: "/dev/nvme0n1" }], ["AES", "avx512f"]),
         inspected("node-c", [{ ...ssd, rotational: true }], ["aes"]),
+        // A flag spelled as a disk's key stays a flag.
+        inspected("node-d", [ssd], [`${960 * 10 ** 9}/false`]),
       ),
     );
     expect(issues).toEqual([]);
@@ -175,6 +177,7 @@ describe("buildInventory: accepted shapes", () => {
     expect(Object.isFrozen(a?.disks)).toBe(true);
     expect(c?.disks).toEqual([{ sizeBytes: 960 * 10 ** 9, rotational: true }]);
     expect(c?.cpuFlags).toEqual(["aes"]);
+    expect(inventory.byId("metal3/node-d")?.cpuFlags).toEqual([`${960 * 10 ** 9}/false`]);
   });
 
   it("reads JSON and YAML of the same List to the same hosts", () => {

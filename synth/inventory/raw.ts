@@ -88,11 +88,12 @@ export class InternPool {
   }
 
   /**
-   * The pooled, frozen list equal to `list`, item by item as `keyOf` tells items apart; `list` itself
-   * the first time. Its items must be immutable facts: every host with the same list shares them.
+   * The pooled, frozen list of `fact` equal to `list`, item by item as `keyOf` tells items apart;
+   * `list` itself the first time. Its items must be immutable facts: every host with the same list
+   * shares them. `fact` keeps lists of different facts apart whatever their items' keys.
    */
-  internList<T>(list: readonly T[], keyOf: (item: T) => string): readonly T[] {
-    const key = JSON.stringify(list.map(keyOf));
+  internList<T>(fact: string, list: readonly T[], keyOf: (item: T) => string): readonly T[] {
+    const key = JSON.stringify([fact, ...list.map(keyOf)]);
     const kept = this.#lists.get(key) as readonly T[] | undefined;
     if (kept !== undefined) return kept;
     Object.freeze(list);
