@@ -170,14 +170,16 @@ describe("buildInventory: accepted shapes", () => {
       ),
     );
     expect(issues).toEqual([]);
-    const [a, b, c] = ["node-a", "node-b", "node-c"].map((name) => inventory.byId(`metal3/${name}`));
+    const [a, b, c, d] = ["node-a", "node-b", "node-c", "node-d"].map((name) =>
+      inventory.byId(`metal3/${name}`),
+    );
     expect(a?.disks).toEqual([{ sizeBytes: 960 * 10 ** 9, rotational: false }]);
     expect(b?.disks).toBe(a?.disks);
     expect(b?.cpuFlags).toBe(a?.cpuFlags);
     expect(Object.isFrozen(a?.disks)).toBe(true);
     expect(c?.disks).toEqual([{ sizeBytes: 960 * 10 ** 9, rotational: true }]);
     expect(c?.cpuFlags).toEqual(["aes"]);
-    expect(inventory.byId("metal3/node-d")?.cpuFlags).toEqual([`${960 * 10 ** 9}/false`]);
+    expect(d?.cpuFlags).toEqual([`${960 * 10 ** 9}/false`]);
   });
 
   it("reads JSON and YAML of the same List to the same hosts", () => {

@@ -21,7 +21,6 @@
  * is run: the objects have no hooks, and Argo CD's waves would only apply the SIPCluster before them.
  */
 import { randomBytes } from "node:crypto";
-import { connect } from "node:net";
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -34,7 +33,6 @@ import { fluxApply } from "../support/agents.ts";
 import { startControlPlane, type ControlPlane } from "../support/control-plane.ts";
 import {
   ensureNamespaces,
-  eventually,
   exec,
   installCrds,
   kubectlFor,
@@ -51,6 +49,7 @@ import {
   whoami,
 } from "../support/tenant-identity.ts";
 import { build, objectsOf } from "./support/site.ts";
+import { waitForPort } from "./support/test-hosts.ts";
 import { available, deleteNamespace, fluxInventory, planeOf, provideImages } from "./support/workloads.ts";
 
 const info = inject("e2eNode");
@@ -109,19 +108,6 @@ describe("a SIPCluster's tenant identity, Dex run by the kubelet", () => {
   /** An ID token of `t`'s Dex for `email`, through the node's NodePort as kubelogin would ask. */
   const token = (t: Tenant, email: string) =>
     staticUserToken(`https://${info.address}:${t.nodePort}`, t.ca.cert, email);
-
-  /** Whether `host:port` accepts a TCP connection. */
-  const accepts = (host: string, port: number) =>
-    new Promise<boolean>((resolve) => {
-      const socket = connect({ host, port });
-      const answer = (open: boolean) => {
-        socket.destroy();
-        resolve(open);
-      };
-      socket.once("connect", () => answer(true));
-      socket.once("error", () => answer(false));
-      socket.setTimeout(2000, () => answer(false));
-    });
 
   beforeAll(async () => {
     site = await mkdtemp(path.join(tmpdir(), "metalsynth-e2e-node-auth-"));
@@ -231,7 +217,7 @@ describe("a SIPCluster's tenant identity, Dex run by the kubelet", () => {
     for (const t of [a, b]) {
       await available(kubectl, NAMESPACE, `auth-${t.name}`);
       // Ready pods, then kube-proxy's next sync opens the NodePort: on a loaded node, seconds later.
-      await eventually(() => accepts(info.address, t.nodePort), 60_000, `NodePort ${t.nodePort} open`);
+      await waitForPort(info.address, t.nodePort, 60_000);
     }
     tokens.set("a:alice", await token(a, "alice@example.com"));
     tokens.set("a:bob", await token(a, "bob@example.com"));
