@@ -14,9 +14,10 @@
  *   server's thread (`InlineReviews`: what the review workers cost or gain), in rounds that take the
  *   three in turn, so a neighbour's load on the machine falls on all three alike, each with the
  *   servers' CPU time per request;
- * - the steady run again with two pathological CRs in the stream (decision 0056): the issue's
- *   Provisioning of 20,000 workers, which the schema's bounds refuse, and one of 1,000 workers no
- *   host fits, which runs into the review budget; the other requests' latencies and each one's answer.
+ * - the steady run again with three pathological CRs in the stream (decision 0056): the issue's
+ *   Provisioning of 20,000 workers, which the schema's bounds refuse, one of 1,000 workers no host
+ *   fits that ask alike, judged host by host once, and one of 1,000 that each ask a different CPU
+ *   count, which runs into the review budget; the other requests' latencies and each one's answer.
  *
  * The webhook reviews in its review workers, as `metalsynth webhook` does.
  *
@@ -281,14 +282,14 @@ function postForText(port: number, agent: Agent, body: string): Promise<{ status
   });
 }
 
-/** A Provisioning of `workers` workers by resources, each asking `cpu` CPUs. */
-function manyWorkers(workers: number, cpu: number): Cr {
+/** A Provisioning of `workers` workers by resources, worker `index` asking `cpu(index)` CPUs. */
+function manyWorkers(workers: number, cpu: (index: number) => number): Cr {
   return provisioning({
     name: "pathological",
     masters: [["master-1", { cpu: 8 }]],
     workers: Array.from(
       { length: workers },
-      (_, index) => [`worker-${index}`, { cpu, memory: "64Gi" }] as const,
+      (_, index) => [`worker-${index}`, { cpu: cpu(index), memory: "64Gi" }] as const,
     ),
   });
 }
@@ -516,8 +517,13 @@ export async function benchWebhook(hub?: HubSite): Promise<string[]> {
     if (!hub)
       lines.push(
         ...(await steadyWithPathological(ports.webhook, trust, body, [
-          { name: "20,000 workers by resources", at: 2, cr: manyWorkers(20_000, 16) },
-          { name: "1,000 workers no host fits", at: 5, cr: manyWorkers(1000, 4096) },
+          { name: "20,000 workers by resources", at: 2, cr: manyWorkers(20_000, () => 16) },
+          { name: "1,000 workers no host fits, asking alike", at: 4, cr: manyWorkers(1000, () => 4096) },
+          {
+            name: "1,000 workers no host fits, each asking a different CPU count",
+            at: 6,
+            cr: manyWorkers(1000, (index) => 4096 + index),
+          },
         ])),
       );
   } finally {

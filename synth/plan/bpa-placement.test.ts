@@ -23,7 +23,12 @@ interface Setup {
 }
 
 /** Places one cluster the way planSite does: the lock and MAC claims first, then the entries. */
-function place(hosts: readonly HostOptions[], nodes: ProvisioningOptions, setup: Setup = {}) {
+function place(
+  hosts: readonly HostOptions[],
+  nodes: ProvisioningOptions,
+  setup: Setup = {},
+  judge: typeof rejection = rejection,
+) {
   const inventory = makeInventory(hosts);
   const byName = (name: string) => inventory.byId(`metal3/${name}`)!;
   const ledger = new ClaimLedger();
@@ -50,7 +55,7 @@ function place(hosts: readonly HostOptions[], nodes: ProvisioningOptions, setup:
     warns: true,
     stillPlanning: () => true,
     openMatches: (hosts) => hosts,
-    rejection,
+    rejection: judge,
     cache,
     contested: macs.contested,
   });
@@ -267,6 +272,44 @@ describe("placeBpaCluster", () => {
         rejection: { filter: CPUS.name, reason: "insufficient", requested: 64, available: 8 },
       },
       { host: "metal3/b", rejection: { filter: UNCLAIMED.name, reason: "claimed" } },
+    ]);
+  });
+
+  it("judges the hosts once for entries that ask alike and fit nowhere, until a claim or a used host changes the verdicts", () => {
+    const hosts: HostOptions[] = [
+      { name: "a", cpus: 8 },
+      { name: "b", cpus: 96 },
+      { name: "c", cpus: 16 },
+      { name: "d", cpus: 4 },
+    ];
+    const big = { cpu: 64 };
+    const judged = (workers: ProvisioningOptions["workers"]) => {
+      let calls = 0;
+      const counting: typeof rejection = (filters, host) => {
+        calls += 1;
+        return rejection(filters, host);
+      };
+      const placed = place(
+        hosts,
+        { masters: { m1: { cpu: 4 } }, workers },
+        { held: { b: "other" } },
+        counting,
+      );
+      return { calls, messages: placed.issues.map((found) => found.message), nodes: placed.nodes };
+    };
+
+    const alone = judged({ w1: big });
+    const many = judged({ w1: big, w2: big, w3: big, w4: big });
+    expect(many.calls).toBe(alone.calls);
+    expect(many.messages).toEqual(
+      ["w1", "w2", "w3", "w4"].map((label) => alone.messages[0]?.replace("worker w1", `worker ${label}`)),
+    );
+
+    const between = judged({ w1: big, w2: { cpu: 16 }, w3: big });
+    expect(between.nodes).toEqual(["master m1=d", "worker w2=c"]);
+    expect(between.messages).toEqual([
+      "no host for worker w1: 0/4 hosts fit: 2 fewer than 64 CPUs, 1 claimed by other clusters, 1 serves another node of this cluster",
+      "no host for worker w3: 0/4 hosts fit: 2 serves another node of this cluster, 1 claimed by other clusters, 1 fewer than 64 CPUs",
     ]);
   });
 

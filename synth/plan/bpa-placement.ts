@@ -179,6 +179,8 @@ interface PreparedEntry {
   readonly chosenFor: string;
   /** The filters of what the entry asks for (`resourceFilters`); none for a null or malformed entry. */
   readonly needs: readonly HostFilter[];
+  /** What the entry asks of its host, as text: entries that ask the same have the same key. */
+  readonly asks: string;
 }
 
 const PREPARED: Derived<Provisioning, PreparedProvisioning> = {
@@ -187,11 +189,25 @@ const PREPARED: Derived<Provisioning, PreparedProvisioning> = {
     const entries = [...provisioning.masters, ...provisioning.workers].map((request): PreparedEntry => {
       const subject = `${request.role} ${request.label}`;
       const needs = request.kind === "mac" || request.kind === "resources" ? resourceFilters(request) : [];
-      return { request, subject, chosenFor: `chosen for ${subject} of ${cluster}`, needs };
+      return {
+        request,
+        subject,
+        chosenFor: `chosen for ${subject} of ${cluster}`,
+        needs,
+        asks: asks(request),
+      };
     });
     return { report: reporter(provisioning.resource, cluster), entries };
   },
 };
+
+/**
+ * What `request` asks of its host: everything but its label and path. A field added to the model
+ * later is part of the key unless removed here, so two entries share a key only when they ask alike.
+ */
+function asks(request: NodeRequest): string {
+  return JSON.stringify(Object.entries(request).filter(([field]) => field !== "label" && field !== "path"));
+}
 
 /** The hosts a BPA cluster's MAC entries name, of those the inventory has, in CR order. */
 export function macNamedHosts(group: BpaGroup, inventory: Inventory, cache: PlanCache): Host[] {
@@ -249,6 +265,7 @@ export function placeBpaCluster(
   const reserved = reservedHosts(key, entries, context);
   // The first MAC entry naming each host: a later one under another label by another NIC is a duplicate.
   let namedBy: Map<string, MacRequest> | undefined;
+  const unfit: UnfitEntries = new Map();
   const place = (placement: NodePlacement, decision: Decision | undefined) => {
     const { request } = placement;
     // A host in both lists is master and worker (upstream semantics).
@@ -356,7 +373,7 @@ export function placeBpaCluster(
         unresolved(entry, `mac-format: ${request.macProblem}`, named("malformed-mac"));
         break;
       case "resources": {
-        const placed = placeByResources(entry, request, key, { used, reserved }, context, report);
+        const placed = placeByResources(entry, request, key, { used, reserved, unfit }, context, report);
         issues.push(...placed.issues);
         if (placed.placement) place(placed.placement, placed.decision);
         else if (placed.decision) decisions.push(placed.decision);
@@ -443,7 +460,22 @@ interface Siblings {
   readonly used: ReadonlySet<string>;
   /** Hosts that belong to one entry of this cluster (see {@link reservedHosts}). */
   readonly reserved: ReadonlyMap<string, NodeRequest>;
+  /** The entries placed before that no host fitted. */
+  readonly unfit: UnfitEntries;
 }
+
+/**
+ * Entries of one cluster no host fitted, by what they ask ({@link PreparedEntry.asks}), with the
+ * claims and used hosts they were judged against and the `no-fit` histogram they got. A later entry
+ * that asks the same, has no host reserved and meets the same claims and used hosts would be judged
+ * host by host alike: it gets the histogram without the walk. Hosts only leave the candidates while
+ * a cluster is placed, so none can fit it. A Provisioning of a thousand workers no host fits walks
+ * the inventory once, not a thousand times (issue #36).
+ */
+type UnfitEntries = Map<
+  string,
+  { readonly revision: number; readonly used: number; readonly histogram: string }
+>;
 
 /**
  * The filters of a resource-only entry: the host must be free, not used for another entry of this
@@ -664,6 +696,25 @@ function placeByResources(
     return kept;
   }
 
+  const noHostFits = (histogram: string) => ({
+    ...(context.explains && {
+      decision: {
+        subject,
+        path: request.path,
+        chosen: [],
+        rejected: rejectedBesides(undefined, NOT_PICKED.fits),
+      },
+    }),
+    issues: [nodeNoFit(subject, histogram, request.path, report)],
+  });
+  const before = siblings.unfit.get(entry.asks);
+  if (
+    before?.revision === context.ledger.revision &&
+    before.used === siblings.used.size &&
+    !hasReservation(siblings.reserved, request)
+  )
+    return noHostFits(before.histogram);
+
   const needsKnownResources = request.cpus !== undefined || request.memoryBytes !== undefined;
   const fits = (host: Host) => {
     if (context.rejection(filters, host) === undefined) return true;
@@ -686,14 +737,22 @@ function placeByResources(
       NOT_PICKED.smallerChosen,
     );
   }
-  const rejected = rejectedBesides(undefined, NOT_PICKED.fits);
   const histogram = fitHistogram(
     inventory.size,
     0,
-    rejected().map((found) => found.rejection),
+    rejectedBesides(undefined, NOT_PICKED.fits)().map((found) => found.rejection),
   );
-  return {
-    ...(context.explains && { decision: { subject, path: request.path, chosen: [], rejected } }),
-    issues: [nodeNoFit(subject, histogram, request.path, report)],
-  };
+  if (!hasReservation(siblings.reserved, request))
+    siblings.unfit.set(entry.asks, {
+      revision: context.ledger.revision,
+      used: siblings.used.size,
+      histogram,
+    });
+  return noHostFits(histogram);
+}
+
+/** Whether a host is reserved for `request` (see {@link reservedHosts}): it is judged unlike its siblings. */
+function hasReservation(reserved: ReadonlyMap<string, NodeRequest>, request: NodeRequest): boolean {
+  for (const owner of reserved.values()) if (owner === request) return true;
+  return false;
 }

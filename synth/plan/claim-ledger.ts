@@ -96,6 +96,14 @@ export class ClaimLedger {
     return [...(this.#releasing?.keys() ?? [])];
   }
 
+  /**
+   * Counts the claims that gave a host an owner it did not have: while it stays the same, every
+   * {@link view} sees the same owners.
+   */
+  get revision(): number {
+    return this.#sequence;
+  }
+
   /** The owners as they stand now, for one decision; later claims are invisible to it. */
   view(): ClaimView {
     return new LedgerView(this.#claims, this.#standing, this.#sequence);
