@@ -203,7 +203,8 @@ const PREPARED: Derived<Provisioning, PreparedProvisioning> = {
 
 /**
  * What `request` asks of its host: everything but its label and path. A field added to the model
- * later is part of the key unless removed here, so two entries share a key only when they ask alike.
+ * later is part of the key unless removed here, so two entries share a key only when they ask alike
+ * (the model is plain data, as the door's parsers make it: strings, numbers, booleans, lists).
  */
 function asks(request: NodeRequest): string {
   return JSON.stringify(Object.entries(request).filter(([field]) => field !== "label" && field !== "path"));

@@ -21,12 +21,18 @@ function job(cr: Cr, options: { dryRun?: boolean } = {}): ReviewJob {
   };
 }
 
-/** A Provisioning of `workers` workers that no host can take (costly: each is explained host by host). */
+/**
+ * A Provisioning of `workers` workers that no host can take, each asking a different CPU count
+ * (costly: each is explained host by host; workers that ask alike would be judged once).
+ */
 function unplaceable(workers: number): Cr {
   return provisioning({
     name: "too-big",
     masters: [["master-1", { cpu: 8 }]],
-    workers: Array.from({ length: workers }, (_, index) => [`worker-${index}`, { cpu: 4096 }] as const),
+    workers: Array.from(
+      { length: workers },
+      (_, index) => [`worker-${index}`, { cpu: 4096 + index }] as const,
+    ),
   });
 }
 
