@@ -311,6 +311,16 @@ describe("placeBpaCluster", () => {
       "no host for worker w1: 0/4 hosts fit: 2 fewer than 64 CPUs, 1 claimed by other clusters, 1 serves another node of this cluster",
       "no host for worker w3: 0/4 hosts fit: 2 serves another node of this cluster, 1 claimed by other clusters, 1 fewer than 64 CPUs",
     ]);
+
+    // Host c is the cluster's already (its lock's, for a node the CR no longer has): w2 takes it
+    // without a new claim, and only the hosts used tell w3 that c serves another node now.
+    const placed = place(
+      hosts,
+      { masters: { m1: { cpu: 4 } }, workers: { w1: big, w2: { cpu: 16 }, w3: big } },
+      { held: { b: "other" }, locked: { gone: "c" } },
+    );
+    expect(placed.nodes).toEqual(["master m1=d", "worker w2=c"]);
+    expect(placed.issues.map((found) => found.message)).toEqual(between.messages);
   });
 
   it("records each placed node in the lock", () => {

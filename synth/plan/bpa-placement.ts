@@ -179,8 +179,6 @@ interface PreparedEntry {
   readonly chosenFor: string;
   /** The filters of what the entry asks for (`resourceFilters`); none for a null or malformed entry. */
   readonly needs: readonly HostFilter[];
-  /** What the entry asks of its host, as text: entries that ask the same have the same key. */
-  readonly asks: string;
 }
 
 const PREPARED: Derived<Provisioning, PreparedProvisioning> = {
@@ -189,26 +187,11 @@ const PREPARED: Derived<Provisioning, PreparedProvisioning> = {
     const entries = [...provisioning.masters, ...provisioning.workers].map((request): PreparedEntry => {
       const subject = `${request.role} ${request.label}`;
       const needs = request.kind === "mac" || request.kind === "resources" ? resourceFilters(request) : [];
-      return {
-        request,
-        subject,
-        chosenFor: `chosen for ${subject} of ${cluster}`,
-        needs,
-        asks: asks(request),
-      };
+      return { request, subject, chosenFor: `chosen for ${subject} of ${cluster}`, needs };
     });
     return { report: reporter(provisioning.resource, cluster), entries };
   },
 };
-
-/**
- * What `request` asks of its host: everything but its label and path. A field added to the model
- * later is part of the key unless removed here, so two entries share a key only when they ask alike
- * (the model is plain data, as the door's parsers make it: strings, numbers, booleans, lists).
- */
-function asks(request: NodeRequest): string {
-  return JSON.stringify(Object.entries(request).filter(([field]) => field !== "label" && field !== "path"));
-}
 
 /** The hosts a BPA cluster's MAC entries name, of those the inventory has, in CR order. */
 export function macNamedHosts(group: BpaGroup, inventory: Inventory, cache: PlanCache): Host[] {
@@ -466,7 +449,7 @@ interface Siblings {
 }
 
 /**
- * Entries of one cluster no host fitted, by what they ask ({@link PreparedEntry.asks}), with the
+ * Entries of one cluster no host fitted, by what they ask ({@link asks}), with the
  * claims and used hosts they were judged against and the `no-fit` histogram they got. A later entry
  * that asks the same, has no host reserved and meets the same claims and used hosts would be judged
  * host by host alike: it gets the histogram without the walk. Hosts only leave the candidates while
@@ -477,6 +460,17 @@ type UnfitEntries = Map<
   string,
   { readonly revision: number; readonly used: number; readonly histogram: string }
 >;
+
+/**
+ * What `request` asks of its host, as the key of {@link UnfitEntries}: everything but its label and
+ * path. A field added to the model later is part of the key unless removed here, so two entries
+ * share a key only when they ask alike (the model is plain data, as the door's parsers make it:
+ * strings, numbers, booleans, lists). Made only in a cluster that has an unfit entry: a review
+ * places hundreds of entries again, and this text costs more than their filters.
+ */
+function asks(request: NodeRequest): string {
+  return JSON.stringify(Object.entries(request).filter(([field]) => field !== "label" && field !== "path"));
+}
 
 /**
  * The filters of a resource-only entry: the host must be free, not used for another entry of this
@@ -697,24 +691,14 @@ function placeByResources(
     return kept;
   }
 
-  const noHostFits = (histogram: string) => ({
-    ...(context.explains && {
-      decision: {
-        subject,
-        path: request.path,
-        chosen: [],
-        rejected: rejectedBesides(undefined, NOT_PICKED.fits),
-      },
-    }),
-    issues: [nodeNoFit(subject, histogram, request.path, report)],
-  });
-  const before = siblings.unfit.get(entry.asks);
+  const explained = () => (context.explains ? rejectedBesides(undefined, NOT_PICKED.fits) : undefined);
+  const before = siblings.unfit.size === 0 ? undefined : siblings.unfit.get(asks(request));
   if (
     before?.revision === context.ledger.revision &&
     before.used === siblings.used.size &&
     !hasReservation(siblings.reserved, request)
   )
-    return noHostFits(before.histogram);
+    return unplaced(subject, request, before.histogram, report, explained());
 
   const needsKnownResources = request.cpus !== undefined || request.memoryBytes !== undefined;
   const fits = (host: Host) => {
@@ -744,12 +728,26 @@ function placeByResources(
     rejectedBesides(undefined, NOT_PICKED.fits)().map((found) => found.rejection),
   );
   if (!hasReservation(siblings.reserved, request))
-    siblings.unfit.set(entry.asks, {
+    siblings.unfit.set(asks(request), {
       revision: context.ledger.revision,
       used: siblings.used.size,
       histogram,
     });
-  return noHostFits(histogram);
+  return unplaced(subject, request, histogram, report, explained());
+}
+
+/** An entry no host fits: its `no-fit` finding, and its decision when placing explains. */
+function unplaced(
+  subject: string,
+  request: ResourceRequest,
+  histogram: string,
+  report: Reporter,
+  rejected: (() => RejectedHost[]) | undefined,
+): { decision?: Decision; issues: Issue[] } {
+  return {
+    ...(rejected && { decision: { subject, path: request.path, chosen: [], rejected } }),
+    issues: [nodeNoFit(subject, histogram, request.path, report)],
+  };
 }
 
 /** Whether a host is reserved for `request` (see {@link reservedHosts}): it is judged unlike its siblings. */
