@@ -449,12 +449,12 @@ interface Siblings {
 }
 
 /**
- * Entries of one cluster no host fitted, by what they ask ({@link asks}), with the
- * claims and used hosts they were judged against and the `no-fit` histogram they got. A later entry
- * that asks the same, has no host reserved and meets the same claims and used hosts would be judged
- * host by host alike: it gets the histogram without the walk. Hosts only leave the candidates while
- * a cluster is placed, so none can fit it. A Provisioning of a thousand workers no host fits walks
- * the inventory once, not a thousand times (issue #36).
+ * Entries of one cluster no host fitted, by what they ask ({@link asks}), with the claims and used
+ * hosts they were judged against and the `no-fit` histogram they got. A later entry that asks the
+ * same, has no host reserved and meets the same claims and used hosts would be judged host by host
+ * alike: it gets the histogram without the walk. Hosts only leave the candidates while a cluster is
+ * placed, so none can fit it. A Provisioning of a thousand workers no host fits walks the inventory
+ * once, not a thousand times (decision 0056).
  */
 type UnfitEntries = Map<
   string,
