@@ -12,7 +12,14 @@ import { WebhookState } from "../../webhook/state.ts";
 import { generateBmhs } from "../builders/inventory.ts";
 import { admissionReview, provisioning, type Cr } from "../builders/reviews.ts";
 
-const HOSTS = 2000;
+/**
+ * Enough hosts that the costly review below (1,000 walks of the inventory, one per worker) takes
+ * several times {@link BUDGET_MS} on a fast, quiet machine: at 2,000 hosts it once finished under a
+ * budget of 1 s.
+ */
+const HOSTS = 4000;
+/** Far above a cheap review, even on a loaded machine; far below the costly one. */
+const BUDGET_MS = 500;
 
 function job(cr: Cr, options: { dryRun?: boolean } = {}): ReviewJob {
   return {
@@ -58,7 +65,7 @@ describe("the review pool", () => {
       state,
       log: jsonLogger((line) => logs.push(JSON.parse(line) as Record<string, unknown>)),
       workers: 2,
-      budgetMs: 1000,
+      budgetMs: BUDGET_MS,
       queueWaitMs: 60_000,
     });
     await vi.waitFor(() => expect(pool.status().ready).toBe(true), { timeout: 60_000, interval: 50 });
@@ -113,7 +120,7 @@ describe("the review pool", () => {
         status: {
           code: 403,
           message: expect.stringMatching(
-            /^metalsynth stopped reviewing this Provisioning after 1 s, its review budget/,
+            /^metalsynth stopped reviewing this Provisioning after 0.5 s, its review budget/,
           ),
         },
       },
