@@ -692,7 +692,8 @@ function placeByResources(
   }
 
   const explained = () => (context.explains ? rejectedBesides(undefined, NOT_PICKED.fits) : undefined);
-  const before = siblings.unfit.size === 0 ? undefined : siblings.unfit.get(asks(request));
+  const asked = siblings.unfit.size === 0 ? undefined : asks(request);
+  const before = asked === undefined ? undefined : siblings.unfit.get(asked);
   if (
     before?.revision === context.ledger.revision &&
     before.used === siblings.used.size &&
@@ -728,7 +729,7 @@ function placeByResources(
     rejectedBesides(undefined, NOT_PICKED.fits)().map((found) => found.rejection),
   );
   if (!hasReservation(siblings.reserved, request))
-    siblings.unfit.set(asks(request), {
+    siblings.unfit.set(asked ?? asks(request), {
       revision: context.ledger.revision,
       used: siblings.used.size,
       histogram,
