@@ -8,7 +8,9 @@
  * - the server over TLS at a steady 500 requests/s, after two seconds of it on the same kept-alive
  *   connections: latency from each request's scheduled start,
  *   so a stall shows up in every request it delays, with the longest event-loop stall of the server
- *   and of the load generator, so a stall of the generator itself is told apart;
+ *   and of the load generator, so a stall of the generator itself is told apart; in rounds that
+ *   take in turn the webhook and the same reviewing in its server's thread, so what handing each
+ *   request to a review worker and back adds to the tail is measured on the same minutes;
  * - peak throughput of the webhook against a bare TLS express endpoint that parses the same body
  *   and answers "allowed" (the stack's ceiling), and against the same webhook reviewing in its
  *   server's thread (`InlineReviews`: what the review workers cost or gain), in rounds that take the
@@ -62,6 +64,8 @@ const WARM_SECONDS = 2;
 const PEAK_SECONDS = 5;
 /** Rounds of the peak comparison: webhook, webhook reviewing in its thread, echo, in turn. */
 const PEAK_ROUNDS = 3;
+/** Rounds of the steady comparison: webhook, webhook reviewing in its thread, in turn. */
+const STEADY_ROUNDS = 3;
 const PEAK_IN_FLIGHT = 32;
 const SEQUENTIAL_REQUESTS = 2000;
 
@@ -390,19 +394,72 @@ async function sequential(
 }
 
 /**
- * Latencies at a fixed rate, each measured from its scheduled start. `onMeasured` is called when the
- * measured run begins, after the warm-up.
+ * Latencies at a fixed rate, each measured from its scheduled start (sorted), with the longest
+ * event-loop stall of the servers' process and of this one over the measured run.
  */
 async function steady(
   port: number,
   trust: SecureContext,
   body: string,
-  onMeasured: () => void,
-): Promise<string> {
+  ask: (message: ServerMessage) => void,
+  servers: ChildProcess,
+): Promise<{ latencies: number[]; stalls: string }> {
   const agent = connections(trust, 64);
-  const latencies = await paced(() => post(port, agent, body), onMeasured);
+  const clientStalls = loopStalls();
+  const latencies = await paced(
+    () => post(port, agent, body),
+    () => {
+      clientStalls.reset();
+      ask("measure stalls");
+    },
+  );
   agent.destroy();
-  return `webhook over TLS at ${STEADY_RATE} req/s for ${STEADY_SECONDS} s: ${latencyFigures(latencies)}`;
+  ask("longest stall");
+  const [serverStall] = (await once(servers, "message")) as [number];
+  clientStalls.disable();
+  return {
+    latencies,
+    stalls: `longest event-loop stall: server ${serverStall.toFixed(0)} ms, load generator ${clientStalls.longestMs().toFixed(0)} ms`,
+  };
+}
+
+/**
+ * The steady rate sent to the webhook (review workers) and to the same reviewing in its thread,
+ * {@link STEADY_ROUNDS} rounds taking the two in turn: a line per run, and the median p99s. On a
+ * machine whose neighbours deschedule it, the p99 moves from one minute to the next; the two in
+ * turn tell what the hand-over to a worker and back costs from what the minute cost.
+ */
+async function steadyRounds(
+  ports: Ports,
+  trust: SecureContext,
+  body: string,
+  ask: (message: ServerMessage) => void,
+  servers: ChildProcess,
+): Promise<string[]> {
+  const lines: string[] = [];
+  const p99s = { webhook: [] as number[], inline: [] as number[] };
+  for (let round = 1; round <= STEADY_ROUNDS; round++)
+    for (const [server, name] of [
+      ["webhook", "webhook"],
+      ["inline", "reviewing in its thread"],
+    ] as const) {
+      const { latencies, stalls } = await steady(ports[server], trust, body, ask, servers);
+      p99s[server].push(percentile(latencies, 0.99));
+      lines.push(
+        `webhook over TLS at ${STEADY_RATE} req/s for ${STEADY_SECONDS} s, round ${round}, ${name}: ${latencyFigures(latencies)}; ${stalls}`,
+      );
+    }
+  const median = (values: number[]) =>
+    milliseconds(
+      percentile(
+        [...values].sort((a, b) => a - b),
+        0.5,
+      ),
+    );
+  lines.push(
+    `steady p99 at ${STEADY_RATE} req/s, median of ${STEADY_ROUNDS} rounds: webhook ${median(p99s.webhook)}, reviewing in its thread ${median(p99s.inline)}`,
+  );
+  return lines;
 }
 
 /** Requests per second with `PEAK_IN_FLIGHT` requests always in flight. */
@@ -498,17 +555,7 @@ export async function benchWebhook(hub?: HubSite): Promise<string[]> {
     // Warm the servers up (JIT, TLS sessions) before measuring.
     for (const port of [ports.webhook, ports.inline, ports.echo]) await peak(port, trust, body);
     if (hub) lines.push(await sequential(ports.webhook, trust, body));
-    const clientStalls = loopStalls();
-    const steadyLine = await steady(ports.webhook, trust, body, () => {
-      clientStalls.reset();
-      ask("measure stalls");
-    });
-    ask("longest stall");
-    const [serverStall] = (await once(servers, "message")) as [number];
-    clientStalls.disable();
-    lines.push(
-      `${steadyLine}; longest event-loop stall: server ${serverStall.toFixed(0)} ms, load generator ${clientStalls.longestMs().toFixed(0)} ms`,
-    );
+    lines.push(...(await steadyRounds(ports, trust, body, ask, servers)));
     const serversCpuMicros = async () => {
       ask("cpu time");
       return ((await once(servers, "message")) as [number])[0];
