@@ -34,7 +34,7 @@ import type { Reporter } from "../model/resource.ts";
 import type { ClaimLedger } from "./claim-ledger.ts";
 import type { ClaimView } from "../model/claims.ts";
 import type { Placed, PlanningContext, PlanningInventory } from "./context.ts";
-import { fitHistogram, resourceFilters } from "../rules/filters.ts";
+import { RejectionTally, resourceFilters } from "../rules/filters.ts";
 import { AVAILABLE } from "../rules/filters/available.ts";
 import { NAMED } from "../rules/filters/named.ts";
 import { PICK } from "../rules/filters/pick.ts";
@@ -723,11 +723,7 @@ function placeByResources(
       NOT_PICKED.smallerChosen,
     );
   }
-  const histogram = fitHistogram(
-    inventory.size,
-    0,
-    rejectedBesides(undefined, NOT_PICKED.fits)().map((found) => found.rejection),
-  );
+  const histogram = noFitHistogram(inventory, filters, context);
   if (!hasReservation(siblings.reserved, request))
     siblings.unfit.set(asked ?? asks(request), {
       revision: context.ledger.revision,
@@ -735,6 +731,21 @@ function placeByResources(
       histogram,
     });
   return unplaced(subject, request, histogram, report, explained());
+}
+
+/**
+ * The `no-fit` histogram of an entry no host fits: each host counted by the first of `filters` to
+ * reject it, as it is judged, with no record per host: a review may judge a thousand such entries
+ * against the whole inventory (decision 0056).
+ */
+function noFitHistogram(
+  inventory: PlanningInventory,
+  filters: readonly HostFilter[],
+  context: PlanningContext,
+): string {
+  const tally = new RejectionTally();
+  for (const host of inventory.hosts) tally.add(context.rejection(filters, host) ?? NOT_PICKED.fits);
+  return tally.histogram(inventory.size, 0);
 }
 
 /** An entry no host fits: its `no-fit` finding, and its decision when placing explains. */

@@ -256,6 +256,15 @@ describe("host filters", () => {
       SRIOV.name,
     ]);
   });
+
+  it("gives hosts that have the same amount one rejection, so a histogram counts a handful", () => {
+    const cpus = only(resourceFilters({ ...needs, cpus: 20 }));
+    const [first, second, bigger] = [16, 16, 18].map((count) => cpus.check(makeHost({ cpus: count })));
+    expect(first).toBe(second);
+    expect(bigger).not.toBe(first);
+    expect(bigger).toEqual({ filter: CPUS.name, reason: "insufficient", requested: 20, available: 18 });
+    expect(Object.isFrozen(first)).toBe(true);
+  });
 });
 
 describe("the facts a filter declares", () => {

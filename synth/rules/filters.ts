@@ -110,13 +110,35 @@ export function rejections(filters: readonly HostFilter[], host: Host): Rejectio
  * Reasons are sorted by count (most common first), then alphabetically, so the text is stable.
  */
 export function fitHistogram(total: number, fitting: number, rejected: Iterable<Rejection>): string {
-  const counts = new Map<string, number>();
-  for (const found of rejected) {
-    const text = rejectionText(found);
-    counts.set(text, (counts.get(text) ?? 0) + 1);
+  const tally = new RejectionTally();
+  for (const found of rejected) tally.add(found);
+  return tally.histogram(total, fitting);
+}
+
+/**
+ * Rejections counted as they come, each distinct one worded once when the histogram is made, and
+ * counted together with the others of the same words. A `no-fit` finding counts a rejection for
+ * every host of the inventory: wording each, and counting by words made anew, cost more than
+ * judging the host (decision 0056). Filters give the same object for the same verdict where they
+ * can (`atLeast`), so a tally holds a handful.
+ */
+export class RejectionTally {
+  readonly #counts = new Map<Rejection, number>();
+
+  add(rejection: Rejection): void {
+    this.#counts.set(rejection, (this.#counts.get(rejection) ?? 0) + 1);
   }
-  const parts = [...counts]
-    .sort(([reasonA, countA], [reasonB, countB]) => countB - countA || compareText(reasonA, reasonB))
-    .map(([reason, count]) => `${count} ${reason}`);
-  return `${fitting}/${total} hosts fit${parts.length > 0 ? `: ${parts.join(", ")}` : ""}`;
+
+  /** The message for `total` hosts of which `fitting` fit and those added were rejected. */
+  histogram(total: number, fitting: number): string {
+    const counts = new Map<string, number>();
+    for (const [rejection, count] of this.#counts) {
+      const text = rejectionText(rejection);
+      counts.set(text, (counts.get(text) ?? 0) + count);
+    }
+    const parts = [...counts]
+      .sort(([reasonA, countA], [reasonB, countB]) => countB - countA || compareText(reasonA, reasonB))
+      .map(([reason, count]) => `${count} ${reason}`);
+    return `${fitting}/${total} hosts fit${parts.length > 0 ? `: ${parts.join(", ")}` : ""}`;
+  }
 }

@@ -70,17 +70,15 @@ function byMac(name: string, mac: string): RawObject {
   };
 }
 
-/** A Provisioning of `workers` workers by resources, worker `index` asking `cpu(index)` CPUs. */
-function manyWorkers(name: string, workers: number, cpu: (index: number) => number): RawObject {
+/** A Provisioning of `workers` workers by resources, worker `index` asking `ask(index)`. */
+function manyWorkers(name: string, workers: number, ask: (index: number) => object): RawObject {
   return {
     apiVersion: "bpa.akraino.org/v1alpha1",
     kind: "Provisioning",
     metadata: { name, namespace: NAMESPACE, labels: { cluster: name } },
     spec: {
       masters: [{ "master-1": { cpu: 8 } }],
-      workers: Array.from({ length: workers }, (_, index) => ({
-        [`worker-${index}`]: { cpu: cpu(index), memory: "64Gi" },
-      })),
+      workers: Array.from({ length: workers }, (_, index) => ({ [`worker-${index}`]: ask(index) })),
     },
   };
 }
@@ -183,8 +181,8 @@ describe("admission under faults, on a real API server (issue #36)", () => {
     ca = await createTestCa();
     tls = { ca, ...(await issueServerCertificate(ca, "webhook", ["127.0.0.1"])) };
     proxy = await startApiProxy(plane, plane.kubeconfigFor(WEBHOOK_USER), ca);
-    // A budget well above a normal review, and below the costly one's: 1,000 walks of the 2,000
-    // hosts, about 1 s on a fast, quiet machine.
+    // A budget well above a normal review, and far below the costly one's: 1,000 walks of the
+    // 2,000 hosts, about 4 s on a quiet machine.
     webhook = await startWebhook(plane, ["--allocation-namespace", NAMESPACE, "--review-budget", "0.5"], {
       kubeconfig: proxy.kubeconfig,
       tls,
@@ -199,7 +197,7 @@ describe("admission under faults, on a real API server (issue #36)", () => {
 
   describe("bounded reviews", () => {
     it("the API server refuses a Provisioning of 20,000 workers by the CRD's bounds, before any webhook", async () => {
-      const huge = manyWorkers("huge", 20_000, () => 16);
+      const huge = manyWorkers("huge", 20_000, () => ({ cpu: 16, memory: "64Gi" }));
       expect(JSON.stringify(huge).length).toBeGreaterThan(800 * 1024);
       const answer = await create(huge);
       expect(answer).toEqual({
@@ -230,12 +228,17 @@ describe("admission under faults, on a real API server (issue #36)", () => {
     });
 
     it("refuses a review that runs past its budget, answering other requests and the probes meanwhile", async () => {
-      // Within the bounds, but no host fits any worker, and each asks a different CPU count: each is
-      // explained host by host (workers that ask alike are judged once).
+      // Within the bounds, but no host fits any worker: each asks a disk of a different size that no
+      // host has, so each is explained host by host (workers that ask alike are judged once), and a
+      // host is refused only by the disk filter, after its CPUs and memory passed.
       let costlyDone = false;
-      const costly = create(manyWorkers("costly", 1000, (index) => 4096 + index)).finally(
-        () => (costlyDone = true),
-      );
+      const costly = create(
+        manyWorkers("costly", 1000, (index) => ({
+          cpu: 1,
+          memory: "1Gi",
+          hardware: { disk: { minSizeGibibytes: 100_000 + index } },
+        })),
+      ).finally(() => (costlyDone = true));
       const meanwhile: string[] = [];
       for (let round = 0; !costlyDone && round < 200; round++) {
         const [healthz, readyz] = [await webhook.probe("/healthz"), await webhook.probe("/readyz")];

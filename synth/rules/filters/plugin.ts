@@ -117,10 +117,20 @@ export function atLeast(
   requested: number,
   available: (host: Host) => number | undefined,
 ): HostFilter {
+  const unknown = Object.freeze(rejectionBy(plugin, "unknown", { requested }));
+  // One rejection per amount a host has: a `no-fit` histogram judges every host of the inventory,
+  // and counts the same object at once (`RejectionTally`).
+  const insufficient = new Map<number, Rejection>();
   return new PluginFilter(plugin, (host) => {
     const has = available(host);
-    if (has === undefined) return rejectionBy(plugin, "unknown", { requested });
-    return has < requested ? rejectionBy(plugin, "insufficient", { requested, available: has }) : undefined;
+    if (has === undefined) return unknown;
+    if (has >= requested) return undefined;
+    let rejection = insufficient.get(has);
+    if (rejection === undefined) {
+      rejection = Object.freeze(rejectionBy(plugin, "insufficient", { requested, available: has }));
+      insufficient.set(has, rejection);
+    }
+    return rejection;
   });
 }
 
