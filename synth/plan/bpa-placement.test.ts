@@ -305,6 +305,18 @@ describe("placeBpaCluster", () => {
       ["w1", "w2", "w3", "w4"].map((label) => alone.messages[0]?.replace("worker w1", `worker ${label}`)),
     );
 
+    // Entries that ask differently are each judged, but their histograms only on the hosts open
+    // to them: the master uses d and another cluster holds b, so each further entry judges b, its
+    // one best-fit candidate, then a and c against its CPUs, not every host against every filter.
+    const distinct = judged({ w1: big, w2: { cpu: 65 }, w3: { cpu: 66 } });
+    expect(distinct.calls).toBe(alone.calls + 2 * (1 + 2));
+    expect(distinct.messages).toEqual(
+      [64, 65, 66].map(
+        (cpus, index) =>
+          `no host for worker w${index + 1}: 0/4 hosts fit: 2 fewer than ${cpus} CPUs, 1 claimed by other clusters, 1 serves another node of this cluster`,
+      ),
+    );
+
     const between = judged({ w1: big, w2: { cpu: 16 }, w3: big });
     expect(between.nodes).toEqual(["master m1=d", "worker w2=c"]);
     expect(between.messages).toEqual([

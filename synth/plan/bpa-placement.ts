@@ -250,6 +250,7 @@ export function placeBpaCluster(
   // The first MAC entry naming each host: a later one under another label by another NIC is a duplicate.
   let namedBy: Map<string, MacRequest> | undefined;
   const unfit: UnfitEntries = new Map();
+  const open: OpenHostsSlot = {};
   const place = (placement: NodePlacement, decision: Decision | undefined) => {
     const { request } = placement;
     // A host in both lists is master and worker (upstream semantics).
@@ -357,7 +358,14 @@ export function placeBpaCluster(
         unresolved(entry, `mac-format: ${request.macProblem}`, named("malformed-mac"));
         break;
       case "resources": {
-        const placed = placeByResources(entry, request, key, { used, reserved, unfit }, context, report);
+        const placed = placeByResources(
+          entry,
+          request,
+          key,
+          { used, reserved, unfit, open },
+          context,
+          report,
+        );
         issues.push(...placed.issues);
         if (placed.placement) place(placed.placement, placed.decision);
         else if (placed.decision) decisions.push(placed.decision);
@@ -446,7 +454,27 @@ interface Siblings {
   readonly reserved: ReadonlyMap<string, NodeRequest>;
   /** The entries placed before that no host fitted. */
   readonly unfit: UnfitEntries;
+  /** The hosts open to entries no host fits, as last judged (see {@link openHosts}). */
+  readonly open: OpenHostsSlot;
 }
+
+/**
+ * The hosts open to a resource-only entry with no host reserved, before its own needs: not claimed
+ * by another cluster, available, not used by or reserved for another entry of the cluster. The
+ * same for every such entry while the claims and used hosts are (as {@link UnfitEntries}), so each
+ * `no-fit` walk after the first judges only these, against the entry's needs: judging a host's
+ * claim is most of what the walk costs (decision 0056).
+ */
+interface OpenHosts {
+  readonly revision: number;
+  readonly used: number;
+  readonly hosts: readonly Host[];
+  /** The rejections of the other hosts, counted. */
+  readonly closed: RejectionTally;
+}
+
+/** Where one cluster's placement keeps its {@link OpenHosts}, once an entry fitted nowhere. */
+type OpenHostsSlot = { current?: OpenHosts };
 
 /**
  * Entries of one cluster no host fitted, by what they ask ({@link asks}), with the claims and used
@@ -723,7 +751,9 @@ function placeByResources(
       NOT_PICKED.smallerChosen,
     );
   }
-  const histogram = noFitHistogram(inventory, filters, context);
+  const histogram = hasReservation(siblings.reserved, request)
+    ? walkedHistogram(inventory, filters, context)
+    : openHistogram(openHosts(cluster, claims, siblings, context), entry.needs, inventory, context);
   if (!hasReservation(siblings.reserved, request))
     siblings.unfit.set(asked ?? asks(request), {
       revision: context.ledger.revision,
@@ -738,7 +768,7 @@ function placeByResources(
  * reject it, as it is judged, with no record per host: a review may judge a thousand such entries
  * against the whole inventory (decision 0056).
  */
-function noFitHistogram(
+function walkedHistogram(
   inventory: PlanningInventory,
   filters: readonly HostFilter[],
   context: PlanningContext,
@@ -746,6 +776,48 @@ function noFitHistogram(
   const tally = new RejectionTally();
   for (const host of inventory.hosts) tally.add(context.rejection(filters, host) ?? NOT_PICKED.fits);
   return tally.histogram(inventory.size, 0);
+}
+
+/**
+ * {@link walkedHistogram} of an entry with no host reserved, whose filters are the
+ * {@link OpenHosts} filters and then `needs`: the open hosts judged against `needs` alone.
+ */
+function openHistogram(
+  open: OpenHosts,
+  needs: readonly HostFilter[],
+  inventory: PlanningInventory,
+  context: PlanningContext,
+): string {
+  const tally = open.closed.copy();
+  for (const host of open.hosts) tally.add(context.rejection(needs, host) ?? NOT_PICKED.fits);
+  return tally.histogram(inventory.size, 0);
+}
+
+/** The {@link OpenHosts} of `cluster` now: kept from the last entry judged, or judged again. */
+function openHosts(
+  cluster: ClusterKey,
+  claims: ClaimView,
+  { used, reserved, open }: Siblings,
+  context: PlanningContext,
+): OpenHosts {
+  const { revision } = context.ledger;
+  const kept = open.current;
+  if (kept?.revision === revision && kept.used === used.size) return kept;
+  // An entry with no host reserved meets `entryFilters`' `unused` as this.
+  const filters = [
+    unclaimed(claims, cluster),
+    AVAILABLE,
+    unused((host) => used.has(host.id) || reserved.has(host.id)),
+  ];
+  const hosts: Host[] = [];
+  const closed = new RejectionTally();
+  for (const host of context.inventory.hosts) {
+    const rejected = context.rejection(filters, host);
+    if (rejected === undefined) hosts.push(host);
+    else closed.add(rejected);
+  }
+  open.current = { revision, used: used.size, hosts, closed };
+  return open.current;
 }
 
 /** An entry no host fits: its `no-fit` finding, and its decision when placing explains. */

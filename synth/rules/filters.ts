@@ -129,6 +129,13 @@ export class RejectionTally {
     this.#counts.set(rejection, (this.#counts.get(rejection) ?? 0) + 1);
   }
 
+  /** A tally that starts with these counts. */
+  copy(): RejectionTally {
+    const copy = new RejectionTally();
+    for (const [rejection, count] of this.#counts) copy.#counts.set(rejection, count);
+    return copy;
+  }
+
   /** The message for `total` hosts of which `fitting` fit and those added were rejected. */
   histogram(total: number, fitting: number): string {
     const counts = new Map<string, number>();
