@@ -19,7 +19,8 @@
  * - the steady run again with three pathological CRs in the stream (decision 0056): the issue's
  *   Provisioning of 20,000 workers, which the schema's bounds refuse, one of 1,000 workers no host
  *   fits that ask alike, judged host by host once, and one of 1,000 that each ask a different CPU
- *   count, which runs into the review budget; the other requests' latencies and each one's answer.
+ *   count, each judged on the hosts open to the cluster, near the review budget; the other
+ *   requests' latencies and each one's answer.
  *
  * The webhook reviews in its review workers, as `metalsynth webhook` does.
  *
