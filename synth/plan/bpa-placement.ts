@@ -765,8 +765,8 @@ function placeByResources(
 
 /**
  * The `no-fit` histogram of an entry no host fits: each host counted by the first of `filters` to
- * reject it, as it is judged, with no record per host: a review may judge a thousand such entries
- * against the whole inventory (decision 0056).
+ * reject it, as it is judged, with no record per host. For an entry with a host reserved for it:
+ * its `unused` filter is not its siblings', so their {@link OpenHosts} are not its.
  */
 function walkedHistogram(
   inventory: PlanningInventory,

@@ -14,7 +14,7 @@ import { admissionReview, provisioning, type Cr } from "../builders/reviews.ts";
 
 /**
  * Enough hosts that the costly review below (1,000 walks of the inventory, one per worker) takes
- * many times {@link BUDGET_MS} on a fast, quiet machine: about 8 s here.
+ * many times {@link BUDGET_MS} on a fast, quiet machine: 8–10 s here.
  */
 const HOSTS = 4000;
 /** Far above a cheap review, even on a loaded machine; far below the costly one. */
