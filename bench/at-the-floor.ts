@@ -39,6 +39,7 @@ import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import type { FloorResult } from "./floor.ts";
+import { median } from "./stats.ts";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const REPO = path.dirname(HERE);
@@ -131,11 +132,6 @@ function copySite(site: string, copy: string): void {
     linkSync(path.join(site, "inventory", file), path.join(copy, "inventory", file));
 }
 
-const median = (values: readonly number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-};
 const seconds = (value: number) => `${value.toFixed(2)} s`;
 const ratio = (value: number) => `${value.toFixed(2)}×`;
 

@@ -5,6 +5,13 @@ export function percentile(sorted: readonly number[], fraction: number): number 
   return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * fraction))] ?? Number.NaN;
 }
 
+/** The median of `values`, in any order: the mean of the middle two of an even count. */
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}
+
 /** `0.058 ms`, `473.2 ms`. */
 export function milliseconds(value: number): string {
   return `${value.toFixed(value < 10 ? 3 : 1)} ms`;

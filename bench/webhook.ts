@@ -54,7 +54,7 @@ import {
   WebhookState,
   type Inventory,
 } from "./product.ts";
-import { milliseconds, percentile, settleHeap, timeRuns } from "./stats.ts";
+import { median, milliseconds, percentile, settleHeap, timeRuns } from "./stats.ts";
 
 const HOSTS = 10_000;
 const RULE_RUNS = 2000;
@@ -450,15 +450,8 @@ async function steadyRounds(
         `webhook over TLS at ${STEADY_RATE} req/s for ${STEADY_SECONDS} s, round ${round}, ${name}: ${latencyFigures(latencies)}; ${stalls}`,
       );
     }
-  const median = (values: number[]) =>
-    milliseconds(
-      percentile(
-        [...values].sort((a, b) => a - b),
-        0.5,
-      ),
-    );
   lines.push(
-    `steady p99 at ${STEADY_RATE} req/s, median of ${STEADY_ROUNDS} rounds: webhook ${median(p99s.webhook)}, reviewing in its thread ${median(p99s.inline)}`,
+    `steady p99 at ${STEADY_RATE} req/s, median of ${STEADY_ROUNDS} rounds: webhook ${milliseconds(median(p99s.webhook))}, reviewing in its thread ${milliseconds(median(p99s.inline))}`,
   );
   return lines;
 }
@@ -511,15 +504,8 @@ async function peakRounds(
       `peak throughput over TLS, ${PEAK_IN_FLIGHT} in flight, round ${round}: webhook ${workers.rate.toFixed(0)} req/s, reviewing in its thread ${inline.rate.toFixed(0)} req/s, bare express echo ${echo.rate.toFixed(0)} req/s (${percent(workers.rate / echo.rate)}, ${percent(inline.rate / echo.rate)}); the servers' CPU per request ${workers.cpu}, ${inline.cpu}, ${echo.cpu}`,
     );
   }
-  const median = (shares: number[]) =>
-    percent(
-      percentile(
-        [...shares].sort((a, b) => a - b),
-        0.5,
-      ),
-    );
   lines.push(
-    `peak throughput, median of ${PEAK_ROUNDS} rounds: webhook ${median(workersShare)} of the echo, reviewing in its thread ${median(inlineShare)}`,
+    `peak throughput, median of ${PEAK_ROUNDS} rounds: webhook ${percent(median(workersShare))} of the echo, reviewing in its thread ${percent(median(inlineShare))}`,
   );
   return lines;
 }

@@ -751,10 +751,15 @@ function placeByResources(
       NOT_PICKED.smallerChosen,
     );
   }
-  const histogram = hasReservation(siblings.reserved, request)
-    ? walkedHistogram(inventory, filters, context)
-    : openHistogram(openHosts(cluster, claims, siblings, context), entry.needs, inventory, context);
-  if (!hasReservation(siblings.reserved, request))
+  // An entry with a host reserved for it meets another `unused` filter than its siblings: it is
+  // judged on every host, against all its filters.
+  const reservedForIt = hasReservation(siblings.reserved, request);
+  const open = reservedForIt ? undefined : openHosts(cluster, claims, siblings, context);
+  const histogram =
+    open === undefined
+      ? noFitHistogram(new RejectionTally(), inventory.hosts, filters, inventory.size, context)
+      : noFitHistogram(open.closed.copy(), open.hosts, entry.needs, inventory.size, context);
+  if (!reservedForIt)
     siblings.unfit.set(asked ?? asks(request), {
       revision: context.ledger.revision,
       used: siblings.used.size,
@@ -764,33 +769,18 @@ function placeByResources(
 }
 
 /**
- * The `no-fit` histogram of an entry no host fits: each host counted by the first of `filters` to
- * reject it, as it is judged, with no record per host. For an entry with a host reserved for it:
- * its `unused` filter is not its siblings', so their {@link OpenHosts} are not its.
+ * The `no-fit` histogram of an entry no host fits: `tally` (the hosts already counted) and each of
+ * `hosts` counted by the first of `filters` to reject it, as it is judged, with no record per host.
  */
-function walkedHistogram(
-  inventory: PlanningInventory,
+function noFitHistogram(
+  tally: RejectionTally,
+  hosts: Iterable<Host>,
   filters: readonly HostFilter[],
+  total: number,
   context: PlanningContext,
 ): string {
-  const tally = new RejectionTally();
-  for (const host of inventory.hosts) tally.add(context.rejection(filters, host) ?? NOT_PICKED.fits);
-  return tally.histogram(inventory.size, 0);
-}
-
-/**
- * {@link walkedHistogram} of an entry with no host reserved, whose filters are the
- * {@link OpenHosts} filters and then `needs`: the open hosts judged against `needs` alone.
- */
-function openHistogram(
-  open: OpenHosts,
-  needs: readonly HostFilter[],
-  inventory: PlanningInventory,
-  context: PlanningContext,
-): string {
-  const tally = open.closed.copy();
-  for (const host of open.hosts) tally.add(context.rejection(needs, host) ?? NOT_PICKED.fits);
-  return tally.histogram(inventory.size, 0);
+  for (const host of hosts) tally.add(context.rejection(filters, host) ?? NOT_PICKED.fits);
+  return tally.histogram(total, 0);
 }
 
 /** The {@link OpenHosts} of `cluster` now: kept from the last entry judged, or judged again. */
