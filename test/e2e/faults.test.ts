@@ -471,6 +471,24 @@ describe("admission under faults, on a real API server (issue #36)", () => {
       await other?.stop();
     });
 
+    /**
+     * Which replica answered the CREATE of `name`, by the admission line each replica logs. A
+     * replica logs once its answer is sent, so the line can reach this process after kubectl has
+     * exited: it is awaited, and a CREATE both or neither replica logged fails the test.
+     */
+    async function replicaThatAnswered(name: string): Promise<"A" | "B"> {
+      const loggedBy = () =>
+        [webhook, other].map((replica) => admissions(replica, name).some((line) => line.dryRun === false));
+      await eventually(
+        async () => loggedBy().filter(Boolean).length > 0,
+        10_000,
+        `a replica's admission line for ${name}`,
+      );
+      const [byA, byB] = loggedBy();
+      if (byA === byB) throw new Error(`both replicas logged the CREATE of ${name}`);
+      return byA ? "A" : "B";
+    }
+
     it.each([0, 50, 100])(
       "never admits both of two CREATEs claiming one host, sent %i ms apart to two replicas",
       async (apart) => {
@@ -484,9 +502,7 @@ describe("admission under faults, on a real API server (issue #36)", () => {
             create(byMac(names[0] ?? "", mac)),
             sleep(apart).then(() => create(byMac(names[1] ?? "", mac))),
           ]);
-          const answeredBy = names.map((name) =>
-            admissions(webhook, name).some((line) => line.dryRun === false) ? "A" : "B",
-          );
+          const answeredBy = await Promise.all(names.map((name) => replicaThatAnswered(name)));
           outcomes.push({
             admitted: answers.filter((answer) => answer.admitted).length,
             split: answeredBy[0] !== answeredBy[1],
