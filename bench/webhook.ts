@@ -9,8 +9,9 @@
  *   connections: latency from each request's scheduled start,
  *   so a stall shows up in every request it delays, with the longest event-loop stall of the server
  *   and of the load generator, so a stall of the generator itself is told apart; in rounds that
- *   take in turn the webhook and the same reviewing in its server's thread, so what handing each
- *   request to a review worker and back adds to the tail is measured on the same minutes;
+ *   take in turn the webhook, the same reviewing in its server's thread and the echo below, so what
+ *   handing each request to a review worker and back adds to the tail is measured on the same
+ *   minutes, beside what the stack's ceiling itself answers at that rate;
  * - peak throughput of the webhook against a bare TLS express endpoint that parses the same body
  *   and answers "allowed" (the stack's ceiling), and against the same webhook reviewing in its
  *   server's thread (`InlineReviews`: what the review workers cost or gain), in rounds that take the
@@ -425,10 +426,11 @@ async function steady(
 }
 
 /**
- * The steady rate sent to the webhook (review workers) and to the same reviewing in its thread,
- * {@link STEADY_ROUNDS} rounds taking the two in turn: a line per run, and the median p99s. On a
- * machine whose neighbours deschedule it, the p99 moves from one minute to the next; the two in
- * turn tell what the hand-over to a worker and back costs from what the minute cost.
+ * The steady rate sent to the webhook (review workers), to the same reviewing in its thread and to
+ * the echo, {@link STEADY_ROUNDS} rounds taking the three in turn: a line per run, and the median
+ * p99s. On a machine whose neighbours deschedule it, the p99 moves from one minute to the next; the
+ * three in turn tell what the hand-over to a worker and back costs, and what the stack's ceiling
+ * answers at the same rate in the same minutes, which no review can beat.
  */
 async function steadyRounds(
   ports: Ports,
@@ -438,11 +440,12 @@ async function steadyRounds(
   servers: ChildProcess,
 ): Promise<string[]> {
   const lines: string[] = [];
-  const p99s = { webhook: [] as number[], inline: [] as number[] };
+  const p99s = { webhook: [] as number[], inline: [] as number[], echo: [] as number[] };
   for (let round = 1; round <= STEADY_ROUNDS; round++)
     for (const [server, name] of [
       ["webhook", "webhook"],
       ["inline", "reviewing in its thread"],
+      ["echo", "bare express echo"],
     ] as const) {
       const { latencies, stalls } = await steady(ports[server], trust, body, ask, servers);
       p99s[server].push(percentile(latencies, 0.99));
@@ -451,7 +454,7 @@ async function steadyRounds(
       );
     }
   lines.push(
-    `steady p99 at ${STEADY_RATE} req/s, median of ${STEADY_ROUNDS} rounds: webhook ${milliseconds(median(p99s.webhook))}, reviewing in its thread ${milliseconds(median(p99s.inline))}`,
+    `steady p99 at ${STEADY_RATE} req/s, median of ${STEADY_ROUNDS} rounds: webhook ${milliseconds(median(p99s.webhook))}, reviewing in its thread ${milliseconds(median(p99s.inline))}, bare express echo ${milliseconds(median(p99s.echo))}`,
   );
   return lines;
 }
