@@ -453,8 +453,11 @@ async function steadyRounds(
         `webhook over TLS at ${STEADY_RATE} req/s for ${STEADY_SECONDS} s, round ${round}, ${name}: ${latencyFigures(latencies)}; ${stalls}`,
       );
     }
+  // Each round's p99 over the echo's in the same round, as the peak's shares are taken per round.
+  const overEcho = (p99: readonly number[]) =>
+    median(p99.map((value, round) => value / (p99s.echo[round] ?? Number.NaN))).toFixed(1);
   lines.push(
-    `steady p99 at ${STEADY_RATE} req/s, median of ${STEADY_ROUNDS} rounds: webhook ${milliseconds(median(p99s.webhook))}, reviewing in its thread ${milliseconds(median(p99s.inline))}, bare express echo ${milliseconds(median(p99s.echo))}`,
+    `steady p99 at ${STEADY_RATE} req/s, median of ${STEADY_ROUNDS} rounds: webhook ${milliseconds(median(p99s.webhook))}, reviewing in its thread ${milliseconds(median(p99s.inline))}, bare express echo ${milliseconds(median(p99s.echo))}; over the echo's in the same round: ${overEcho(p99s.webhook)}×, ${overEcho(p99s.inline)}×`,
   );
   return lines;
 }
