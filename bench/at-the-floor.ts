@@ -5,8 +5,9 @@
  *
  * - a first render into an empty `rendered/`, over writing the same files from memory;
  * - a synth that changes nothing, over reading and comparing every rendered file;
- * - a synth after one cluster's CR changed (a KUD plugin added, then taken away again), over the
- *   same read floor;
+ * - a synth after one cluster's CR changed (a KUD plugin added), over the same read floor; the run
+ *   that takes it away again is printed in the round's line, not counted: its site is the one the
+ *   synth that changed nothing read, which the synth cache may hold;
  * - `metalsynth validate` of the same site, over the same read floor: reading the site and running
  *   every rule and the planner, which synth does before it renders or reads back anything, so it
  *   bounds from below what a synth that changes nothing can cost.
@@ -16,9 +17,11 @@
  * steps on a copy of the site in the same rounds, so the ratios before and after a change are
  * measured side by side. CPU is user + system time of the whole process, all threads, from
  * `process.resourceUsage` at exit; a floor is its work's CPU plus a bare `node` start's, measured in
- * the same round. The synth cache (decision 0066) starts empty at each size: a synth that changes
- * nothing finds the evaluation of its site there from round 2 on (in round 1 the lock it reads is
- * the one the first render had just written, which no run had read before).
+ * the same round. The synth cache (decisions 0066 and 0068) starts empty at each size: a synth that
+ * changes nothing finds the evaluation of its site there from round 2 on (in round 1 the lock it
+ * reads is the one the first render had just written, which no run had read before), and every
+ * synth but the first render finds the inventory's hosts there. A first render is a fresh clone's:
+ * it runs with a cache of its own, emptied before it.
  *
  *   tsx bench/at-the-floor.ts [--sizes 10000,100000] [--rounds 3] [--baseline DIR] [--keep DIR]
  */
@@ -82,17 +85,17 @@ process.on("exit", () => {
 `;
 
 /** Runs `node [--import preload] args…` and returns what it cost. */
-function measured(work: string, args: readonly string[]): ProcessCost {
+function measured(work: string, args: readonly string[], cache = "synth-cache"): ProcessCost {
   const costFile = path.join(work, "cost.json");
   rmSync(costFile, { force: true });
   const preload = pathToFileURL(path.join(work, "cost-preload.mjs")).href;
   const started = performance.now();
   const child = spawnSync(process.execPath, ["--import", preload, ...args], {
-    // The synth cache (decision 0066) of this run alone, empty when it starts.
+    // The synth cache (decisions 0066 and 0068) of this bench alone, empty when it starts.
     env: {
       ...process.env,
       METALSYNTH_BENCH_COST: costFile,
-      METALSYNTH_SYNTH_CACHE: path.join(work, "synth-cache"),
+      METALSYNTH_SYNTH_CACHE: path.join(work, cache),
     },
     stdio: ["ignore", "ignore", "pipe"],
     encoding: "utf8",
@@ -153,6 +156,11 @@ export function benchAtTheFloor(
   const baseCli = options.baseline ? path.join(options.baseline, "bin", "metalsynth.js") : undefined;
   const synth = (at: string, program: string, ...args: string[]) =>
     measured(work, [program, "synth", "--site", at, ...args]);
+  // A first render is a fresh clone's: no cache holds its inventory either.
+  const coldSynth = (at: string, program: string) => {
+    rmSync(path.join(work, "cold-cache"), { recursive: true, force: true });
+    return measured(work, [program, "synth", "--site", at], "cold-cache");
+  };
   const floorOut = path.join(work, "floor-out");
   const results: FloorRound[] = [];
   log(
@@ -167,7 +175,7 @@ export function benchAtTheFloor(
     // Every write starts into an empty directory right after a tree of the same size was deleted,
     // floor and synth alike (the file system is slower to create files after a deletion, decision 0019).
     rmSync(path.join(site, "rendered"), { recursive: true, force: true });
-    const first = synth(site, cli);
+    const first = coldSynth(site, cli);
     rmSync(floorOut, { recursive: true, force: true });
     const written = floor("write", path.join(site, "rendered"), floorOut);
     const nodeStart = measured(work, ["-e", ""]).cpu;
@@ -182,7 +190,7 @@ export function benchAtTheFloor(
     let baseline: FloorRound["baseline"];
     if (baseCli) {
       rmSync(path.join(baseSite, "rendered"), { recursive: true, force: true });
-      const baseFirst = synth(baseSite, baseCli);
+      const baseFirst = coldSynth(baseSite, baseCli);
       const baseAgain = synth(baseSite, baseCli);
       toggleOneCluster(baseSite);
       const baseChanged = synth(baseSite, baseCli);
@@ -190,12 +198,6 @@ export function benchAtTheFloor(
       synth(baseSite, baseCli);
       baseline = { first: baseFirst, again: baseAgain, changed: baseChanged };
     }
-    const changed: ProcessCost = {
-      cpu: median([changedOnce.cpu, changedBack.cpu]),
-      sys: median([changedOnce.sys, changedBack.sys]),
-      wall: median([changedOnce.wall, changedBack.wall]),
-      rssMiB: Math.max(changedOnce.rssMiB, changedBack.rssMiB),
-    };
     const result: FloorRound = {
       nodeStart,
       writeFloor: written.cpuSeconds + nodeStart,
@@ -203,7 +205,9 @@ export function benchAtTheFloor(
       readFloor: median([read.cpuSeconds, readAgain.cpuSeconds]) + nodeStart,
       first,
       again,
-      changed,
+      // Taken back, the spec is as `again` read it, an evaluation the synth cache may hold: only the
+      // change itself is a site no run has read.
+      changed: changedOnce,
       validate,
       ...(baseline && { baseline }),
     };

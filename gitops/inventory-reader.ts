@@ -8,14 +8,13 @@
  */
 import { open, type FileHandle } from "node:fs/promises";
 import path from "node:path";
-import type { Issue } from "../synth/issue.ts";
-import type { Inventory } from "../synth/inventory/inventory.ts";
-import { InventoryBuilder } from "../synth/inventory/load.ts";
+import { InventoryBuilder, type InventoryResult } from "../synth/inventory/load.ts";
 import { jsonInventoryStream, yamlInventoryStream } from "../synth/inventory/stream.ts";
 import { UsageError } from "./errors.ts";
 import { errorCode, listInputFiles, systemReason, unreadIssue } from "./files.ts";
 import { capSyntaxErrors } from "./report/report.ts";
-import type { SiteDigest } from "./site-digest.ts";
+import { cachedInventory, storeInventory } from "./inventory-cache.ts";
+import type { InventorySeen, SiteDigest } from "./site-digest.ts";
 
 /** Options of {@link readInventory}. */
 export interface ReadInventoryOptions {
@@ -41,6 +40,13 @@ export interface ReadInventoryOptions {
    * @default undefined
    */
   readonly digest?: SiteDigest;
+  /**
+   * The inventory cache (decision 0068), with a `digest` to key it: the hosts and findings of an
+   * inventory `seen` as it is now are taken from `directory` when it holds them (no file is read
+   * again), and what a read builds is kept there. Not with a `builder` of one's own.
+   * @default undefined
+   */
+  readonly cache?: { readonly directory: string; readonly seen?: InventorySeen };
 }
 
 /**
@@ -71,7 +77,10 @@ const READ_CHUNK_BYTES = 1024 * 1024;
 export async function readInventory(
   paths: readonly string[],
   options: ReadInventoryOptions = {},
-): Promise<{ inventory: Inventory; issues: Issue[] }> {
+): Promise<InventoryResult> {
+  const { digest, cache } = options;
+  const cached = digest && cache?.seen && fromCache(cache.directory, cache.seen, digest);
+  if (cached) return cached;
   const relativeTo = path.resolve(options.relativeTo ?? process.cwd());
   const builder = options.builder ?? new InventoryBuilder();
   const listing = await listInputFiles(paths, {
@@ -80,7 +89,6 @@ export async function readInventory(
   });
   const [missing] = listing.missing;
   if (missing !== undefined) throw new InventoryPathError(missing, "no such file or directory");
-  const { digest } = options;
   for (const entry of listing.unread) {
     builder.report(unreadIssue(entry));
     digest?.unread("inventory", entry.display, entry.reason);
@@ -95,11 +103,23 @@ export async function readInventory(
       // A file that vanished or can't be opened is a finding about the site; anything else is a bug.
       if (errorCode(error) === undefined) throw error;
       builder.report(unreadIssue({ display: file.display, reason: systemReason(error) }));
-      digest?.incomplete();
+      digest?.incomplete("inventory");
     }
   }
   const { inventory, issues } = builder.build();
-  return { inventory, issues: capSyntaxErrors(issues) };
+  const read = { inventory, issues: capSyntaxErrors(issues) };
+  const key = cache && digest?.inventoryDigest();
+  if (key) storeInventory(cache.directory, key, read);
+  return read;
+}
+
+/** The inventory `seen` from the cache in `directory`, its parts fed to `digest` as a read feeds them. */
+function fromCache(directory: string, seen: InventorySeen, digest: SiteDigest): InventoryResult | undefined {
+  const found = cachedInventory(directory, seen.digest);
+  if (found === undefined) return undefined;
+  for (const entry of seen.unread) digest.unread("inventory", entry.display, entry.reason);
+  for (const file of seen.files) digest.file("inventory", file.display, file.absolute, file.sha256);
+  return found;
 }
 
 /**

@@ -9,8 +9,8 @@ import { renderPlan } from "../synth/plan/render-plan.ts";
 import { UsageError } from "./errors.ts";
 import type { RenderedCluster } from "./render-units.ts";
 import { renderChanged, type ChangedRender } from "./render-incremental.ts";
-import { SiteDigest } from "./site-digest.ts";
-import { readSite, type SiteInput, type SiteLocation } from "./site-reader.ts";
+import { SiteDigest, type InventorySeen } from "./site-digest.ts";
+import { readSite, type ReadSiteOptions, type SiteInput, type SiteLocation } from "./site-reader.ts";
 import { storeSynth, type SynthOutcome } from "./synth-cache.ts";
 
 /** A site read and judged by every rule: what `validate` reports and `explain` explains. */
@@ -34,11 +34,14 @@ export interface SiteRender {
 }
 
 /**
- * Reads a site and runs the whole rule catalogue and the planner on it; `digest`, when given, is fed
- * what is read (decision 0066).
+ * Reads a site and runs the whole rule catalogue and the planner on it, feeding the synth cache's
+ * digest and using the inventory cache as `options` say (decisions 0066 and 0068).
  */
-export async function evaluateFromSite(location: SiteLocation, digest?: SiteDigest): Promise<SiteEvaluation> {
-  const input = await readSite(location, digest && { digest });
+export async function evaluateFromSite(
+  location: SiteLocation,
+  options: ReadSiteOptions = {},
+): Promise<SiteEvaluation> {
+  const input = await readSite(location, options);
   const evaluation = evaluateSite(input.documents, input.inventory, input.lock);
   return { input, plan: evaluation.plan, issues: [...input.issues, ...evaluation.issues] };
 }
@@ -105,14 +108,25 @@ export interface SiteSynth extends SiteRender {
  * `metalsynth synth` up to the write: the site rendered where its inputs or its files in the output
  * directory changed, or everywhere with `full` (decision 0057). The tree it gives is the one
  * {@link renderFromSite} gives; `rendered.kept` names the files that stand as they are. With
- * `cache`, what it found is kept in the synth cache under the site's digest (decision 0066).
+ * `cache`, what it found is kept in the synth cache under the site's digest (decision 0066), and its
+ * inventory, when `inventory` is how the cache saw it, is taken from the inventory cache there
+ * (decision 0068).
  */
 export async function synthFromSite(
   location: SiteLocation,
-  options: { readonly full?: boolean; readonly cache?: string } = {},
+  options: { readonly full?: boolean; readonly cache?: string; readonly inventory?: InventorySeen } = {},
 ): Promise<SiteSynth> {
-  const digest = options.cache === undefined ? undefined : new SiteDigest(location);
-  const { input, plan, issues } = await evaluateFromSite(location, digest);
+  const { cache } = options;
+  const digest = cache === undefined ? undefined : new SiteDigest(location);
+  const { input, plan, issues } = await evaluateFromSite(
+    location,
+    digest && cache !== undefined
+      ? {
+          digest,
+          inventoryCache: { directory: cache, ...(options.inventory && { seen: options.inventory }) },
+        }
+      : {},
+  );
   const ready = renderPlan(plan, issues);
   const rendered = ready && (await renderChanged(ready, input.settings, input.out, options));
   const found: SiteSynth = { input, plan, issues, ...(rendered && { rendered }) };

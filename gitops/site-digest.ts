@@ -28,6 +28,9 @@ export type SitePart = "spec" | "inventory" | "settings" | "lock";
 /** Bumped when what the digest covers, or the cache entry it keys, changes shape. */
 const DIGEST_FORMAT = "metalsynth site digest 1";
 
+/** Bumped when what the inventory's own digest covers, or the cache entry it keys, changes shape. */
+const INVENTORY_FORMAT = "metalsynth inventory digest 1";
+
 /** The site settings file (site-reader's SETTINGS_FILE, which this module must not import). */
 const SETTINGS_FILE = "metalsynth.yaml";
 
@@ -38,6 +41,12 @@ const SETTINGS_FILE = "metalsynth.yaml";
 export class SiteDigest {
   readonly #hash: Hash = createHash("sha256");
   #complete = true;
+  /**
+   * The inventory's own digest, over the same lines as the inventory's share of the site's: the key
+   * of the inventory cache (inventory-cache.ts), which a run whose specs changed can still hit.
+   */
+  readonly #inventory: Hash = createHash("sha256");
+  #inventoryComplete = true;
   #lock: string | undefined;
   /**
    * Where `rendered/` sits in Git, when the evaluation asked (the settings leave the wiring's path
@@ -52,46 +61,72 @@ export class SiteDigest {
    */
   constructor(location: SiteLocation, identity = codeIdentity()) {
     const site = location.site ?? ".";
-    this.#part(DIGEST_FORMAT, identity, process.cwd(), path.resolve(location.relativeTo ?? "."));
+    const caller = [identity, process.cwd(), path.resolve(location.relativeTo ?? ".")];
+    this.#part(DIGEST_FORMAT, ...caller);
     this.#part(
       "location",
       JSON.stringify([site, location.specs ?? null, location.inventory ?? null, location.out ?? null]),
+    );
+    // Where the inventory is listed from and what its paths are shown relative to: its findings'
+    // and hosts' positions say so.
+    this.#inventory.update(
+      `${JSON.stringify([INVENTORY_FORMAT, ...caller, site, location.inventory ?? null])}\n`,
     );
   }
 
   /** A listed path that is not read, and why (it becomes a `file-unread` finding). */
   unread(part: SitePart, display: string, reason: string): void {
-    this.#part(part, "unread", display, reason);
+    this.#feed(part, "unread", display, reason);
   }
 
   /** A file the evaluation looks for and does not find (no settings file, no lock yet). */
   absent(part: SitePart, display: string): void {
-    this.#part(part, "absent", display);
+    this.#feed(part, "absent", display);
   }
 
   /** A whole file's content, as text or bytes (its UTF-8 bytes are what count). */
   content(part: SitePart, display: string, absolute: string, content: string | Uint8Array): void {
-    const hash = createHash("sha256").update(content).digest("hex");
-    if (part === "lock") this.#lock = hash;
-    this.#part(part, "file", display, path.resolve(absolute), hash);
+    this.file(part, display, absolute, createHash("sha256").update(content).digest("hex"));
   }
 
-  /** A file's content fed chunk by chunk, as a streaming reader reads it; `end` when it is read. */
+  /** A file by the SHA-256 of its content (hex), hashed earlier: an inventory answered from its cache. */
+  file(part: SitePart, display: string, absolute: string, sha256: string): void {
+    if (part === "lock") this.#lock = sha256;
+    this.#feed(part, "file", display, path.resolve(absolute), sha256);
+  }
+
+  /**
+   * A file's content fed chunk by chunk, as a streaming reader reads it; `end` when it is read,
+   * which gives the content's SHA-256 (hex).
+   */
   stream(
     part: SitePart,
     display: string,
     absolute: string,
-  ): { update(chunk: string | Uint8Array): void; end(): void } {
+  ): { update(chunk: string | Uint8Array): void; end(): string } {
     const hash = createHash("sha256");
     return {
       update: (chunk) => void hash.update(chunk),
-      end: () => this.#part(part, "file", display, path.resolve(absolute), hash.digest("hex")),
+      end: () => {
+        const sha256 = hash.digest("hex");
+        this.file(part, display, absolute, sha256);
+        return sha256;
+      },
     };
   }
 
-  /** A read failed: the findings say so, and the run is not cached. */
-  incomplete(): void {
+  /** A read of `part` failed: the findings say so, and the run is not cached. */
+  incomplete(part: SitePart): void {
     this.#complete = false;
+    if (part === "inventory") this.#inventoryComplete = false;
+  }
+
+  /**
+   * The inventory's digest, hex, once the inventory is read; undefined when a read of it failed.
+   * Two runs with one inventory digest read the same hosts and findings from it.
+   */
+  inventoryDigest(): string | undefined {
+    return this.#inventoryComplete ? this.#inventory.copy().digest("hex") : undefined;
   }
 
   /** The SHA-256 of the lock's content as read, when there was one. */
@@ -104,6 +139,11 @@ export class SiteDigest {
     return this.#complete ? this.#hash.digest("hex") : undefined;
   }
 
+  #feed(part: SitePart, ...fields: string[]): void {
+    this.#part(part, ...fields);
+    if (part === "inventory") this.#inventory.update(`${JSON.stringify(fields)}\n`);
+  }
+
   #part(...fields: string[]): void {
     this.#hash.update(`${JSON.stringify(fields)}\n`);
   }
@@ -114,9 +154,7 @@ export class SiteDigest {
  * alone, and the lock's bytes; undefined where reading the site would find an unreadable file or
  * a missing path (the full run then says so).
  */
-export async function readSiteDigest(
-  location: SiteLocation,
-): Promise<{ readonly digest: string; readonly lock?: Buffer } | undefined> {
+export async function readSiteDigest(location: SiteLocation): Promise<SiteRead | undefined> {
   const site = location.site ?? ".";
   const relativeTo = location.relativeTo ?? process.cwd();
   const out = location.out ?? path.join(site, "rendered");
@@ -136,11 +174,17 @@ export async function readSiteDigest(
   });
   if (inventory.missing.length > 0) return undefined;
   for (const entry of inventory.unread) digest.unread("inventory", entry.display, entry.reason);
+  const inventoryFiles: SeenFile[] = [];
   for (const file of inventory.files) {
     const stream = digest.stream("inventory", file.display, file.absolute);
     if (!streamFile(file.absolute, stream.update)) return undefined;
-    stream.end();
+    inventoryFiles.push({ display: file.display, absolute: file.absolute, sha256: stream.end() });
   }
+  const seen: InventorySeen = {
+    digest: digest.inventoryDigest()!,
+    unread: inventory.unread,
+    files: inventoryFiles,
+  };
   const settings = path.join(site, SETTINGS_FILE);
   const shownSettings = displayPath(settings, relativeTo);
   if ((await lstat(settings).catch(() => undefined)) === undefined) digest.absent("settings", shownSettings);
@@ -161,7 +205,35 @@ export async function readSiteDigest(
     digest.absent("lock", shownLock);
   }
   const found = digest.digest();
-  return found === undefined ? undefined : { digest: found, ...(lock && { lock }) };
+  return found === undefined ? undefined : { digest: found, ...(lock && { lock }), inventory: seen };
+}
+
+/** A site as {@link readSiteDigest} read it. */
+export interface SiteRead {
+  readonly digest: string;
+  /** The lock's bytes, when there is one. */
+  readonly lock?: Buffer;
+  readonly inventory: InventorySeen;
+}
+
+/** A file of the inventory as {@link readSiteDigest} read it. */
+export interface SeenFile {
+  readonly display: string;
+  readonly absolute: string;
+  /** Its content's SHA-256, hex. */
+  readonly sha256: string;
+}
+
+/**
+ * The inventory as {@link readSiteDigest} listed and hashed it: all a run needs to take its hosts
+ * and findings from the inventory cache under `digest`, and to feed its {@link SiteDigest} the
+ * same parts without reading a file again.
+ */
+export interface InventorySeen {
+  /** {@link SiteDigest.inventoryDigest} of these parts. */
+  readonly digest: string;
+  readonly unread: readonly { readonly display: string; readonly reason: string }[];
+  readonly files: readonly SeenFile[];
 }
 
 function readBytes(file: string): Buffer | undefined {

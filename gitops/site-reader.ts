@@ -13,7 +13,7 @@ import { resolvePathPrefix } from "../synth/site/path-prefix.ts";
 import { readSettings } from "../synth/site/settings.ts";
 import { UsageError } from "./errors.ts";
 import { checkSite, displayPath, errorCode, listInputFiles, systemReason, unreadIssue } from "./files.ts";
-import { readInventory } from "./inventory-reader.ts";
+import { readInventory, type ReadInventoryOptions } from "./inventory-reader.ts";
 import type { SiteDigest } from "./site-digest.ts";
 import { capSyntaxErrors } from "./report/report.ts";
 import { renderedPlace } from "./work-tree.ts";
@@ -62,6 +62,11 @@ export interface ReadSiteOptions {
    * @default undefined
    */
   readonly digest?: SiteDigest;
+  /**
+   * The inventory cache, with a `digest` to key it (decision 0068; readInventory's `cache`).
+   * @default undefined
+   */
+  readonly inventoryCache?: ReadInventoryOptions["cache"];
 }
 
 /** Reads specs, inventory, settings and the previous lock of a site. */
@@ -85,7 +90,7 @@ export async function readSite(location: SiteLocation, options: ReadSiteOptions 
       text = await readFile(file.absolute, "utf8");
     } catch (error) {
       specIssues.push(unreadIssue({ display: file.display, reason: systemReason(error) }));
-      digest?.incomplete();
+      digest?.incomplete("spec");
       continue;
     }
     digest?.content("spec", file.display, file.absolute, text);
@@ -104,7 +109,13 @@ export async function readSite(location: SiteLocation, options: ReadSiteOptions 
 
   const inventoryPaths = location.inventory ?? [path.join(site, "inventory")];
   // readInventory walks the paths itself and throws a UsageError for a missing one.
-  const inventory = await readInventory(inventoryPaths, { relativeTo, site, ...(digest && { digest }) });
+  const { inventoryCache: cache } = options;
+  const inventory = await readInventory(inventoryPaths, {
+    relativeTo,
+    site,
+    ...(digest && { digest }),
+    ...(cache && { cache }),
+  });
   issues.push(...inventory.issues);
 
   const settingsParsed = await readSettingsFile(path.join(site, SETTINGS_FILE), relativeTo, digest);
@@ -142,11 +153,11 @@ async function readSettingsFile(
   try {
     info = await stat(file);
   } catch (error) {
-    digest?.incomplete();
+    digest?.incomplete("settings");
     return { documents: [], issues: [unreadIssue({ display: shown, reason: systemReason(error) })] };
   }
   if (!info.isFile()) {
-    digest?.incomplete();
+    digest?.incomplete("settings");
     const what = info.isDirectory() ? "a directory" : "not a regular file";
     return {
       documents: [],
@@ -158,7 +169,7 @@ async function readSettingsFile(
     digest?.content("settings", shown, file, text);
     return parseDocuments(shown, text);
   } catch (error) {
-    digest?.incomplete();
+    digest?.incomplete("settings");
     return { documents: [], issues: [unreadIssue({ display: shown, reason: systemReason(error) })] };
   }
 }
@@ -178,7 +189,7 @@ async function readLock(
     // No lock is a first run; a lock that is there but unreadable must not silently re-plan everything.
     if (errorCode(error) !== "ENOENT" && errorCode(error) !== "ENOTDIR") {
       issues.push(unreadIssue({ display: shown, reason: systemReason(error) }));
-      digest?.incomplete();
+      digest?.incomplete("lock");
     } else digest?.absent("lock", shown);
     return EMPTY_LOCK;
   }

@@ -7,7 +7,7 @@ import { writeRendered } from "./render-write.ts";
 import { synthFromSite, synthOutcome } from "./render-site.ts";
 import { readSiteDigest, SiteDigest } from "./site-digest.ts";
 import { readSite } from "./site-reader.ts";
-import { storeSynth, synthFromCache } from "./synth-cache.ts";
+import { storeSynth, synthFromCache, type SynthOutcome } from "./synth-cache.ts";
 
 let site: string;
 let cache: string;
@@ -27,6 +27,13 @@ async function fullSynth(): Promise<void> {
   const found = await synthFromSite({ site }, { cache });
   if (!found.rendered) throw new Error("the example site has errors");
   await writeRendered(path.join(site, "rendered"), found.rendered.files, { kept: found.rendered.kept });
+}
+
+/** The synth of the site from the cache, as the CLI asks for it. */
+async function fromCache(): Promise<SynthOutcome | undefined> {
+  const read = await readSiteDigest({ site });
+  if (read === undefined) throw new Error("the example site's digest can be read");
+  return synthFromCache({ site }, read, { directory: cache });
 }
 
 /** The cache's entries, by file name. */
@@ -67,13 +74,13 @@ describe("the site digest", () => {
 
 describe("the synth cache", () => {
   it("misses when it holds nothing for the site", async () => {
-    expect(await synthFromCache({ site }, { directory: cache })).toBeUndefined();
+    expect(await fromCache()).toBeUndefined();
   });
 
   it("answers a site whose inputs and tree are as they were with what a full synth gives", async () => {
     await fullSynth();
     await fullSynth();
-    const cached = await synthFromCache({ site }, { directory: cache });
+    const cached = await fromCache();
     const full = synthOutcome(await synthFromSite({ site }));
     expect(cached).toBeDefined();
     expect(cached?.issues).toEqual(full.issues);
@@ -90,7 +97,7 @@ describe("the synth cache", () => {
     await fullSynth();
     const file = path.join(site, "rendered", "clusters", "edge-a", "cluster-east", "kustomization.yaml");
     await writeFile(file, `${await readFile(file, "utf8")}# edited\n`);
-    expect(await synthFromCache({ site }, { directory: cache })).toBeUndefined();
+    expect(await fromCache()).toBeUndefined();
   });
 
   it.each([
@@ -105,7 +112,7 @@ describe("the synth cache", () => {
       const file = path.join(cache, name);
       await writeFile(file, damage(await readFile(file, "utf8")));
     }
-    expect(await synthFromCache({ site }, { directory: cache })).toBeUndefined();
+    expect(await fromCache()).toBeUndefined();
   });
 
   it("misses an entry of another site digest, or of another metalsynth", async () => {
@@ -117,12 +124,12 @@ describe("the synth cache", () => {
     // Another digest's entry under this digest's name.
     const other = text.replaceAll(key, "0".repeat(64));
     await writeFile(path.join(cache, `${key}.json`), other);
-    expect(await synthFromCache({ site }, { directory: cache })).toBeUndefined();
+    expect(await fromCache()).toBeUndefined();
     // Another metalsynth's evaluation of the same files is kept under another digest.
     const foreign = new SiteDigest({ site }, "another metalsynth");
     const found = await synthFromSite({ site });
     await readSite({ site }, { digest: foreign });
     storeSynth(foreign, synthOutcome(found), cache);
-    expect(await synthFromCache({ site }, { directory: cache })).toBeUndefined();
+    expect(await fromCache()).toBeUndefined();
   });
 });

@@ -9,25 +9,15 @@
  * Like ESLint's `--cache` file or tsc's buildinfo it is state a clone does not have, so nothing in
  * Git or in the output depends on it: with or without it a synth prints and writes the same bytes.
  */
-import { createHash } from "node:crypto";
-import {
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  statSync,
-  utimesSync,
-  writeFileSync,
-} from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { Issue } from "../synth/issue.ts";
+import { readEntryBody, sha256, writeEntry, type CacheShelf } from "./cache-files.ts";
 import { LOCK_FILE } from "../synth/plan/lock-file.ts";
 import type { RenderedPlace } from "../synth/site/path-prefix.ts";
 import type { ChangedRender } from "./render-incremental.ts";
 import { readUnitsBack, type PlanUnits } from "./render-readback.ts";
-import { readSiteDigest, type SiteDigest } from "./site-digest.ts";
+import type { SiteDigest, SiteRead } from "./site-digest.ts";
 import type { SiteLocation } from "./site-reader.ts";
 import { renderedPlace } from "./work-tree.ts";
 
@@ -58,8 +48,10 @@ interface CacheEntry {
   } | null;
 }
 
-/** How many entries the cache keeps, the least recently used going first. */
-const KEPT_ENTRIES = 16;
+/** Where a synth cache's entries are, and how many it keeps. */
+function shelf(directory: string): CacheShelf {
+  return { directory, suffix: ".json", kept: 16 };
+}
 
 /**
  * The cache's directory: `$METALSYNTH_SYNTH_CACHE` when set (as `METALSYNTH_E2E_CACHE` names the
@@ -75,16 +67,16 @@ export function cacheDirectory(env: NodeJS.ProcessEnv = process.env): string {
 }
 
 /**
- * The synth of the site at `location` from the cache, when the cache holds its digest and every
+ * The synth of the site at `location`, as `readSiteDigest` read it (`site`), from the cache, when the
+ * cache holds its digest and every
  * unit of the tree in the output directory reads back whole; undefined otherwise (a full run gives
  * the answer then). Files of `rendered/` are read and compared as a full run reads them.
  */
 export async function synthFromCache(
   location: SiteLocation,
+  site: SiteRead,
   options: { readonly directory?: string; readonly signal?: AbortSignal } = {},
 ): Promise<SynthOutcome | undefined> {
-  const site = await readSiteDigest(location);
-  if (site === undefined) return undefined;
   const entry = readEntry(options.directory ?? cacheDirectory(), site.digest);
   if (entry === undefined) return undefined;
   const out = location.out ?? path.join(location.site ?? ".", "rendered");
@@ -136,17 +128,7 @@ export function storeSynth(digest: SiteDigest, outcome: SynthOutcome, directory 
         ? null
         : { lock: sha256(lock) === digest.lock ? null : lock, units: rendered.units },
   };
-  const body = JSON.stringify(entry);
-  const file = path.join(directory, `${key}.json`);
-  const temporary = `${file}.${process.pid}.tmp`;
-  try {
-    mkdirSync(directory, { recursive: true, mode: 0o700 });
-    writeFileSync(temporary, `${sha256(body)}\n${body}`, { mode: 0o600 });
-    renameSync(temporary, file);
-    prune(directory);
-  } catch {
-    rmSync(temporary, { force: true });
-  }
+  writeEntry(shelf(directory), key, JSON.stringify(entry));
 }
 
 /**
@@ -155,31 +137,15 @@ export function storeSynth(digest: SiteDigest, outcome: SynthOutcome, directory 
  * is a miss.
  */
 function readEntry(directory: string, digest: string): CacheEntry | undefined {
-  const file = path.join(directory, `${digest}.json`);
-  let text: string;
-  try {
-    text = readFileSync(file, "utf8");
-  } catch {
-    return undefined;
-  }
-  const newline = text.indexOf("\n");
-  const body = text.slice(newline + 1);
-  if (newline !== 64 || sha256(body) !== text.slice(0, newline)) return undefined;
+  const body = readEntryBody(shelf(directory), digest);
+  if (body === undefined) return undefined;
   let parsed: unknown;
   try {
-    parsed = JSON.parse(body);
+    parsed = JSON.parse(body.toString("utf8"));
   } catch {
     return undefined;
   }
-  if (!isEntryOf(parsed, digest)) return undefined;
-  try {
-    // Used: the least recently used entries go first.
-    const now = new Date();
-    utimesSync(file, now, now);
-  } catch {
-    // A cache that can't be touched still answers.
-  }
-  return parsed;
+  return isEntryOf(parsed, digest) ? parsed : undefined;
 }
 
 /**
@@ -193,17 +159,4 @@ function isEntryOf(value: unknown, digest: string): value is CacheEntry {
   return (
     entry["digest"] === digest && Array.isArray(entry["issues"]) && "render" in entry && "place" in entry
   );
-}
-
-/** Leaves the {@link KEPT_ENTRIES} most recently used entries. */
-function prune(directory: string): void {
-  const entries = readdirSync(directory)
-    .filter((name) => name.endsWith(".json"))
-    .map((name) => ({ name, used: statSync(path.join(directory, name)).mtimeMs }))
-    .sort((a, b) => b.used - a.used);
-  for (const { name } of entries.slice(KEPT_ENTRIES)) rmSync(path.join(directory, name), { force: true });
-}
-
-function sha256(text: string): string {
-  return createHash("sha256").update(text).digest("hex");
 }

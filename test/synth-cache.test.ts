@@ -12,6 +12,7 @@ import path from "node:path";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readTree } from "../gitops/replace-dir.ts";
+import { readSiteDigest } from "../gitops/site-digest.ts";
 import { cacheDirectory, synthFromCache } from "../gitops/synth-cache.ts";
 import { run } from "./run-cli.ts";
 import { apply, readSpecs, step, writeChangingSite, type Step } from "./support/site-changes.ts";
@@ -24,19 +25,22 @@ const cacheStep: fc.Arbitrary<CacheStep> = fc.oneof(
   { arbitrary: fc.record({ kind: fc.constant("damage" as const), how: fc.nat({ max: 2 }) }), weight: 1 },
 );
 
-/** Damages every entry of the cache in `home`: truncated, one byte changed, or not JSON at all. */
+/**
+ * Damages every entry of the caches in `home`, the synth cache's and the inventory cache's:
+ * truncated, one byte changed, or not an entry at all.
+ */
 async function damage(home: string, how: number): Promise<void> {
   const directory = cacheDirectory({ METALSYNTH_SYNTH_CACHE: home });
-  for (const name of await readdir(directory).catch(() => [])) {
+  const names = await readdir(directory, { recursive: true }).catch(() => []);
+  for (const name of names.filter((entry) => /\.(json|v8)$/.test(entry))) {
     const file = path.join(directory, name);
-    const text = await readFile(file, "utf8");
-    const damaged =
-      how === 0
-        ? text.slice(0, Math.floor(text.length / 2))
-        : how === 1
-          ? text.replace(/"issues":\[/, '"issues":[{"rule":"x"},')
-          : "not a cache entry";
-    await writeFile(file, damaged);
+    const content = await readFile(file);
+    const middle = Math.floor(content.length / 2);
+    if (how === 1) content[middle] = (content[middle] ?? 0) ^ 0x01;
+    await writeFile(
+      file,
+      how === 0 ? content.subarray(0, middle) : how === 1 ? content : "not a cache entry",
+    );
   }
 }
 
@@ -97,7 +101,8 @@ describe("the synth cache", () => {
             await synth(dir, home, format);
             await synth(dir, home, format);
             const directory = cacheDirectory({ METALSYNTH_SYNTH_CACHE: home });
-            expect(await synthFromCache({ site: dir }, { directory })).toBeDefined();
+            const read = await readSiteDigest({ site: dir });
+            expect(read && (await synthFromCache({ site: dir }, read, { directory }))).toBeDefined();
           } finally {
             await rm(dir, { recursive: true, force: true });
             await rm(home, { recursive: true, force: true });

@@ -3,6 +3,7 @@ import { UsageError } from "../../gitops/errors.ts";
 import { checkSite } from "../../gitops/files.ts";
 import { formatIssues, jsonReport } from "../../gitops/report/report.ts";
 import type { SiteLocation } from "../../gitops/site-reader.ts";
+import { readSiteDigest } from "../../gitops/site-digest.ts";
 import { cacheDirectory, synthFromCache, type SynthOutcome } from "../../gitops/synth-cache.ts";
 import { compareText } from "../../synth/issue.ts";
 import { LOCK_FILE } from "../../synth/plan/lock-file.ts";
@@ -97,16 +98,19 @@ async function synthToTree(
  * The site's synth up to the write. A site whose every input is as a previous run read it takes
  * that run's findings and units from the synth cache, its tree in the output directory still read
  * back in full; anything else, and `--full`, evaluates the site and keeps what it found for the
- * next run (decision 0066). Only the cluster directories whose inputs or files changed are
+ * next run (decision 0066); a site whose inventory is as a previous run read it takes its hosts
+ * and findings from the inventory cache (decision 0068). Only the cluster directories whose inputs or files changed are
  * rendered, unless `--full` (decision 0057). The rules, the planner and their libraries are loaded
  * only for a full run.
  */
 async function synthOf(location: SiteLocation, full: boolean): Promise<SynthOutcome> {
   const cache = cacheDirectory();
-  const cached = full ? undefined : await synthFromCache(location, { directory: cache });
+  const seen = full ? undefined : await readSiteDigest(location);
+  const cached = seen && (await synthFromCache(location, seen, { directory: cache }));
   if (cached !== undefined) return cached;
   const { synthFromSite, synthOutcome } = await import("../../gitops/render-site.ts");
-  return synthOutcome(await synthFromSite(location, { full, ...(!full && { cache }) }));
+  if (full) return synthOutcome(await synthFromSite(location, { full }));
+  return synthOutcome(await synthFromSite(location, { cache, ...(seen && { inventory: seen.inventory }) }));
 }
 
 /** Clusters synth lists one line each without `--verbose`. */

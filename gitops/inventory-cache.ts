@@ -1,0 +1,71 @@
+/**
+ * The inventory cache (decision 0068): the hosts and findings a read of the inventory gave, kept
+ * beside the synth cache under the inventory's own digest (site-digest.ts), so a synth whose specs
+ * or settings changed, and the inventory did not, takes them instead of parsing it again.
+ *
+ * An entry is what the loader built, serialised with `node:v8`: plain data (hosts, hosts set aside,
+ * findings), object identities kept, which Node.js reads back in a tenth of the time parsing and
+ * building took. The digest covers metalsynth's code and Node.js's version, so an entry is read
+ * only by the code that wrote it, in the serialisation format it wrote.
+ */
+import path from "node:path";
+import { deserialize, serialize } from "node:v8";
+import type { Issue } from "../synth/issue.ts";
+import type { Host, SetAsideHost } from "../synth/inventory/host.ts";
+import { Inventory } from "../synth/inventory/inventory.ts";
+import type { InventoryResult } from "../synth/inventory/load.ts";
+import { readEntryBody, writeEntry, type CacheShelf } from "./cache-files.ts";
+
+/** One entry: what the loader built from the inventory whose digest it names. */
+interface InventoryEntry {
+  readonly digest: string;
+  readonly hosts: readonly Host[];
+  readonly setAside: readonly SetAsideHost[];
+  readonly issues: readonly Issue[];
+}
+
+/**
+ * Where the inventory cache of the synth cache in `directory` keeps its entries: two of them, since
+ * one is a site's whole inventory (9 MiB at 10,000 hosts) and a second serves going back and forth
+ * between two snapshots.
+ */
+function shelf(directory: string): CacheShelf {
+  return { directory: path.join(directory, "inventory"), suffix: ".v8", kept: 2 };
+}
+
+/** The inventory read under `digest`, from the cache in `directory`; undefined when it holds none whole. */
+export function cachedInventory(directory: string, digest: string): InventoryResult | undefined {
+  const body = readEntryBody(shelf(directory), digest);
+  if (body === undefined) return undefined;
+  let entry: unknown;
+  try {
+    entry = deserialize(body);
+  } catch {
+    return undefined;
+  }
+  if (!isEntryOf(entry, digest)) return undefined;
+  return { inventory: new Inventory(entry.hosts, entry.setAside), issues: [...entry.issues] };
+}
+
+/** Keeps what reading the inventory under `digest` gave. */
+export function storeInventory(directory: string, digest: string, read: InventoryResult): void {
+  const { inventory, issues } = read;
+  const entry: InventoryEntry = { digest, hosts: inventory.hosts, setAside: inventory.setAside, issues };
+  writeEntry(shelf(directory), digest, serialize(entry));
+}
+
+/**
+ * Whether `value` is the entry of `digest`. Its bytes are those {@link storeInventory} wrote (their
+ * checksum holds), and the digest covers metalsynth's own code, so it was written by this very
+ * code: checking the digest and the shape's top is enough.
+ */
+function isEntryOf(value: unknown, digest: string): value is InventoryEntry {
+  if (typeof value !== "object" || value === null) return false;
+  const entry = value as Record<string, unknown>;
+  return (
+    entry["digest"] === digest &&
+    Array.isArray(entry["hosts"]) &&
+    Array.isArray(entry["setAside"]) &&
+    Array.isArray(entry["issues"])
+  );
+}
