@@ -6,14 +6,16 @@
  */
 import { createHash } from "node:crypto";
 import {
+  closeSync,
   mkdirSync,
+  openSync,
   readdirSync,
   readFileSync,
   renameSync,
   rmSync,
   statSync,
   utimesSync,
-  writeFileSync,
+  writeSync,
 } from "node:fs";
 import path from "node:path";
 
@@ -40,10 +42,9 @@ export function readEntryBody(shelf: CacheShelf, name: string): Buffer | undefin
   } catch {
     return undefined;
   }
-  // 64 hex digits and a newline, then the body.
-  const body = content.subarray(65);
-  if (content.length < 65 || content[64] !== 0x0a || content.toString("latin1", 0, 64) !== sha256(body))
-    return undefined;
+  const body = content.subarray(CHECKSUM_BYTES);
+  const checksum = content.subarray(0, CHECKSUM_BYTES).toString("latin1");
+  if (content.length < CHECKSUM_BYTES || checksum !== `${sha256(body)}\n`) return undefined;
   try {
     const now = new Date();
     utimesSync(file, now, now);
@@ -53,20 +54,44 @@ export function readEntryBody(shelf: CacheShelf, name: string): Buffer | undefin
   return body;
 }
 
-/** Writes entry `name` with its checksum (to a temporary file, then renamed) and prunes the shelf. */
-export function writeEntry(shelf: CacheShelf, name: string, body: string | Uint8Array): void {
+/**
+ * Writes entry `name` with its checksum and prunes the shelf. The body is written part by part as
+ * `parts` gives them (a large entry is never whole in memory), to a temporary file that is renamed
+ * once its checksum is in front.
+ */
+export function writeEntry(shelf: CacheShelf, name: string, parts: Iterable<string | Uint8Array>): void {
   const file = path.join(shelf.directory, `${name}${shelf.suffix}`);
   const temporary = `${file}.${process.pid}.tmp`;
+  let fd: number | undefined;
   try {
     mkdirSync(shelf.directory, { recursive: true, mode: 0o700 });
-    writeFileSync(temporary, Buffer.concat([Buffer.from(`${sha256(body)}\n`), Buffer.from(body)]), {
-      mode: 0o600,
-    });
+    fd = openSync(temporary, "w", 0o600);
+    const hash = createHash("sha256");
+    let position = CHECKSUM_BYTES;
+    for (const part of parts) {
+      const bytes = typeof part === "string" ? Buffer.from(part) : part;
+      hash.update(bytes);
+      position += writeAll(fd, bytes, position);
+    }
+    writeAll(fd, Buffer.from(`${hash.digest("hex")}\n`), 0);
+    closeSync(fd);
+    fd = undefined;
     renameSync(temporary, file);
     prune(shelf);
   } catch {
+    if (fd !== undefined) closeSync(fd);
     rmSync(temporary, { force: true });
   }
+}
+
+/** The checksum in front of an entry: 64 hex digits and a newline. */
+const CHECKSUM_BYTES = 65;
+
+/** Writes all of `bytes` at `position`; how many that was. */
+function writeAll(fd: number, bytes: Uint8Array, position: number): number {
+  for (let done = 0; done < bytes.length;)
+    done += writeSync(fd, bytes, done, bytes.length - done, position + done);
+  return bytes.length;
 }
 
 /** Leaves the shelf's most recently used entries. */

@@ -3,7 +3,11 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { addEastWorker, copyExampleSite } from "../test/support/example-site.ts";
-import { cachedInventory } from "./inventory-cache.ts";
+import { issue } from "../synth/issue.ts";
+import { Inventory } from "../synth/inventory/inventory.ts";
+import { makeHost } from "../test/builders/inventory.ts";
+import { sha256 } from "./cache-files.ts";
+import { cachedInventory, storeInventory } from "./inventory-cache.ts";
 import { readSiteDigest, SiteDigest, type SiteRead } from "./site-digest.ts";
 import { readSite, type SiteInput } from "./site-reader.ts";
 
@@ -123,6 +127,25 @@ describe("the inventory cache", () => {
     );
     expect(cachedInventory(cache, first)).toBeUndefined();
     expect(cachedInventory(cache, second)).toBeDefined();
+  });
+
+  it("gives back what it kept, and misses an entry cut short behind a checksum that holds", async () => {
+    const hosts = Array.from({ length: 2500 }, (_, at) =>
+      makeHost({ name: `node-${String(at).padStart(4, "0")}`, cpus: 16 + (at % 7) }),
+    );
+    const kept = {
+      inventory: new Inventory(hosts),
+      issues: [issue("inventory-invalid", "spec", "a finding the read gave")],
+    };
+    const digest = "ab".repeat(32);
+    storeInventory(cache, digest, kept);
+    const found = cachedInventory(cache, digest);
+    expect(found?.inventory.hosts).toEqual(kept.inventory.hosts);
+    expect(found?.issues).toEqual(kept.issues);
+    const file = path.join(cache, "inventory", `${digest}.v8`);
+    const shorter = (await readFile(file)).subarray(65, -100);
+    await writeFile(file, Buffer.concat([Buffer.from(`${sha256(shorter)}\n`), shorter]));
+    expect(cachedInventory(cache, digest)).toBeUndefined();
   });
 
   it("keeps the two most recently used inventories", async () => {

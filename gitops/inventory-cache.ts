@@ -4,8 +4,7 @@
  * or settings changed, and the inventory did not, takes them instead of parsing it again.
  *
  * An entry is what the loader built, serialised with `node:v8`: plain data (hosts, hosts set aside,
- * findings), object identities kept, which Node.js reads back in a tenth of the time parsing and
- * building took. The digest covers metalsynth's code and Node.js's version, so an entry is read
+ * findings), which Node.js reads back in a tenth of the time parsing and building took. The digest covers metalsynth's code and Node.js's version, so an entry is read
  * only by the code that wrote it, in the serialisation format it wrote.
  */
 import path from "node:path";
@@ -47,11 +46,16 @@ export function cachedInventory(directory: string, digest: string): InventoryRes
   return { inventory: new Inventory(entry.hosts, entry.setAside), issues: [...entry.issues] };
 }
 
-/** Keeps what reading the inventory under `digest` gave. */
+/**
+ * Keeps what reading the inventory under `digest` gave, serialised whole and written without a
+ * copy. One buffer (93 MiB at 100,000 hosts) goes back to the system once it is collected; the same
+ * hosts serialised a thousand at a time left the process holding 120 MiB more after a collection,
+ * and a copy with the checksum in front doubled the buffer.
+ */
 export function storeInventory(directory: string, digest: string, read: InventoryResult): void {
   const { inventory, issues } = read;
   const entry: InventoryEntry = { digest, hosts: inventory.hosts, setAside: inventory.setAside, issues };
-  writeEntry(shelf(directory), digest, serialize(entry));
+  writeEntry(shelf(directory), digest, [serialize(entry)]);
 }
 
 /**
