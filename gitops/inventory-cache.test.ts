@@ -31,7 +31,7 @@ async function readAsSynth(read?: SiteRead): Promise<{ input: SiteInput; digest:
   const digest = new SiteDigest({ site });
   const input = await readSite(
     { site },
-    { digest, inventoryCache: { directory: cache, seen: seen.inventory } },
+    { digest, inventoryCache: { directory: cache, seen: seen.inventory, keep: true } },
   );
   return { input, digest };
 }
@@ -146,6 +146,13 @@ describe("the inventory cache", () => {
     const shorter = (await readFile(file)).subarray(65, -100);
     await writeFile(file, Buffer.concat([Buffer.from(`${sha256(shorter)}\n`), shorter]));
     expect(cachedInventory(cache, digest)).toBeUndefined();
+  });
+
+  it("keeps nothing from a read told not to keep (a first render's)", async () => {
+    const seen = (await readSiteDigest({ site }))!.inventory;
+    const digest = new SiteDigest({ site });
+    await readSite({ site }, { digest, inventoryCache: { directory: cache, seen, keep: false } });
+    expect(await entries()).toEqual([]);
   });
 
   it("keeps the two most recently used inventories", async () => {

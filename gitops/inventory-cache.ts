@@ -14,6 +14,21 @@ import type { Host, SetAsideHost } from "../synth/inventory/host.ts";
 import { Inventory } from "../synth/inventory/inventory.ts";
 import type { InventoryResult } from "../synth/inventory/load.ts";
 import { readEntryBody, writeEntry, type CacheShelf } from "./cache-files.ts";
+import type { InventorySeen } from "./site-digest.ts";
+
+/** How a read of the inventory uses the inventory cache. */
+export interface InventoryCacheUse {
+  /** The synth cache's directory (the entries are in `inventory/` there). */
+  readonly directory: string;
+  /** The inventory as the site digest saw it: the entry is looked for under its digest. */
+  readonly seen: InventorySeen;
+  /**
+   * Whether what a read builds on a miss is kept. A first render (no lock) keeps nothing: the
+   * entry's buffer would add to the highest peak of memory a synth has, and the run after it reads
+   * a lock no run has read, so it reads the inventory again anyway and keeps it then.
+   */
+  readonly keep: boolean;
+}
 
 /** One entry: what the loader built from the inventory whose digest it names. */
 interface InventoryEntry {

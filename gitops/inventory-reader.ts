@@ -13,7 +13,7 @@ import { jsonInventoryStream, yamlInventoryStream } from "../synth/inventory/str
 import { UsageError } from "./errors.ts";
 import { errorCode, listInputFiles, systemReason, unreadIssue } from "./files.ts";
 import { capSyntaxErrors } from "./report/report.ts";
-import { cachedInventory, storeInventory } from "./inventory-cache.ts";
+import { cachedInventory, storeInventory, type InventoryCacheUse } from "./inventory-cache.ts";
 import type { InventorySeen, SiteDigest } from "./site-digest.ts";
 
 /** Options of {@link readInventory}. */
@@ -41,12 +41,12 @@ export interface ReadInventoryOptions {
    */
   readonly digest?: SiteDigest;
   /**
-   * The inventory cache (decision 0068), with a `digest` to key it: the hosts and findings of an
-   * inventory `seen` as it is now are taken from `directory` when it holds them (no file is read
-   * again), and what a read builds is kept there. Not with a `builder` of one's own.
+   * The inventory cache (decision 0068), with a `digest` to key it: the hosts and findings of the
+   * inventory as `seen` are taken from it when it holds them (no file is read again), and what a
+   * read builds is kept there if it should be. Not with a `builder` of one's own.
    * @default undefined
    */
-  readonly cache?: { readonly directory: string; readonly seen?: InventorySeen };
+  readonly cache?: InventoryCacheUse;
 }
 
 /**
@@ -79,7 +79,7 @@ export async function readInventory(
   options: ReadInventoryOptions = {},
 ): Promise<InventoryResult> {
   const { digest, cache } = options;
-  const cached = digest && cache?.seen && fromCache(cache.directory, cache.seen, digest);
+  const cached = digest && cache && fromCache(cache.directory, cache.seen, digest);
   if (cached) return cached;
   const relativeTo = path.resolve(options.relativeTo ?? process.cwd());
   const builder = options.builder ?? new InventoryBuilder();
@@ -108,7 +108,7 @@ export async function readInventory(
   }
   const { inventory, issues } = builder.build();
   const read = { inventory, issues: capSyntaxErrors(issues) };
-  const key = cache && digest?.inventoryDigest();
+  const key = cache?.keep === true && digest?.inventoryDigest();
   if (key) storeInventory(cache.directory, key, read);
   return read;
 }

@@ -9,7 +9,8 @@ import { renderPlan } from "../synth/plan/render-plan.ts";
 import { UsageError } from "./errors.ts";
 import type { RenderedCluster } from "./render-units.ts";
 import { renderChanged, type ChangedRender } from "./render-incremental.ts";
-import { SiteDigest, type InventorySeen } from "./site-digest.ts";
+import type { InventoryCacheUse } from "./inventory-cache.ts";
+import { SiteDigest } from "./site-digest.ts";
 import { readSite, type ReadSiteOptions, type SiteInput, type SiteLocation } from "./site-reader.ts";
 import { storeSynth, type SynthOutcome } from "./synth-cache.ts";
 
@@ -108,23 +109,23 @@ export interface SiteSynth extends SiteRender {
  * `metalsynth synth` up to the write: the site rendered where its inputs or its files in the output
  * directory changed, or everywhere with `full` (decision 0057). The tree it gives is the one
  * {@link renderFromSite} gives; `rendered.kept` names the files that stand as they are. With
- * `cache`, what it found is kept in the synth cache under the site's digest (decision 0066), and its
- * inventory, when `inventory` is how the cache saw it, is taken from the inventory cache there
- * (decision 0068).
+ * `cache`, what it found is kept in the synth cache under the site's digest (decision 0066), and with
+ * `inventory` too, the inventory cache there is used as it says (decision 0068).
  */
 export async function synthFromSite(
   location: SiteLocation,
-  options: { readonly full?: boolean; readonly cache?: string; readonly inventory?: InventorySeen } = {},
+  options: {
+    readonly full?: boolean;
+    readonly cache?: string;
+    readonly inventory?: Omit<InventoryCacheUse, "directory">;
+  } = {},
 ): Promise<SiteSynth> {
   const { cache } = options;
   const digest = cache === undefined ? undefined : new SiteDigest(location);
   const { input, plan, issues } = await evaluateFromSite(
     location,
     digest && cache !== undefined
-      ? {
-          digest,
-          inventoryCache: { directory: cache, ...(options.inventory && { seen: options.inventory }) },
-        }
+      ? { digest, ...(options.inventory && { inventoryCache: { directory: cache, ...options.inventory } }) }
       : {},
   );
   const ready = renderPlan(plan, issues);

@@ -110,7 +110,8 @@ async function synthOf(location: SiteLocation, full: boolean): Promise<SynthOutc
   if (cached !== undefined) return cached;
   const { synthFromSite, synthOutcome } = await import("../../gitops/render-site.ts");
   if (full) return synthOutcome(await synthFromSite(location, { full }));
-  return synthOutcome(await synthFromSite(location, { cache, ...(seen && { inventory: seen.inventory }) }));
+  const inventory = seen && { seen: seen.inventory, keep: seen.lock !== undefined };
+  return synthOutcome(await synthFromSite(location, { cache, ...(inventory && { inventory }) }));
 }
 
 /** Clusters synth lists one line each without `--verbose`. */
