@@ -55,25 +55,20 @@ export function readEntryBody(shelf: CacheShelf, name: string): Buffer | undefin
 }
 
 /**
- * Writes entry `name` with its checksum and prunes the shelf. The body is written part by part as
- * `parts` gives them (a large entry is never whole in memory), to a temporary file that is renamed
- * once its checksum is in front.
+ * Writes entry `name` with its checksum and prunes the shelf. A body of bytes is written as it is,
+ * never copied (an inventory's is 93 MiB at 100,000 hosts), to a temporary file whose checksum goes
+ * in front last, and which is then renamed.
  */
-export function writeEntry(shelf: CacheShelf, name: string, parts: Iterable<string | Uint8Array>): void {
+export function writeEntry(shelf: CacheShelf, name: string, body: string | Uint8Array): void {
   const file = path.join(shelf.directory, `${name}${shelf.suffix}`);
   const temporary = `${file}.${process.pid}.tmp`;
   let fd: number | undefined;
   try {
     mkdirSync(shelf.directory, { recursive: true, mode: 0o700 });
     fd = openSync(temporary, "w", 0o600);
-    const hash = createHash("sha256");
-    let position = CHECKSUM_BYTES;
-    for (const part of parts) {
-      const bytes = typeof part === "string" ? Buffer.from(part) : part;
-      hash.update(bytes);
-      position += writeAll(fd, bytes, position);
-    }
-    writeAll(fd, Buffer.from(`${hash.digest("hex")}\n`), 0);
+    const bytes = typeof body === "string" ? Buffer.from(body) : body;
+    writeAll(fd, bytes, CHECKSUM_BYTES);
+    writeAll(fd, Buffer.from(`${sha256(bytes)}\n`), 0);
     closeSync(fd);
     fd = undefined;
     renameSync(temporary, file);
@@ -87,11 +82,10 @@ export function writeEntry(shelf: CacheShelf, name: string, parts: Iterable<stri
 /** The checksum in front of an entry: 64 hex digits and a newline. */
 const CHECKSUM_BYTES = 65;
 
-/** Writes all of `bytes` at `position`; how many that was. */
-function writeAll(fd: number, bytes: Uint8Array, position: number): number {
+/** Writes all of `bytes` at `position`. */
+function writeAll(fd: number, bytes: Uint8Array, position: number): void {
   for (let done = 0; done < bytes.length;)
     done += writeSync(fd, bytes, done, bytes.length - done, position + done);
-  return bytes.length;
 }
 
 /** Leaves the shelf's most recently used entries. */

@@ -4,8 +4,9 @@
  * or settings changed, and the inventory did not, takes them instead of parsing it again.
  *
  * An entry is what the loader built, serialised with `node:v8`: plain data (hosts, hosts set aside,
- * findings), which Node.js reads back in a tenth of the time parsing and building took. The digest covers metalsynth's code and Node.js's version, so an entry is read
- * only by the code that wrote it, in the serialisation format it wrote.
+ * findings), which Node.js reads back in a tenth of the time parsing and building took. The digest
+ * covers metalsynth's code and Node.js's version, so an entry is read only by the code that wrote
+ * it, in the serialisation format it wrote.
  */
 import path from "node:path";
 import { deserialize, serialize } from "node:v8";
@@ -70,7 +71,7 @@ export function cachedInventory(directory: string, digest: string): InventoryRes
 export function storeInventory(directory: string, digest: string, read: InventoryResult): void {
   const { inventory, issues } = read;
   const entry: InventoryEntry = { digest, hosts: inventory.hosts, setAside: inventory.setAside, issues };
-  writeEntry(shelf(directory), digest, [serialize(entry)]);
+  writeEntry(shelf(directory), digest, serialize(entry));
 }
 
 /**

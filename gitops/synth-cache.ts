@@ -128,7 +128,7 @@ export function storeSynth(digest: SiteDigest, outcome: SynthOutcome, directory 
         ? null
         : { lock: sha256(lock) === digest.lock ? null : lock, units: rendered.units },
   };
-  writeEntry(shelf(directory), key, [JSON.stringify(entry)]);
+  writeEntry(shelf(directory), key, JSON.stringify(entry));
 }
 
 /**

@@ -99,8 +99,8 @@ async function synthToTree(
  * that run's findings and units from the synth cache, its tree in the output directory still read
  * back in full; anything else, and `--full`, evaluates the site and keeps what it found for the
  * next run (decision 0066); a site whose inventory is as a previous run read it takes its hosts
- * and findings from the inventory cache (decision 0068). Only the cluster directories whose inputs or files changed are
- * rendered, unless `--full` (decision 0057). The rules, the planner and their libraries are loaded
+ * and findings from the inventory cache (decision 0068). Only the cluster directories whose inputs
+ * or files changed are rendered, unless `--full` (decision 0057). The rules, the planner and their libraries are loaded
  * only for a full run.
  */
 async function synthOf(location: SiteLocation, full: boolean): Promise<SynthOutcome> {
