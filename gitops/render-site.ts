@@ -122,12 +122,12 @@ export async function synthFromSite(
 ): Promise<SiteSynth> {
   const { cache } = options;
   const digest = cache === undefined ? undefined : new SiteDigest(location);
-  const { input, plan, issues } = await evaluateFromSite(
-    location,
-    digest && cache !== undefined
-      ? { digest, ...(options.inventory && { inventoryCache: { directory: cache, ...options.inventory } }) }
-      : {},
-  );
+  const inventoryCache = cache !== undefined &&
+    options.inventory && { directory: cache, ...options.inventory };
+  const { input, plan, issues } = await evaluateFromSite(location, {
+    ...(digest && { digest }),
+    ...(inventoryCache && { inventoryCache }),
+  });
   const ready = renderPlan(plan, issues);
   const rendered = ready && (await renderChanged(ready, input.settings, input.out, options));
   const found: SiteSynth = { input, plan, issues, ...(rendered && { rendered }) };

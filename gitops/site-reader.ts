@@ -13,7 +13,8 @@ import { resolvePathPrefix } from "../synth/site/path-prefix.ts";
 import { readSettings } from "../synth/site/settings.ts";
 import { UsageError } from "./errors.ts";
 import { checkSite, displayPath, errorCode, listInputFiles, systemReason, unreadIssue } from "./files.ts";
-import { readInventory, type ReadInventoryOptions } from "./inventory-reader.ts";
+import type { InventoryCacheUse } from "./inventory-cache.ts";
+import { readInventory } from "./inventory-reader.ts";
 import type { SiteDigest } from "./site-digest.ts";
 import { capSyntaxErrors } from "./report/report.ts";
 import { renderedPlace } from "./work-tree.ts";
@@ -66,7 +67,7 @@ export interface ReadSiteOptions {
    * The inventory cache, with a `digest` to key it (decision 0068; readInventory's `cache`).
    * @default undefined
    */
-  readonly inventoryCache?: ReadInventoryOptions["cache"];
+  readonly inventoryCache?: InventoryCacheUse;
 }
 
 /** Reads specs, inventory, settings and the previous lock of a site. */

@@ -67,6 +67,25 @@ afterAll(async () => {
   await rm(template, { recursive: true, force: true });
 });
 
+describe("the inventory cache", () => {
+  it("is filled by the run after a first render, not by the first render", async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), "metalsynth-cache-"));
+    const home = await mkdtemp(path.join(tmpdir(), "metalsynth-cache-home-"));
+    const kept = async () =>
+      (await readdir(path.join(home, "inventory")).catch(() => [])).filter((name) => name.endsWith(".v8"));
+    try {
+      await cp(template, dir, { recursive: true });
+      expect((await synth(dir, home, "text")).code).toBe(0);
+      expect(await kept()).toEqual([]);
+      expect((await synth(dir, home, "text")).code).toBe(0);
+      expect(await kept()).toHaveLength(1);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+      await rm(home, { recursive: true, force: true });
+    }
+  });
+});
+
 describe("the synth cache", () => {
   it("prints and writes what a synth without it does, after every random site change", async () => {
     await fc.assert(
