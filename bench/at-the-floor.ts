@@ -14,8 +14,8 @@
  *
  * Each round runs every figure once, floors and synths alternating, and the figures are the medians
  * of the rounds' ratios. With `--baseline DIR` (another checkout, built), its CLI runs the same
- * steps on a copy of the site in the same rounds, so the ratios before and after a change are
- * measured side by side. CPU is user + system time of the whole process, all threads, from
+ * steps on a copy of the site in the same rounds, each right after this checkout's, so the ratios
+ * before and after a change are measured side by side. CPU is user + system time of the whole process, all threads, from
  * `process.resourceUsage` at exit; a floor is its work's CPU plus a bare `node` start's, measured in
  * the same round. The synth cache (decisions 0066 and 0068) starts empty at each size: a synth that
  * changes nothing finds the evaluation of its site there from round 2 on (in round 1 the lock it
@@ -156,8 +156,12 @@ export function benchAtTheFloor(
   const baseCli = options.baseline ? path.join(options.baseline, "bin", "metalsynth.js") : undefined;
   const synth = (at: string, program: string, ...args: string[]) =>
     measured(work, [program, "synth", "--site", at, ...args]);
-  // A first render is a fresh clone's: no cache holds its inventory either.
+  // A first render is a fresh clone's: into an empty `rendered/`, and no cache holds its inventory
+  // either. Every write starts into an empty directory right after a tree of the same size was
+  // deleted, floor and synth alike (the file system is slower to create files after a deletion,
+  // decision 0019).
   const coldSynth = (at: string, program: string) => {
+    rmSync(path.join(at, "rendered"), { recursive: true, force: true });
     rmSync(path.join(work, "cold-cache"), { recursive: true, force: true });
     return measured(work, [program, "synth", "--site", at], "cold-cache");
   };
@@ -172,32 +176,33 @@ export function benchAtTheFloor(
   floor("write", path.join(site, "rendered"), floorOut);
   if (baseCli) synth(baseSite, baseCli);
   for (let round = 1; round <= rounds; round++) {
-    // Every write starts into an empty directory right after a tree of the same size was deleted,
-    // floor and synth alike (the file system is slower to create files after a deletion, decision 0019).
-    rmSync(path.join(site, "rendered"), { recursive: true, force: true });
+    // The baseline takes each step right after this checkout: at 100k hosts a figure moved by
+    // seconds between a round's steps, far less between two runs of one step back to back (bench
+    // journal 2026-11-30, 09:03 and 09:28 entries).
     const first = coldSynth(site, cli);
+    const baseFirst = baseCli && coldSynth(baseSite, baseCli);
     rmSync(floorOut, { recursive: true, force: true });
     const written = floor("write", path.join(site, "rendered"), floorOut);
     const nodeStart = measured(work, ["-e", ""]).cpu;
     const again = synth(site, cli);
+    const baseAgain = baseCli && synth(baseSite, baseCli);
     const read = floor("read", path.join(site, "rendered"));
     const validate = measured(work, [cli, "validate", "--site", site]);
     toggleOneCluster(site);
     const changedOnce = synth(site, cli);
+    if (baseCli) toggleOneCluster(baseSite);
+    const baseChanged = baseCli && synth(baseSite, baseCli);
     const readAgain = floor("read", path.join(site, "rendered"));
     toggleOneCluster(site);
     const changedBack = synth(site, cli);
-    let baseline: FloorRound["baseline"];
     if (baseCli) {
-      rmSync(path.join(baseSite, "rendered"), { recursive: true, force: true });
-      const baseFirst = coldSynth(baseSite, baseCli);
-      const baseAgain = synth(baseSite, baseCli);
-      toggleOneCluster(baseSite);
-      const baseChanged = synth(baseSite, baseCli);
       toggleOneCluster(baseSite);
       synth(baseSite, baseCli);
-      baseline = { first: baseFirst, again: baseAgain, changed: baseChanged };
     }
+    const baseline: FloorRound["baseline"] =
+      baseFirst && baseAgain && baseChanged
+        ? { first: baseFirst, again: baseAgain, changed: baseChanged }
+        : undefined;
     const result: FloorRound = {
       nodeStart,
       writeFloor: written.cpuSeconds + nodeStart,
