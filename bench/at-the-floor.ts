@@ -15,13 +15,13 @@
  * Each round runs every figure once, floors and synths alternating, and the figures are the medians
  * of the rounds' ratios. With `--baseline DIR` (another checkout, built), its CLI runs the same
  * steps on a copy of the site in the same rounds, each right after this checkout's, so the ratios
- * before and after a change are measured side by side. CPU is user + system time of the whole process, all threads, from
- * `process.resourceUsage` at exit; a floor is its work's CPU plus a bare `node` start's, measured in
- * the same round. The synth cache (decisions 0066 and 0068) starts empty at each size: a synth that
- * changes nothing finds the evaluation of its site there from round 2 on (in round 1 the lock it
- * reads is the one the first render had just written, which no run had read before), and every
- * synth but the first render finds the inventory's hosts there. A first render is a fresh clone's:
- * it runs with a cache of its own, emptied before it.
+ * before and after a change are measured side by side. CPU is user + system time of the whole
+ * process, all threads, from `process.resourceUsage` at exit; a floor is its work's CPU plus a bare
+ * `node` start's, measured in the same round. The synth cache (decisions 0066 and 0068) starts
+ * empty at each size: a synth that changes nothing finds the evaluation of its site there from
+ * round 2 on (in round 1 the lock it reads is the one the first render had just written, which no
+ * run had read before), and every synth but the first render finds the inventory's hosts there. A
+ * first render is a fresh clone's: it runs with a cache of its own, emptied before it.
  *
  *   tsx bench/at-the-floor.ts [--sizes 10000,100000] [--rounds 3] [--baseline DIR] [--keep DIR]
  */
