@@ -138,9 +138,21 @@ describe("Inventory", () => {
     expect(inventory.matching(selector).map((host) => host.name)).toEqual(expected);
   });
 
+  it("matching stays right after more label keys are asked than it remembers", () => {
+    const fresh = new Inventory(hosts);
+    for (let key = 0; key < 300; key++) {
+      expect(fresh.matching({ matchExpressions: [{ key: `made-up-${key}`, operator: "Exists" }] })).toEqual(
+        [],
+      );
+    }
+    expect(
+      fresh.matching({ matchLabels: { "vino.airshipit.org/rack": "r2" } }).map((host) => host.name),
+    ).toEqual(["node-c", "node-d"]);
+  });
+
   it("matching agrees with a scan for any selector (property)", () => {
     const value = fc.constantFrom("a", "b", "c", "");
-    // "constructor" is a key every object inherits and no host carries.
+    // "constructor", a key every object inherits: matching names only the hosts that carry it.
     const key = fc.constantFrom("k1", "k2", "k3", "constructor");
     const hostsArb = fc.uniqueArray(
       fc.record({
