@@ -52,6 +52,15 @@ export const TAKE_BACK_AFTER_MS = 50;
 /** Default number of review workers: one costly review leaves the other free. */
 export const DEFAULT_REVIEW_WORKERS = 2;
 
+/**
+ * The young generation of a review worker's heap, in MiB (V8 gives a third of it to each of its two
+ * semi-spaces). A review's objects die with it, but V8 sizes the young generation from what survives,
+ * and evaluating the site keeps nearly everything: left to itself it grew a worker's semi-spaces to
+ * 64 MiB, and every scavenge stopped the worker for 9–15 ms, the webhook's whole p99 at 500
+ * requests/s. At 24 MiB a scavenge takes 2–3 ms, more often (decision 0056, amended 2026-11-30).
+ */
+export const REVIEW_YOUNG_GENERATION_MIB = 24;
+
 /** Options of {@link ReviewPool}. */
 export interface ReviewPoolOptions {
   readonly state: WebhookState;
@@ -171,7 +180,10 @@ export class ReviewPool implements Reviews {
       trust: this.#state.trust,
       progress: progress.buffer,
     };
-    const thread = new Worker(workerEntry(), { workerData });
+    const thread = new Worker(workerEntry(), {
+      workerData,
+      resourceLimits: { maxYoungGenerationSizeMb: REVIEW_YOUNG_GENERATION_MIB },
+    });
     const worker: PoolWorker = {
       thread,
       sender: new WireSender(),
