@@ -20,6 +20,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { request } from "node:https";
 import { parseAllDocuments } from "yaml";
+import { WEBHOOK_NODE_OPTIONS } from "../charts/webhook/deployment.ts";
 import { MEMORY_PER_CLUSTER_KIB, MEMORY_PER_HOST_KIB, MEMORY_BASE_MIB } from "../charts/webhook/sizing.ts";
 import { NETWORK_DATA_LABEL } from "../synth/inventory/network-data.ts";
 import { KINDS } from "../synth/schema/kinds.ts";
@@ -189,7 +190,8 @@ async function measure(hosts: number, clusters: number): Promise<Measured> {
         "--port",
         String(port),
       ],
-      { stdio: ["ignore", "ignore", "inherit"] },
+      // With the Node.js options the chart gives the webhook's container.
+      { stdio: ["ignore", "ignore", "inherit"], env: { ...process.env, NODE_OPTIONS: WEBHOOK_NODE_OPTIONS } },
     );
     try {
       while ((await probe(`https://127.0.0.1:${port}/readyz`, ca.cert)) !== 200) {

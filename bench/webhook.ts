@@ -42,6 +42,7 @@ import express from "express";
 import { generateBmhs } from "../test/builders/inventory.ts";
 import { createTestCa, issueServerCertificate, SERVICE_NAME } from "../test/webhook/tls-fixture.ts";
 import { admissionReview, provisioning, type Cr } from "../test/builders/reviews.ts";
+import { WEBHOOK_NODE_OPTIONS } from "../charts/webhook/deployment.ts";
 import { hubProvisioning, type HubSite } from "./hub-site.ts";
 import { loadHub } from "./hub.ts";
 import {
@@ -613,7 +614,8 @@ async function startServers(hub: HubSite | undefined): Promise<{
     ...(hub && { hub }),
   };
   const servers = fork(fileURLToPath(import.meta.url), [], {
-    execArgv: ["--import", import.meta.resolve("tsx")],
+    // With the Node.js options the chart gives the webhook's container.
+    execArgv: [...WEBHOOK_NODE_OPTIONS.split(" "), "--import", import.meta.resolve("tsx")],
     env: { ...process.env, [SERVE_DATA]: JSON.stringify(data) },
     stdio: ["ignore", "inherit", "inherit", "ipc"],
   });

@@ -2,10 +2,10 @@
  * The image, run the way deploy/metalsynth.yaml's Deployment runs it: as uid and gid 65532, all
  * capabilities dropped, no privilege escalation, a read-only root file system and nothing writable
  * besides (the Deployment mounts no /tmp, so neither does this), the TLS Secret's files mounted
- * read-only as mode 0440 of group 65532 (its defaultMode and fsGroup), the same arguments but for
- * `--from-cluster`, which needs an API server: the example site's inventory and specs instead,
- * mounted read-only. The API server's side is played by a client that trusts only the test CA and
- * checks the Service's DNS name, as the API server does.
+ * read-only as mode 0440 of group 65532 (its defaultMode and fsGroup), its Node.js options, the
+ * same arguments but for `--from-cluster`, which needs an API server: the example site's inventory
+ * and specs instead, mounted read-only. The API server's side is played by a client that trusts
+ * only the test CA and checks the Service's DNS name, as the API server does.
  */
 import { execFile } from "node:child_process";
 import { copyFile, chmod, chown, mkdir, readFile } from "node:fs/promises";
@@ -13,6 +13,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { z } from "zod";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { WEBHOOK_NODE_OPTIONS } from "../../charts/webhook/deployment.ts";
 import { REPO } from "../harness.ts";
 import { admissionReview } from "../builders/reviews.ts";
 import { copyExampleSite } from "../support/example-site.ts";
@@ -90,6 +91,8 @@ describe("the metalsynth image, run as the Deployment runs it", () => {
       `--name=${name}`,
       `--publish=127.0.0.1:${port}:8443`,
       ...SECURITY,
+      // The Deployment's Node.js options: the image's node must accept them.
+      `--env=NODE_OPTIONS=${WEBHOOK_NODE_OPTIONS}`,
       `--volume=${tls}:/tls:ro`,
       `--volume=${site}:/site:ro`,
       IMAGE,

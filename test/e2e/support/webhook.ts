@@ -66,15 +66,26 @@ export async function installWebhookRbac(kubectl: Kubectl): Promise<void> {
   await must(kubectl, ["apply", "-f", "-"], objects.map((object) => stringify(object)).join("---\n"));
 }
 
-/** The webhook Deployment's arguments in deploy/metalsynth.yaml. */
-async function deploymentArgs(): Promise<string[]> {
+/** The webhook's container in deploy/metalsynth.yaml's Deployment. */
+async function webhookContainer(): Promise<{ args?: string[]; env?: { name: string; value: string }[] }> {
   const deployment = (await deployObjects()).find(
     (object) => object.kind === "Deployment" && object.metadata.name === "metalsynth-webhook",
   );
-  return (
-    (deployment?.spec as { template: { spec: { containers: { args?: string[] }[] } } } | undefined)?.template
-      .spec.containers[0]?.args ?? []
-  );
+  const spec = deployment?.spec as
+    | { template: { spec: { containers: { args?: string[]; env?: { name: string; value: string }[] }[] } } }
+    | undefined;
+  return spec?.template.spec.containers[0] ?? {};
+}
+
+/** The webhook Deployment's arguments in deploy/metalsynth.yaml. */
+async function deploymentArgs(): Promise<string[]> {
+  return (await webhookContainer()).args ?? [];
+}
+
+/** The webhook Deployment's environment in deploy/metalsynth.yaml (its Node.js options). */
+async function deploymentEnv(): Promise<Record<string, string>> {
+  const env = (await webhookContainer()).env ?? [];
+  return Object.fromEntries(env.map((variable) => [variable.name, variable.value]));
 }
 
 /** The Deployment's `--secrets-namespace` values in deploy/metalsynth.yaml: the inventory namespaces. */
@@ -103,7 +114,7 @@ export interface WebhookOptions {
 
 /**
  * Starts `metalsynth webhook --from-cluster` as {@link WEBHOOK_USER}, with the Deployment's
- * arguments; resolves once `/readyz` is 200.
+ * arguments and environment; resolves once `/readyz` is 200.
  */
 export async function startWebhook(
   plane: ControlPlane,
@@ -132,7 +143,11 @@ export async function startWebhook(
       ...extraArgs,
     ],
     {
-      env: { ...process.env, KUBECONFIG: options.kubeconfig ?? plane.kubeconfigFor(WEBHOOK_USER) },
+      env: {
+        ...process.env,
+        ...(await deploymentEnv()),
+        KUBECONFIG: options.kubeconfig ?? plane.kubeconfigFor(WEBHOOK_USER),
+      },
       stdio: ["ignore", "pipe", "pipe"],
     },
   );
