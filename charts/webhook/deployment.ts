@@ -12,9 +12,9 @@ const TLS_DIR = "/tls";
 
 /**
  * Node.js options of the webhook's process: V8's semi-spaces at 8 MiB (a young generation of
- * 24 MiB, as each review worker has). Left to itself V8 grows them to 64 MiB, and each scavenge
- * then stops the server's thread for up to 20 ms, in front of every request waiting on it
- * (decision 0056, amended 2026-11-30). A process can't size its own heap once started.
+ * 24 MiB, as each review worker has). Left to itself V8 grows them to 64 MiB, and the server's
+ * thread then stalled 12–26 ms at a time, in front of every request waiting on it (decision 0056,
+ * amended 2026-11-30). A process can't size its own heap once started.
  */
 export const WEBHOOK_NODE_OPTIONS = "--max-semi-space-size=8";
 
