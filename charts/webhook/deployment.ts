@@ -11,12 +11,19 @@ export const CRITICAL_PODS = 100;
 const TLS_DIR = "/tls";
 
 /**
- * Node.js options of the webhook's process: V8's semi-spaces at 8 MiB (a young generation of
- * 24 MiB, as each review worker has). Left to itself V8 grows them to 64 MiB, and the server's
- * thread then stalled 12–26 ms at a time, in front of every request waiting on it (decision 0056,
- * amended 2026-11-30). A process can't size its own heap once started.
+ * Node.js options of the webhook's process:
+ *
+ * - V8's semi-spaces at 8 MiB (a young generation of 24 MiB, as each review worker has). Left to
+ *   itself V8 grows them to 64 MiB, and the server's thread then stalled 12–26 ms at a time, in
+ *   front of every request waiting on it (decision 0056, amended 2026-11-30). A process can't size
+ *   its own heap once started.
+ * - One thread for V8's background work. A costly review allocates fast, and the collector's
+ *   parallel and concurrent work for it ran on up to four of them, taking the CPU the server's
+ *   thread and the other review worker needed: with one, the other requests' p99 while it ran fell
+ *   from a median of 61 ms to 15 ms in eight rounds taken in turn (decision 0056, second
+ *   amendment of 2026-11-30).
  */
-export const WEBHOOK_NODE_OPTIONS = "--max-semi-space-size=8";
+export const WEBHOOK_NODE_OPTIONS = "--max-semi-space-size=8 --v8-pool-size=1";
 
 /** Props of {@link WebhookDeployment}. */
 export interface WebhookDeploymentProps {

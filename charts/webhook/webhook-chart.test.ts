@@ -195,8 +195,11 @@ describe("WebhookChart", () => {
     });
     expect(container?.readinessProbe?.httpGet).toMatchObject({ path: "/readyz", scheme: "HTTPS" });
     expect(container?.livenessProbe?.httpGet).toMatchObject({ path: "/healthz", scheme: "HTTPS" });
-    // The server's thread with the small young generation its review workers have (decision 0056).
-    expect(container?.env).toEqual([{ name: "NODE_OPTIONS", value: "--max-semi-space-size=8" }]);
+    // The server's thread with the small young generation its review workers have, and one thread
+    // for V8's background work (decision 0056).
+    expect(container?.env).toEqual([
+      { name: "NODE_OPTIONS", value: "--max-semi-space-size=8 --v8-pool-size=1" },
+    ]);
     // Sized by the measured formula for the default site (charts/webhook/sizing.ts).
     expect(container?.resources).toEqual({
       requests: { cpu: "200m", memory: "448Mi" },
