@@ -17,11 +17,11 @@ const TLS_DIR = "/tls";
  *   itself V8 grows them to 64 MiB, and the server's thread then stalled 12–26 ms at a time, in
  *   front of every request waiting on it (decision 0056, amended 2026-11-30). A process can't size
  *   its own heap once started.
- * - One thread for V8's background work. A costly review allocates fast, and the collector's
- *   parallel and concurrent work for it ran on up to four of them, taking the CPU the server's
- *   thread and the other review worker needed: with one, the other requests' p99 while it ran fell
- *   from a median of 61 ms to 15 ms in eight rounds taken in turn (decision 0056, second
- *   amendment of 2026-11-30).
+ * - One thread for V8's background work. What a costly review makes for them (the collector's
+ *   parallel and concurrent tasks, optimising compilations) ran on up to four, taking the CPU the
+ *   server's thread and the other review worker needed: with one, the other requests' p99 while
+ *   it ran fell from a median of 61 ms to 15 ms in eight rounds taken in turn (decision 0056,
+ *   second amendment of 2026-11-30).
  */
 export const WEBHOOK_NODE_OPTIONS = "--max-semi-space-size=8 --v8-pool-size=1";
 
