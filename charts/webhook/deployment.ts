@@ -20,8 +20,8 @@ const TLS_DIR = "/tls";
  * - One thread for V8's background work. What a costly review makes for them (the collector's
  *   parallel and concurrent tasks, optimising compilations) ran on up to four, taking the CPU the
  *   server's thread and the other review worker needed: with one, the other requests' p99 while
- *   it ran fell from a median of 61 ms to 15 ms in eight rounds taken in turn (decision 0056,
- *   second amendment of 2026-11-30).
+ *   it ran fell from a median of 35 ms to 15 ms in ten rounds taken in turn, at a cost of about
+ *   4 % more CPU a request at peak (decision 0056, second amendment of 2026-11-30).
  */
 export const WEBHOOK_NODE_OPTIONS = "--max-semi-space-size=8 --v8-pool-size=1";
 
