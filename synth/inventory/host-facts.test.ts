@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { makeHost, type HostOptions } from "../../test/builders/inventory.ts";
 import { SIP_LABELS } from "./bmh.ts";
-import { changedFacts, EVERY_HOST_FACT, HOST_FACTS } from "./host-facts.ts";
+import { alikeIn, changedFacts, EVERY_HOST_FACT, HOST_FACTS } from "./host-facts.ts";
 
 const before = makeHost({ name: "h1", rack: "r1", cpus: 16 });
 const after = (options: HostOptions) => makeHost({ name: "h1", rack: "r1", cpus: 16, ...options });
@@ -39,5 +39,43 @@ describe("changedFacts", () => {
       labels: { [SIP_LABELS.namespace]: "tenant", [SIP_LABELS.name]: "s1", [SIP_LABELS.nodeType]: "Worker" },
     });
     expect(changedFacts(before, labelled)).toBe(HOST_FACTS.labels | HOST_FACTS.claim);
+  });
+});
+
+describe("alikeIn", () => {
+  const groups = (hosts: readonly HostOptions[], facts: number) =>
+    alikeIn(hosts.map(makeHost), facts).map(({ host, count }) => `${host.name}×${count}`);
+
+  it("groups hosts whose fields of the facts hold the same values, whatever their names and other facts", () => {
+    const hosts: HostOptions[] = [
+      { name: "a", rack: "r1", cpus: 16, memoryBytes: 2 ** 36 },
+      { name: "b", rack: "r2", cpus: 32, memoryBytes: 2 ** 36 },
+      { name: "c", rack: "r3", cpus: 16, memoryBytes: 2 ** 36, provisioningState: "ready" },
+      { name: "d", rack: "r1", cpus: 16, memoryBytes: 2 ** 37 },
+    ];
+    expect(groups(hosts, HOST_FACTS.hardware)).toEqual(["a×2", "b×1", "d×1"]);
+    expect(groups(hosts, HOST_FACTS.labels)).toEqual(["a×1", "b×1", "c×1", "d×1"]);
+  });
+
+  it("groups hosts by a list only when they share it: equal lists read apart are two kinds", () => {
+    const disks = [{ name: "sda", sizeBytes: 2 ** 38 }];
+    const hosts: HostOptions[] = [
+      { name: "a", disks },
+      { name: "b", disks },
+      { name: "c", disks: [...disks] },
+    ];
+    expect(groups(hosts, HOST_FACTS.hardware)).toEqual(["a×2", "c×1"]);
+  });
+
+  it("puts every host in one group when the facts name no field", () => {
+    expect(
+      groups(
+        [
+          { name: "a", cpus: 8 },
+          { name: "b", cpus: 96 },
+        ],
+        0,
+      ),
+    ).toEqual(["a×2"]);
   });
 });

@@ -1,10 +1,12 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { macFor, makeInventory, type HostOptions } from "../../test/builders/inventory.ts";
 import { makeProvisioning, type ProvisioningOptions } from "../../test/builders/specs.ts";
 import { clusterKey } from "../cluster-key.ts";
 import type { RuleId } from "../rule-catalogue.ts";
 import { claimMacHosts, placeBpaCluster } from "./bpa-placement.ts";
-import { rejection } from "../rules/filters.ts";
+import { fitHistogram, rejection } from "../rules/filters.ts";
+import { parseCpuFlag } from "../checked.ts";
 import { CPUS } from "../rules/filters/cpus.ts";
 import { UNCLAIMED } from "../rules/filters/unclaimed.ts";
 import { ClaimLedger } from "./claim-ledger.ts";
@@ -273,6 +275,107 @@ describe("placeBpaCluster", () => {
       },
       { host: "metal3/b", rejection: { filter: UNCLAIMED.name, reason: "claimed" } },
     ]);
+  });
+
+  it("words a no-fit as judging every host one by one would, when it judges one host of each kind", () => {
+    // Lists alike in content but not the same list, as two reads of a host give, are two kinds.
+    const flags = [["avx2"], ["avx2"], ["avx2", "sse4_2"]].map((list) => list.map(parseCpuFlag));
+    const disks = [
+      [{ name: "sda", sizeBytes: 400 * GI, rotational: false }],
+      [{ name: "sda", sizeBytes: 400 * GI, rotational: false }],
+      [{ name: "sdb", sizeBytes: 2000 * GI, rotational: true }],
+    ];
+    // Each fact the entries may ask for is most often what they ask, so many hosts pass every
+    // filter but one.
+    const often = <T>(fits: T, ...others: T[]) => fc.constantFrom(fits, fits, fits, ...others);
+    const facts = fc.record({
+      cpus: often<number | undefined>(16, 8, undefined),
+      memoryBytes: often(64 * GI, 32 * GI),
+      sriov: often(true, false),
+      qat: often(true, false),
+      cpuArch: often<string | undefined>("x86_64", undefined),
+      cpuFlags: often<(typeof flags)[number] | undefined>(flags[0]!, flags[1]!, flags[2]!, undefined),
+      disks: often<(typeof disks)[number] | undefined>(disks[0]!, disks[1]!, disks[2]!, undefined),
+      speedGbps: often<number | undefined>(25, 10, undefined),
+    });
+    type Facts = typeof facts extends fc.Arbitrary<infer T> ? T : never;
+    // A host is one of a few kinds, or one of them with one fact of another: the host a group of
+    // that kind must not hide.
+    const host = fc.record({
+      kind: fc.nat(2),
+      differs: fc.option(
+        fc.constantFrom<keyof Facts>(
+          "cpus",
+          "memoryBytes",
+          "sriov",
+          "qat",
+          "cpuArch",
+          "cpuFlags",
+          "disks",
+          "speedGbps",
+        ),
+        { nil: undefined },
+      ),
+      other: facts,
+      held: fc.nat(3).map((draw) => draw === 0),
+    });
+    const entry = fc.record(
+      {
+        cpu: fc.constant(16),
+        memory: fc.constant("64Gi"),
+        sriov: fc.boolean(),
+        qat: fc.boolean(),
+        hardware: fc.record(
+          {
+            arch: fc.constant("x86_64"),
+            cpuFlags: fc.constantFrom(["avx2"], ["sse4_2"]),
+            nicSpeedGbps: fc.constant(25),
+            disk: fc.record(
+              { minSizeGibibytes: fc.constantFrom(100, 1000), rotational: fc.boolean() },
+              { requiredKeys: [] },
+            ),
+          },
+          { requiredKeys: [] },
+        ),
+      },
+      { requiredKeys: [] },
+    );
+    fc.assert(
+      fc.property(
+        fc.array(facts, { minLength: 3, maxLength: 3 }),
+        fc.array(host, { minLength: 1, maxLength: 30 }),
+        fc.array(entry, { minLength: 1, maxLength: 4 }),
+        (kinds, drawn, workers) => {
+          const hosts = drawn.map(
+            ({ kind, differs, other, held }, position): HostOptions & { held: boolean } => {
+              const { speedGbps, ...facts } =
+                differs === undefined ? kinds[kind]! : { ...kinds[kind]!, [differs]: other[differs] };
+              const name = `h${position}`;
+              const nic = { name: "eno1", mac: macFor(`metal3/${name}`, 0), ...(speedGbps && { speedGbps }) };
+              return { name, ...facts, held, nics: [nic] };
+            },
+          );
+          const held = Object.fromEntries(
+            hosts.filter((host) => host.held).map((host) => [host.name, "other"]),
+          );
+          const { issues, placed } = place(
+            hosts,
+            {
+              masters: { m1: {} },
+              workers: Object.fromEntries(workers.map((asked, index) => [`w${index}`, asked])),
+            },
+            { held },
+          );
+          for (const decision of placed.plan.decisions.filter((made) => made.chosen.length === 0)) {
+            const judged = decision.rejected().map((rejected) => rejected.rejection);
+            expect(issues.map((found) => found.message)).toContain(
+              `no host for ${decision.subject}: ${fitHistogram(hosts.length, 0, judged)}`,
+            );
+          }
+        },
+      ),
+      { numRuns: 400 },
+    );
   });
 
   it("judges the hosts once for entries that ask alike and fit nowhere, until a claim or a used host changes the verdicts", () => {

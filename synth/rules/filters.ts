@@ -125,8 +125,8 @@ export function fitHistogram(total: number, fitting: number, rejected: Iterable<
 export class RejectionTally {
   readonly #counts = new Map<Rejection, number>();
 
-  add(rejection: Rejection): void {
-    this.#counts.set(rejection, (this.#counts.get(rejection) ?? 0) + 1);
+  add(rejection: Rejection, hosts = 1): void {
+    this.#counts.set(rejection, (this.#counts.get(rejection) ?? 0) + hosts);
   }
 
   /** A tally that starts with these counts. */
