@@ -294,6 +294,7 @@ describe("placeBpaCluster", () => {
       sriov: often(true, false),
       qat: often(true, false),
       cpuArch: often<string | undefined>("x86_64", undefined),
+      cpuModel: often<string | undefined>("Intel(R) Xeon(R) Gold 6230", "AMD EPYC 7502", undefined),
       cpuFlags: often<(typeof flags)[number] | undefined>(flags[0]!, flags[1]!, flags[2]!, undefined),
       disks: often<(typeof disks)[number] | undefined>(disks[0]!, disks[1]!, disks[2]!, undefined),
       speedGbps: often<number | undefined>(25, 10, undefined),
@@ -310,6 +311,7 @@ describe("placeBpaCluster", () => {
           "sriov",
           "qat",
           "cpuArch",
+          "cpuModel",
           "cpuFlags",
           "disks",
           "speedGbps",
@@ -328,6 +330,7 @@ describe("placeBpaCluster", () => {
         hardware: fc.record(
           {
             arch: fc.constant("x86_64"),
+            cpuModel: fc.constant("xeon"),
             cpuFlags: fc.constantFrom(["avx2"], ["sse4_2"]),
             nicSpeedGbps: fc.constant(25),
             disk: fc.record(
@@ -374,7 +377,7 @@ describe("placeBpaCluster", () => {
           }
         },
       ),
-      { numRuns: 400 },
+      { numRuns: 600 },
     );
   });
 
