@@ -675,6 +675,8 @@ if (serveData !== undefined) {
   await serve(JSON.parse(serveData) as ServeData);
 } else if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const streamRounds = process.argv[2] === "--stream" ? Number(process.argv[3] ?? 10) : undefined;
+  if (streamRounds !== undefined && !(Number.isInteger(streamRounds) && streamRounds > 0))
+    throw new Error(`--stream takes a number of rounds, not ${process.argv[3]}`);
   const lines = streamRounds === undefined ? await benchWebhook() : await benchStream(streamRounds);
   for (const line of lines) console.log(line);
 }
