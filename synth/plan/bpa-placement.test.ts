@@ -351,11 +351,11 @@ describe("placeBpaCluster", () => {
         (kinds, drawn, workers) => {
           const hosts = drawn.map(
             ({ kind, differs, other, held }, position): HostOptions & { held: boolean } => {
-              const { speedGbps, ...facts } =
+              const { speedGbps, ...hardware } =
                 differs === undefined ? kinds[kind]! : { ...kinds[kind]!, [differs]: other[differs] };
               const name = `h${position}`;
               const nic = { name: "eno1", mac: macFor(`metal3/${name}`, 0), ...(speedGbps && { speedGbps }) };
-              return { name, ...facts, held, nics: [nic] };
+              return { name, ...hardware, held, nics: [nic] };
             },
           );
           const held = Object.fromEntries(
