@@ -88,9 +88,11 @@ interface Level {
 /**
  * `hosts` grouped by `facts`: hosts share a group when each field of those facts (identity aside)
  * holds the same value, lists the same list (the loader shares a list among hosts that have it
- * alike). A filter's verdict depends only on the facts it declares, so it judges one host of a
- * group for all of them: a `no-fit` histogram over a site of a few hardware kinds judges a few
- * hundred hosts, not ten thousand (decision 0069). Groups come in the order of their first host.
+ * alike). A resource filter's verdict depends only on the facts it declares, so it judges one host
+ * of a group for all of them: a `no-fit` histogram over a site of a few hardware kinds judges a few
+ * hundred hosts, not ten thousand (decision 0069). Not so a filter of the placing cluster's own
+ * state (`unused`, `named`, `other-role`): it declares no fact and tells hosts apart by id, so its
+ * verdicts must never be taken from a group. Groups come in the order of their first host.
  */
 export function alikeIn(hosts: Iterable<Host>, facts: HostFacts): AlikeHosts[] {
   const fields = FIELDS.filter(
