@@ -790,9 +790,9 @@ function noFitHistogram(
  * The `no-fit` histogram of an entry no open host fits: each group of open hosts alike in what
  * `needs` reads counted by the first of `needs` to reject one of them. Only the entry's resource
  * filters are judged by group: the claim, availability and used-host filters were judged host by
- * host when the open hosts were found (`openHosts`). A Provisioning of a thousand
- * workers, each asking another CPU count, judges the site's few hundred kinds of host a thousand
- * times, not its ten thousand hosts (decision 0069).
+ * host when the open hosts were found (`openHosts`). A Provisioning of a thousand workers, each
+ * asking another CPU count, judges the site's few hundred kinds of host a thousand times, not its
+ * ten thousand hosts (decision 0069).
  */
 function openNoFitHistogram(
   open: OpenHosts,
