@@ -1,6 +1,6 @@
 /**
- * The files of metalsynth's caches outside Git (the synth cache, the inventory cache; decisions 0066
- * and 0068): each entry a file whose first bytes are the SHA-256 of the rest, written whole or not
+ * The files of metalsynth's caches outside Git (the synth cache, the inventory cache, the plan
+ * cache; decisions 0066, 0068 and 0070): each entry a file whose first bytes are the SHA-256 of the rest, written whole or not
  * at all, the least recently used going first. An entry that does not check out is a miss; failing
  * to write one is no error, since the next run evaluates again.
  */
@@ -18,6 +18,7 @@ import {
   writeSync,
 } from "node:fs";
 import path from "node:path";
+import { deserialize } from "node:v8";
 
 /** Where entries of one kind are kept, and how many. */
 export interface CacheShelf {
@@ -52,6 +53,20 @@ export function readEntryBody(shelf: CacheShelf, name: string): Buffer | undefin
     // A cache that can't be touched still answers.
   }
   return body;
+}
+
+/**
+ * The value entry `name` holds, serialised with `node:v8` (the inventory's and the plan's entries):
+ * undefined when the entry is not whole or not such a value.
+ */
+export function readSerialisedEntry(shelf: CacheShelf, name: string): unknown {
+  const body = readEntryBody(shelf, name);
+  if (body === undefined) return undefined;
+  try {
+    return deserialize(body) as unknown;
+  } catch {
+    return undefined;
+  }
 }
 
 /**

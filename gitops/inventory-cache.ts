@@ -9,12 +9,12 @@
  * it, in the serialisation format it wrote.
  */
 import path from "node:path";
-import { deserialize, serialize } from "node:v8";
+import { serialize } from "node:v8";
 import type { Issue } from "../synth/issue.ts";
 import type { Host, SetAsideHost } from "../synth/inventory/host.ts";
 import { Inventory } from "../synth/inventory/inventory.ts";
 import type { InventoryResult } from "../synth/inventory/load.ts";
-import { readEntryBody, writeEntry, type CacheShelf } from "./cache-files.ts";
+import { readSerialisedEntry, writeEntry, type CacheShelf } from "./cache-files.ts";
 import type { InventorySeen } from "./site-digest.ts";
 
 /** How a read of the inventory uses the inventory cache. */
@@ -50,14 +50,7 @@ function shelf(directory: string): CacheShelf {
 
 /** The inventory read under `digest`, from the cache in `directory`; undefined when it holds none whole. */
 export function cachedInventory(directory: string, digest: string): InventoryResult | undefined {
-  const body = readEntryBody(shelf(directory), digest);
-  if (body === undefined) return undefined;
-  let entry: unknown;
-  try {
-    entry = deserialize(body);
-  } catch {
-    return undefined;
-  }
+  const entry = readSerialisedEntry(shelf(directory), digest);
   if (!isEntryOf(entry, digest)) return undefined;
   return { inventory: new Inventory(entry.hosts, entry.setAside), issues: [...entry.issues] };
 }

@@ -117,9 +117,14 @@ export async function readInventory(
 function fromCache(directory: string, seen: InventorySeen, digest: SiteDigest): InventoryResult | undefined {
   const found = cachedInventory(directory, seen.digest);
   if (found === undefined) return undefined;
+  feedSeenInventory(seen, digest);
+  return found;
+}
+
+/** Feeds `digest` the inventory as `seen`, the parts a read of it would feed. */
+export function feedSeenInventory(seen: InventorySeen, digest: SiteDigest): void {
   for (const entry of seen.unread) digest.unread("inventory", entry.display, entry.reason);
   for (const file of seen.files) digest.file("inventory", file.display, file.absolute, file.sha256);
-  return found;
 }
 
 /**

@@ -25,6 +25,11 @@ export interface ChangedRenderOptions extends RenderOptions {
    * @default undefined
    */
   readonly signal?: AbortSignal;
+  /**
+   * The plan's units, when known already (a kept plan's, decision 0070); not with `full`.
+   * @default computed from the plan
+   */
+  readonly units?: PlanUnits;
 }
 
 /** A render of the units that changed, and the files of those that did not. */
@@ -53,7 +58,9 @@ export async function renderChanged(
   options: ChangedRenderOptions = {},
 ): Promise<ChangedRender> {
   const directories = planDirectories(plan);
-  const units = options.full ? undefined : planUnits(directories, settings, thisRenderer());
+  const units = options.full
+    ? undefined
+    : (options.units ?? planUnits(directories, settings, thisRenderer()));
   const back = units
     ? await readUnitsBack(out, units, options.signal)
     : { kept: new Set<string>(), clusters: new Map<number, RenderedCluster>(), wiring: false };

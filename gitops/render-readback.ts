@@ -9,6 +9,7 @@
  */
 import { readFileSync } from "node:fs";
 import path from "node:path";
+import type { ClusterKey } from "../synth/cluster-key.ts";
 import type { SiteSettings } from "../synth/schema/settings.ts";
 import {
   APPLICATION_SET_FILE,
@@ -17,6 +18,7 @@ import {
   FilesDigest,
   KUSTOMIZATION_FILE,
   readUnitHeader,
+  thisRenderer,
   wiringInputsDigest,
   type DirectoryPlace,
   type PlanShare,
@@ -52,6 +54,30 @@ export function planUnits(
       return { ...(place && { place }), inputs: directoryInputsDigest(share, settings, renderer) };
     }),
     ...(settings.gitops.targets.includes("argocd") && { wiring: wiringInputsDigest(settings, renderer) }),
+  };
+}
+
+/**
+ * The units of `directories` where `kept` has those of a plan that differs only in the directories
+ * of the clusters `changed` (decision 0070): theirs computed again, the rest kept. Undefined when
+ * `kept` is of another number of directories.
+ */
+export function reboundUnits(
+  kept: PlanUnits,
+  directories: readonly PlanShare[],
+  settings: SiteSettings,
+  changed: ReadonlySet<ClusterKey>,
+): PlanUnits | undefined {
+  if (kept.directories.length !== directories.length) return undefined;
+  const renderer = thisRenderer();
+  return {
+    ...kept,
+    directories: directories.map((share, index) => {
+      const keys = [...share.clusters, ...share.retired].map((cluster) => cluster.key);
+      if (!keys.some((key) => changed.has(key))) return kept.directories[index]!;
+      const place = directoryPlace(share, settings);
+      return { ...(place && { place }), inputs: directoryInputsDigest(share, settings, renderer) };
+    }),
   };
 }
 

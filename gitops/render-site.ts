@@ -1,22 +1,44 @@
 import { readdir } from "node:fs/promises";
 import path from "node:path";
 import { clusterKey, type ClusterKey } from "../synth/cluster-key.ts";
-import { evaluateSite } from "../synth/evaluate.ts";
-import { compareText, type Issue } from "../synth/issue.ts";
+import { evaluateSite, evaluateSiteBy } from "../synth/evaluate.ts";
+import { compareText, hasErrors, type Issue } from "../synth/issue.ts";
+import type { SiteModel } from "../synth/model/site.ts";
+import {
+  changedClusters,
+  clusterTexts,
+  movedIssues,
+  planningDigest,
+  reboundPlan,
+  specLayout,
+} from "../synth/plan/plan-reuse.ts";
 import type { SitePlan } from "../synth/plan/model.ts";
 import { releaseHosts, type HostRelease } from "../synth/plan/release.ts";
-import { renderPlan } from "../synth/plan/render-plan.ts";
+import { renderPlan, type RenderPlan } from "../synth/plan/render-plan.ts";
 import { UsageError } from "./errors.ts";
 import type { RenderedCluster } from "./render-units.ts";
 import { renderChanged, type ChangedRender } from "./render-incremental.ts";
 import type { InventoryCacheUse } from "./inventory-cache.ts";
-import { SiteDigest } from "./site-digest.ts";
-import { readSite, type ReadSiteOptions, type SiteInput, type SiteLocation } from "./site-reader.ts";
+import { cachedPlan, storePlan } from "./plan-entry.ts";
+import { reboundUnits, type PlanUnits } from "./render-readback.ts";
+import { planDirectories } from "./render-units.ts";
+import { SiteDigest, type SiteRead } from "./site-digest.ts";
+import {
+  readSite,
+  readSiteBesideInventory,
+  type ReadSiteOptions,
+  type SiteInput,
+  type SiteLocation,
+} from "./site-reader.ts";
 import { storeSynth, type SynthOutcome } from "./synth-cache.ts";
 
 /** A site read and judged by every rule: what `validate` reports and `explain` explains. */
 export interface SiteEvaluation {
   readonly input: SiteInput;
+  /** The CRs as the rules read them. */
+  readonly model: SiteModel;
+  /** The planner's findings and the address clashes (`Evaluation.planIssues`). */
+  readonly planIssues: readonly Issue[];
   /** The planner's decisions; `explain` reads them even when `issues` has errors. */
   readonly plan: SitePlan;
   /** Reading and evaluation findings, errors and warnings. */
@@ -44,7 +66,8 @@ export async function evaluateFromSite(
 ): Promise<SiteEvaluation> {
   const input = await readSite(location, options);
   const evaluation = evaluateSite(input.documents, input.inventory, input.lock);
-  return { input, plan: evaluation.plan, issues: [...input.issues, ...evaluation.issues] };
+  const { model, plan, planIssues } = evaluation;
+  return { input, model, plan, planIssues, issues: [...input.issues, ...evaluation.issues] };
 }
 
 /**
@@ -124,15 +147,96 @@ export async function synthFromSite(
   const digest = cache === undefined ? undefined : new SiteDigest(location);
   const inventoryCache = cache !== undefined &&
     options.inventory && { directory: cache, ...options.inventory };
-  const { input, plan, issues } = await evaluateFromSite(location, {
+  const evaluation = await evaluateFromSite(location, {
     ...(digest && { digest }),
     ...(inventoryCache && { inventoryCache }),
   });
+  const { input, plan, issues } = evaluation;
   const ready = renderPlan(plan, issues);
   const rendered = ready && (await renderChanged(ready, input.settings, input.out, options));
   const found: SiteSynth = { input, plan, issues, ...(rendered && { rendered }) };
-  if (digest && options.cache !== undefined) storeSynth(digest, synthOutcome(found), options.cache);
+  if (digest && cache !== undefined) {
+    const planKey = digest.planDigest();
+    if (inventoryCache && inventoryCache.keep && planKey !== undefined && ready && rendered?.units)
+      keepPlan(cache, planKey, evaluation, ready, rendered.units);
+    storeSynth(digest, synthOutcome(found), cache);
+  }
   return found;
+}
+
+/**
+ * Keeps what `evaluation` planned under `key` in the plan cache in `directory` (decision 0070),
+ * when every spec document's findings can be moved with it.
+ */
+function keepPlan(
+  directory: string,
+  key: string,
+  evaluation: SiteEvaluation,
+  plan: RenderPlan,
+  units: PlanUnits,
+): void {
+  const { input, model, planIssues } = evaluation;
+  const layout = specLayout(input.documents);
+  const clusters = clusterTexts(model);
+  if (layout === undefined || clusters === undefined || input.inventoryIssues === undefined) return;
+  storePlan(directory, {
+    key,
+    planning: planningDigest(model),
+    layout,
+    clusters,
+    inventoryIssues: input.inventoryIssues,
+    planIssues,
+    plan,
+    units,
+  });
+}
+
+/**
+ * `metalsynth synth` up to the write from a plan kept for the site's inventory, settings and lock
+ * (decision 0070), when its specs are planned alike: the specs, settings and lock read and the
+ * rules of the CRs run, the inventory neither read nor planned, and only the directories of the
+ * clusters whose CRs changed rendered again. Undefined when the cache has no such plan, or the
+ * specs are not planned alike: the caller evaluates the site in full. What it found is kept in the
+ * synth cache, as {@link synthFromSite} keeps it.
+ */
+export async function synthFromKeptPlan(
+  location: SiteLocation,
+  read: SiteRead,
+  cache: string,
+): Promise<SynthOutcome | undefined> {
+  const kept = cachedPlan(cache, read.plan);
+  if (kept === undefined) return undefined;
+  const digest = new SiteDigest(location);
+  const input = await readSiteBesideInventory(location, digest, {
+    seen: read.inventory,
+    issues: kept.inventoryIssues,
+  });
+  const layout = specLayout(input.documents);
+  const moved = layout && movedIssues(kept.planIssues, kept.layout, layout);
+  if (digest.planDigest() !== kept.key || moved === undefined) return undefined;
+  const evaluation = evaluateSiteBy(input.documents, (model) => {
+    const texts = planningDigest(model) === kept.planning ? clusterTexts(model) : undefined;
+    const changed = texts && changedClusters(kept.clusters, texts);
+    const plan = changed && reboundPlan(kept.plan, model, changed);
+    return { plan: plan && changed && { plan, changed }, issues: moved };
+  });
+  if (evaluation.plan === undefined) return undefined;
+  const issues = [...input.issues, ...evaluation.issues];
+  const { plan, changed } = evaluation.plan;
+  let rendered: ChangedRender | undefined;
+  if (!hasErrors(issues)) {
+    const units = reboundUnits(kept.units, planDirectories(plan), input.settings, changed);
+    if (units === undefined) return undefined;
+    rendered = await renderChanged(plan, input.settings, input.out, { units });
+  }
+  const outcome: SynthOutcome = {
+    out: input.out,
+    issues,
+    ...(input.pathPrefixNote !== undefined && { pathPrefixNote: input.pathPrefixNote }),
+    ...(rendered && { rendered }),
+  };
+  storeSynth(digest, outcome, cache);
+  return outcome;
 }
 
 /** What synth writes and prints of a {@link SiteSynth}. */

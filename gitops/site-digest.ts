@@ -49,6 +49,12 @@ export class SiteDigest {
   #inventoryComplete = true;
   #lock: string | undefined;
   /**
+   * The digest of every line but the specs' contents: the key of a plan kept for specs planned
+   * alike (decision 0070), which a run whose specs changed only in what planning does not read
+   * can still use.
+   */
+  readonly #plan: Hash = createHash("sha256");
+  /**
    * Where `rendered/` sits in Git, when the evaluation asked (the settings leave the wiring's path
    * prefix to it, decision 0055). Kept beside the digest, not in it: whether it is asked follows
    * from the settings, which are, and the cache asks again before it answers.
@@ -134,6 +140,15 @@ export class SiteDigest {
     return this.#lock;
   }
 
+  /**
+   * The digest of everything but the specs' contents, hex; undefined when a read failed. Two runs
+   * with one plan digest read the same inventory, settings and lock, from the same place, by the
+   * same code. Call before {@link digest}.
+   */
+  planDigest(): string | undefined {
+    return this.#complete ? this.#plan.copy().digest("hex") : undefined;
+  }
+
   /** The digest, hex; undefined when a read failed. Call once, after the site is read. */
   digest(): string | undefined {
     return this.#complete ? this.#hash.digest("hex") : undefined;
@@ -145,7 +160,9 @@ export class SiteDigest {
   }
 
   #part(...fields: string[]): void {
-    this.#hash.update(`${JSON.stringify(fields)}\n`);
+    const line = `${JSON.stringify(fields)}\n`;
+    this.#hash.update(line);
+    if (fields[0] !== "spec" || fields[1] !== "file") this.#plan.update(line);
   }
 }
 
@@ -204,13 +221,18 @@ export async function readSiteDigest(location: SiteLocation): Promise<SiteRead |
     if (errorCode(error) !== "ENOENT" && errorCode(error) !== "ENOTDIR") return undefined;
     digest.absent("lock", shownLock);
   }
+  const plan = digest.planDigest();
   const found = digest.digest();
-  return found === undefined ? undefined : { digest: found, ...(lock && { lock }), inventory: seen };
+  return found === undefined || plan === undefined
+    ? undefined
+    : { digest: found, plan, ...(lock && { lock }), inventory: seen };
 }
 
 /** A site as {@link readSiteDigest} read it. */
 export interface SiteRead {
   readonly digest: string;
+  /** {@link SiteDigest.planDigest}: the key of a plan kept for these inventory, settings and lock. */
+  readonly plan: string;
   /** The lock's bytes, when there is one. */
   readonly lock?: Buffer;
   readonly inventory: InventorySeen;

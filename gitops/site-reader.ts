@@ -14,8 +14,8 @@ import { readSettings } from "../synth/site/settings.ts";
 import { UsageError } from "./errors.ts";
 import { checkSite, displayPath, errorCode, listInputFiles, systemReason, unreadIssue } from "./files.ts";
 import type { InventoryCacheUse } from "./inventory-cache.ts";
-import { readInventory } from "./inventory-reader.ts";
-import type { SiteDigest } from "./site-digest.ts";
+import { feedSeenInventory, readInventory } from "./inventory-reader.ts";
+import type { InventorySeen, SiteDigest } from "./site-digest.ts";
 import { capSyntaxErrors } from "./report/report.ts";
 import { renderedPlace } from "./work-tree.ts";
 
@@ -49,6 +49,8 @@ export interface SiteInput {
   readonly out: string;
   /** Problems found while reading (syntax, missing paths, damaged lock). */
   readonly issues: readonly Issue[];
+  /** Those of `issues` the inventory's read gave: what a kept plan keeps of it (decision 0070). */
+  readonly inventoryIssues?: readonly Issue[];
 }
 
 export { checkSite } from "./files.ts";
@@ -72,7 +74,39 @@ export interface ReadSiteOptions {
 
 /** Reads specs, inventory, settings and the previous lock of a site. */
 export async function readSite(location: SiteLocation, options: ReadSiteOptions = {}): Promise<SiteInput> {
-  const { digest } = options;
+  const { digest, inventoryCache: cache } = options;
+  return readSiteWith(location, digest, (inventoryPaths, { relativeTo, site }) =>
+    // readInventory walks the paths itself and throws a UsageError for a missing one.
+    readInventory(inventoryPaths, {
+      relativeTo,
+      site,
+      ...(digest && { digest }),
+      ...(cache && { cache }),
+    }),
+  );
+}
+
+/**
+ * A site read as {@link readSite} reads it but for its inventory: the inventory as `seen` is fed
+ * to `digest` without a file read, and `issues` stand for its findings (a plan kept from a run that
+ * read it, decision 0070).
+ */
+export async function readSiteBesideInventory(
+  location: SiteLocation,
+  digest: SiteDigest,
+  inventory: { readonly seen: InventorySeen; readonly issues: readonly Issue[] },
+): Promise<Omit<SiteInput, "inventory">> {
+  return readSiteWith(location, digest, () => {
+    feedSeenInventory(inventory.seen, digest);
+    return Promise.resolve({ issues: inventory.issues });
+  });
+}
+
+async function readSiteWith<S extends { readonly issues: readonly Issue[] }>(
+  location: SiteLocation,
+  digest: SiteDigest | undefined,
+  readInventoryPart: (paths: readonly string[], where: { relativeTo: string; site: string }) => Promise<S>,
+): Promise<Omit<SiteInput, "inventory"> & Omit<S, "issues">> {
   const site = location.site ?? ".";
   const relativeTo = location.relativeTo ?? process.cwd();
   const out = location.out ?? path.join(site, "rendered");
@@ -109,15 +143,11 @@ export async function readSite(location: SiteLocation, options: ReadSiteOptions 
   issues.push(...capSyntaxErrors(specIssues));
 
   const inventoryPaths = location.inventory ?? [path.join(site, "inventory")];
-  // readInventory walks the paths itself and throws a UsageError for a missing one.
-  const { inventoryCache: cache } = options;
-  const inventory = await readInventory(inventoryPaths, {
+  const { issues: inventoryIssues, ...inventory } = await readInventoryPart(inventoryPaths, {
     relativeTo,
     site,
-    ...(digest && { digest }),
-    ...(cache && { cache }),
   });
-  issues.push(...inventory.issues);
+  issues.push(...inventoryIssues);
 
   const settingsParsed = await readSettingsFile(path.join(site, SETTINGS_FILE), relativeTo, digest);
   const settings = readSettings(settingsParsed.documents);
@@ -129,8 +159,9 @@ export async function readSite(location: SiteLocation, options: ReadSiteOptions 
 
   const lock = await readLock(out, relativeTo, issues, digest);
   return {
+    ...inventory,
+    inventoryIssues,
     documents,
-    inventory: inventory.inventory,
     lock,
     settings: resolved.settings,
     ...(resolved.note === undefined ? {} : { pathPrefixNote: resolved.note }),

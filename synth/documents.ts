@@ -28,6 +28,13 @@ export interface SourceDocument {
   readonly value: unknown;
   /** Position of the node at `path`, or of its nearest ancestor that exists. */
   position(path: FieldPath): SourcePosition;
+  /**
+   * The document's own text and the line of its file it starts on, when every position in it is a
+   * position in that text moved down by the line: the same text at another line has every position
+   * moved by the difference (a plan kept from an earlier run moves its findings so, decision 0070).
+   * Absent for documents the full parser read.
+   */
+  readonly piece?: { readonly line: number; readonly text: string };
 }
 
 /**

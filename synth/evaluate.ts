@@ -12,11 +12,24 @@ import { readResources } from "./site/resources.ts";
 import type { AnyResource, InvalidResource } from "./model/resource.ts";
 
 /** The outcome of running every rule on a site: the plan (even with errors, for `explain`) and all issues. */
-export interface Evaluation {
+export interface Evaluation<P = SitePlan> {
   readonly model: SiteModel;
-  readonly plan: SitePlan;
+  readonly plan: P;
   /** Every finding, sorted (docs/contract.md §7). */
   readonly issues: readonly Issue[];
+  /** The planner's findings, then the address clashes, unsorted: what a kept plan keeps (decision 0070). */
+  readonly planIssues: readonly Issue[];
+}
+
+/** Plans `model`: the plan and the planner's findings, then the address clashes its addresses make. */
+export type Planner<P> = (model: SiteModel) => { readonly plan: P; readonly issues: readonly Issue[] };
+
+/** The planner of a site read from `inventory` and `lock`. */
+export function sitePlanner(inventory: Inventory, lock: Lock): Planner<SitePlan> {
+  return (model) => {
+    const { plan, issues } = planSite({ model, inventory, lock });
+    return { plan, issues: [...issues, ...addressClashes(renderedAddresses(plan))] };
+  };
 }
 
 /**
@@ -29,10 +42,17 @@ export function evaluateResources(
   lock: Lock,
   invalid: readonly InvalidResource[] = [],
 ): Evaluation {
+  return evaluateResourcesBy(resources, sitePlanner(inventory, lock), invalid);
+}
+
+function evaluateResourcesBy<P>(
+  resources: readonly AnyResource[],
+  planner: Planner<P>,
+  invalid: readonly InvalidResource[],
+): Evaluation<P> {
   const { model, issues: modelIssues } = siteModel(resources, invalid);
-  const { plan, issues: planIssues } = planSite({ model, inventory, lock });
-  const clashes = addressClashes(renderedAddresses(plan));
-  return { model, plan, issues: [...modelIssues, ...planIssues, ...clashes].sort(compareIssues) };
+  const { plan, issues: planIssues } = planner(model);
+  return { model, plan, planIssues, issues: [...modelIssues, ...planIssues].sort(compareIssues) };
 }
 
 /**
@@ -44,7 +64,15 @@ export function evaluateSite(
   inventory: Inventory,
   lock: Lock,
 ): Evaluation & { readonly invalid: readonly InvalidResource[] } {
+  return evaluateSiteBy(documents, sitePlanner(inventory, lock));
+}
+
+/** {@link evaluateSite} with the plan `planner` gives (a plan kept from an earlier run, decision 0070). */
+export function evaluateSiteBy<P>(
+  documents: readonly SourceDocument[],
+  planner: Planner<P>,
+): Evaluation<P> & { readonly invalid: readonly InvalidResource[] } {
   const { resources, invalid, issues } = readResources(documents);
-  const evaluation = evaluateResources(resources, inventory, lock, invalid);
+  const evaluation = evaluateResourcesBy(resources, planner, invalid);
   return { ...evaluation, issues: [...issues, ...evaluation.issues].sort(compareIssues), invalid };
 }

@@ -15,7 +15,7 @@ import { readTree } from "../gitops/replace-dir.ts";
 import { readSiteDigest } from "../gitops/site-digest.ts";
 import { cacheDirectory, synthFromCache } from "../gitops/synth-cache.ts";
 import { run } from "./run-cli.ts";
-import { apply, readSpecs, step, writeChangingSite, type Step } from "./support/site-changes.ts";
+import { apply, CLUSTERS, readSpecs, step, writeChangingSite, type Step } from "./support/site-changes.ts";
 
 type CacheStep = Step | { readonly kind: "none" } | { readonly kind: "damage"; readonly how: number };
 
@@ -56,6 +56,26 @@ async function synth(dir: string, home: string, format: string): Promise<Awaited
   }
 }
 
+/**
+ * Runs synth on `dir` with the cache in `home`, then from the same tree with an empty cache, and
+ * expects the same exit code, output and tree (the second's is left in `dir`).
+ */
+async function expectAsWithoutCache(dir: string, home: string, format: string, step: string): Promise<void> {
+  const rendered = path.join(dir, "rendered");
+  const before = await mkdtemp(path.join(tmpdir(), "metalsynth-cache-before-"));
+  await cp(rendered, before, { recursive: true });
+  const cached = await synth(dir, home, format);
+  const cachedTree = await readTree(rendered);
+  await rm(rendered, { recursive: true });
+  await cp(before, rendered, { recursive: true });
+  await rm(before, { recursive: true });
+  const empty = await mkdtemp(path.join(tmpdir(), "metalsynth-cache-empty-"));
+  const full = await synth(dir, empty, format);
+  await rm(empty, { recursive: true });
+  expect(cached, step).toEqual(full);
+  expect(cachedTree).toEqual(await readTree(rendered));
+}
+
 let template: string;
 
 beforeAll(async () => {
@@ -86,6 +106,38 @@ describe("the inventory cache", () => {
   });
 });
 
+describe("the plan cache", () => {
+  const specStep = fc.record({
+    kind: fc.constantFrom("plugins", "package", "drop", "workers"),
+    cluster: fc.integer({ min: 0, max: CLUSTERS - 1 }),
+  });
+
+  it("answers a change of the specs alone as a synth without it does", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(specStep, { minLength: 1, maxLength: 5 }), async (steps) => {
+        const dir = await mkdtemp(path.join(tmpdir(), "metalsynth-plan-"));
+        const home = await mkdtemp(path.join(tmpdir(), "metalsynth-plan-home-"));
+        try {
+          await cp(template, dir, { recursive: true });
+          const specs = await readSpecs(dir);
+          // A first render keeps nothing; the run after it keeps the inventory and the plan.
+          expect((await synth(dir, home, "json")).code).toBe(0);
+          expect((await synth(dir, home, "json")).code).toBe(0);
+          expect(await readdir(path.join(home, "plan"))).toHaveLength(1);
+          for (const change of steps) {
+            await apply(dir, specs, change);
+            await expectAsWithoutCache(dir, home, "text", change.kind);
+          }
+        } finally {
+          await rm(dir, { recursive: true, force: true });
+          await rm(home, { recursive: true, force: true });
+        }
+      }),
+      { numRuns: 8 },
+    );
+  }, 600_000);
+});
+
 describe("the synth cache", () => {
   it("prints and writes what a synth without it does, after every random site change", async () => {
     await fc.assert(
@@ -95,7 +147,6 @@ describe("the synth cache", () => {
         async (steps, format) => {
           const dir = await mkdtemp(path.join(tmpdir(), "metalsynth-cache-"));
           const home = await mkdtemp(path.join(tmpdir(), "metalsynth-cache-home-"));
-          const rendered = path.join(dir, "rendered");
           try {
             await cp(template, dir, { recursive: true });
             const specs = await readSpecs(dir);
@@ -103,18 +154,7 @@ describe("the synth cache", () => {
             for (const change of steps) {
               if (change.kind === "damage") await damage(home, change.how);
               else if (change.kind !== "none") await apply(dir, specs, change);
-              const before = await mkdtemp(path.join(tmpdir(), "metalsynth-cache-before-"));
-              await cp(rendered, before, { recursive: true });
-              const cached = await synth(dir, home, format);
-              const cachedTree = await readTree(rendered);
-              await rm(rendered, { recursive: true });
-              await cp(before, rendered, { recursive: true });
-              await rm(before, { recursive: true });
-              const empty = await mkdtemp(path.join(tmpdir(), "metalsynth-cache-empty-"));
-              const full = await synth(dir, empty, format);
-              await rm(empty, { recursive: true });
-              expect(cached, change.kind).toEqual(full);
-              expect(cachedTree).toEqual(await readTree(rendered));
+              await expectAsWithoutCache(dir, home, format, change.kind);
             }
             // Twice more with nothing changed: the lock read is the lock written, and the cache answers.
             await synth(dir, home, format);

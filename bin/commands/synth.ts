@@ -99,7 +99,9 @@ async function synthToTree(
  * that run's findings and units from the synth cache, its tree in the output directory still read
  * back in full; anything else, and `--full`, evaluates the site and keeps what it found for the
  * next run (decision 0066); a site whose inventory is as a previous run read it takes its hosts
- * and findings from the inventory cache (decision 0068). Only the cluster directories whose inputs
+ * and findings from the inventory cache (decision 0068); one whose inventory, settings and lock are
+ * as a previous run read them, and whose specs plan alike, takes that run's plan (decision 0070).
+ * Only the cluster directories whose inputs
  * or files changed are rendered, unless `--full` (decision 0057). The rules, the planner and their libraries are loaded
  * only for a full run.
  */
@@ -108,8 +110,10 @@ async function synthOf(location: SiteLocation, full: boolean): Promise<SynthOutc
   const seen = full ? undefined : await readSiteDigest(location);
   const cached = seen && (await synthFromCache(location, seen, { directory: cache }));
   if (cached !== undefined) return cached;
-  const { synthFromSite, synthOutcome } = await import("../../gitops/render-site.ts");
+  const { synthFromKeptPlan, synthFromSite, synthOutcome } = await import("../../gitops/render-site.ts");
   if (full) return synthOutcome(await synthFromSite(location, { full }));
+  const planned = seen && (await synthFromKeptPlan(location, seen, cache));
+  if (planned !== undefined) return planned;
   const inventory = seen && { seen: seen.inventory, keep: seen.lock !== undefined };
   return synthOutcome(await synthFromSite(location, { cache, ...(inventory && { inventory }) }));
 }

@@ -97,8 +97,12 @@ export function parseDocumentsFully(file: string, text: string, options: ReadOpt
   const parsed = parseAllDocuments(readable, { ...PARSE_OPTIONS, lineCounter: lines, uniqueKeys: true });
   const all = Array.isArray(parsed) ? parsed : [];
   let star = readable.indexOf("*");
+  let previousEnd = 0;
   all.forEach((document, index) => {
     const [start = 0, , end = readable.length] = document.range;
+    // The document's text with what comes before it since the last one (its marker, directives).
+    const header = previousEnd;
+    previousEnd = end;
     if (document.errors.length > 0) {
       for (const error of document.errors) {
         // The parser notices an unclosed quote only where the file ends: point at where it opens.
@@ -131,11 +135,14 @@ export function parseDocumentsFully(file: string, text: string, options: ReadOpt
       return;
     }
     if (value === null || value === undefined) return; // empty document, e.g. a trailing `---`
+    // Its positions are offsets in the file: they move with its first line only if it starts one.
+    const startsLine = start === 0 || readable[start - 1] === "\n";
     documents.push({
       file,
       index,
       value,
       position,
+      ...(startsLine && { piece: { line: positionOf(start).line, text: readable.slice(header, end) } }),
     });
   });
   return { documents, issues };
@@ -223,7 +230,8 @@ export function readBlockDocuments(
     });
     const size = objectLimits ? sizeIssues(block.value, piece.length, position) : [];
     if (size.length > 0) issues.push(...size);
-    else documents.push({ file, index, value: block.value, position });
+    else
+      documents.push({ file, index, value: block.value, position, piece: { line: startLine, text: piece } });
   }
   return { documents, issues };
 }

@@ -11,7 +11,7 @@ import { compareText } from "../issue.ts";
 import type { AnyResource } from "../model/resource.ts";
 import { ALLOCATION_API_VERSION, ALLOCATION_KIND } from "../schema/allocation.ts";
 import type { Lock, LockEntry, LockKind } from "../model/lock.ts";
-import type { ClusterPlan } from "./model.ts";
+import type { BpaClusterPlan, SipClusterPlan } from "./model.ts";
 
 /** The file an Allocation is rendered into, in its cluster's directory. */
 export const ALLOCATION_FILE = "allocation.yaml";
@@ -129,7 +129,11 @@ export interface ClusterSpecs {
 }
 
 /** The CRs of a cluster's plan: a BPA cluster's Provisioning, Cluster glue and Software; a SIPCluster. */
-export function clusterSpecs(cluster: ClusterPlan): ClusterSpecs {
+export function clusterSpecs(
+  cluster:
+    | Pick<BpaClusterPlan, "kind" | "key" | "name" | "provisioning" | "glue" | "software">
+    | Pick<SipClusterPlan, "kind" | "key" | "name" | "sip">,
+): ClusterSpecs {
   const resources: AnyResource[] =
     cluster.kind === "sip"
       ? [cluster.sip.resource]

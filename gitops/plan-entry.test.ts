@@ -1,0 +1,85 @@
+import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { addEastWorker, copyExampleSite } from "../test/support/example-site.ts";
+import { synthFromKeptPlan, synthFromSite, synthOutcome } from "./render-site.ts";
+import { readSiteDigest, type SiteRead } from "./site-digest.ts";
+import { writeRendered } from "./render-write.ts";
+
+let site: string;
+let cache: string;
+
+beforeEach(async () => {
+  site = await copyExampleSite();
+  cache = await mkdtemp(path.join(tmpdir(), "metalsynth-plan-cache-"));
+});
+
+afterEach(async () => {
+  await rm(site, { recursive: true, force: true });
+  await rm(cache, { recursive: true, force: true });
+});
+
+const EAST = path.join("specs", "cluster-east", "provisioning.yaml");
+
+async function digestOf(): Promise<SiteRead> {
+  const read = await readSiteDigest({ site });
+  if (read === undefined) throw new Error("the example site's digest can be read");
+  return read;
+}
+
+/** Renders the site, then synths it as the CLI does with the cache: the plan is kept then. */
+async function renderAndKeep(): Promise<void> {
+  const first = await synthFromSite({ site });
+  await writeRendered(first.input.out, first.rendered?.files ?? new Map());
+  const read = await digestOf();
+  const again = await synthFromSite({ site }, { cache, inventory: { seen: read.inventory, keep: true } });
+  await writeRendered(again.input.out, again.rendered?.files ?? new Map(), {
+    kept: again.rendered?.kept ?? new Set(),
+  });
+}
+
+async function edit(file: string, from: string, to: string): Promise<void> {
+  const text = await readFile(path.join(site, file), "utf8");
+  if (!text.includes(from)) throw new Error(`${file} has no ${from}`);
+  await writeFile(path.join(site, file), text.replace(from, to));
+}
+
+describe("a kept plan", () => {
+  it("is kept by a run that read a lock, one per inventory, settings and lock", async () => {
+    await renderAndKeep();
+    expect(await readdir(path.join(cache, "plan"))).toHaveLength(1);
+  });
+
+  it("answers a KUD plugin dropped as a full run does, without reading the inventory", async () => {
+    await renderAndKeep();
+    // A line fewer above cluster-east's other documents: their findings move up by one.
+    await edit(EAST, "    - ovn4nfv\n", "");
+    const read = await digestOf();
+    const full = synthOutcome(await synthFromSite({ site }));
+    // Garbage where the inventory was: a run that read it would find nothing but errors.
+    for (const file of await readdir(path.join(site, "inventory")))
+      await writeFile(path.join(site, "inventory", file), "{ not an inventory");
+    const kept = await synthFromKeptPlan({ site }, read, cache);
+    expect(kept?.issues).toEqual(full.issues);
+    expect(kept?.rendered?.files).toEqual(full.rendered?.files);
+    expect(kept?.rendered?.clusters).toEqual(full.rendered?.clusters);
+    expect(kept?.rendered?.directories).toEqual({ rendered: 1, kept: 2 });
+    expect(full.rendered?.directories).toEqual({ rendered: 1, kept: 2 });
+  });
+
+  it("does not answer specs planned otherwise: a worker added", async () => {
+    await renderAndKeep();
+    await addEastWorker(site);
+    expect(await synthFromKeptPlan({ site }, await digestOf(), cache)).toBeUndefined();
+  });
+
+  it("does not answer when another lock, inventory or settings is read", async () => {
+    await renderAndKeep();
+    await writeFile(
+      path.join(site, "metalsynth.yaml"),
+      "apiVersion: metalsynth.io/v1alpha1\nkind: SiteSettings\n",
+    );
+    expect(await synthFromKeptPlan({ site }, await digestOf(), cache)).toBeUndefined();
+  });
+});

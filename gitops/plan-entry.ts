@@ -1,0 +1,51 @@
+/**
+ * The plan cache (decision 0070): what a run that read an inventory, settings and lock planned,
+ * kept beside the synth cache under their digest (`SiteDigest.planDigest`), so a synth whose specs
+ * changed only in what planning does not read takes the plan instead of reading the inventory and
+ * planning the site again. Serialised with `node:v8`, like the inventory cache's entries.
+ */
+import path from "node:path";
+import { serialize } from "node:v8";
+import type { ClusterKey } from "../synth/cluster-key.ts";
+import type { Issue } from "../synth/issue.ts";
+import type { SpecLayout } from "../synth/plan/plan-reuse.ts";
+import type { RenderPlan } from "../synth/plan/render-plan.ts";
+import { readSerialisedEntry, writeEntry, type CacheShelf } from "./cache-files.ts";
+import type { PlanUnits } from "./render-readback.ts";
+
+/** One entry: a site's plan, and what tells whether other specs are planned alike. */
+export interface PlanEntry {
+  /** The plan digest it is kept under. */
+  readonly key: string;
+  /** `planningDigest` of the model planned. */
+  readonly planning: string;
+  /** Where the specs' documents were, for moving the findings. */
+  readonly layout: SpecLayout;
+  /** `clusterTexts` of the model planned. */
+  readonly clusters: ReadonlyMap<ClusterKey, string>;
+  /** The inventory's findings. */
+  readonly inventoryIssues: readonly Issue[];
+  /** The planner's findings, then the address clashes, as the evaluation gave them. */
+  readonly planIssues: readonly Issue[];
+  readonly plan: RenderPlan;
+  /** The plan's units as its run read them back. */
+  readonly units: PlanUnits;
+}
+
+/** Where the plan cache of the synth cache in `directory` keeps its entries: two, as the inventory's. */
+function shelf(directory: string): CacheShelf {
+  return { directory: path.join(directory, "plan"), suffix: ".v8", kept: 2 };
+}
+
+/** The entry kept under `key` in the cache in `directory`; undefined when it holds none whole. */
+export function cachedPlan(directory: string, key: string): PlanEntry | undefined {
+  const entry = readSerialisedEntry(shelf(directory), key);
+  // Its checksum holds and its key covers metalsynth's code: written by this very code.
+  if (typeof entry !== "object" || entry === null || (entry as PlanEntry).key !== key) return undefined;
+  return entry as PlanEntry;
+}
+
+/** Keeps `entry` under its key in the cache in `directory`. */
+export function storePlan(directory: string, entry: PlanEntry): void {
+  writeEntry(shelf(directory), entry.key, serialize(entry));
+}
