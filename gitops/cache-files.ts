@@ -1,8 +1,8 @@
 /**
  * The files of metalsynth's caches outside Git (the synth cache, the inventory cache, the plan
- * cache; decisions 0066, 0068 and 0070): each entry a file whose first bytes are the SHA-256 of the rest, written whole or not
- * at all, the least recently used going first. An entry that does not check out is a miss; failing
- * to write one is no error, since the next run evaluates again.
+ * cache; decisions 0066, 0068 and 0070): each entry a file whose first bytes are the SHA-256 of the
+ * rest, written whole or not at all, the least recently used going first. An entry that does not
+ * check out is a miss; failing to write one is no error, since the next run evaluates again.
  */
 import { createHash } from "node:crypto";
 import {

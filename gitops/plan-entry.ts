@@ -10,13 +10,19 @@ import type { ClusterKey } from "../synth/cluster-key.ts";
 import type { Issue } from "../synth/issue.ts";
 import type { SpecLayout } from "../synth/plan/plan-reuse.ts";
 import type { RenderPlan } from "../synth/plan/render-plan.ts";
-import { readSerialisedEntry, writeEntry, type CacheShelf } from "./cache-files.ts";
+import type { SiteSettings } from "../synth/schema/settings.ts";
+import { readSerialisedEntry, sha256, writeEntry, type CacheShelf } from "./cache-files.ts";
 import type { PlanUnits } from "./render-readback.ts";
 
 /** One entry: a site's plan, and what tells whether other specs are planned alike. */
 export interface PlanEntry {
   /** The plan digest it is kept under. */
   readonly key: string;
+  /**
+   * SHA-256 of the settings as resolved (the wiring's path prefix may come from where `rendered/`
+   * sits in Git, which no file digest covers, decision 0055): the units' digests read them.
+   */
+  readonly settings: string;
   /** `planningDigest` of the model planned. */
   readonly planning: string;
   /** Where the specs' documents were, for moving the findings. */
@@ -48,4 +54,9 @@ export function cachedPlan(directory: string, key: string): PlanEntry | undefine
 /** Keeps `entry` under its key in the cache in `directory`. */
 export function storePlan(directory: string, entry: PlanEntry): void {
   writeEntry(shelf(directory), entry.key, serialize(entry));
+}
+
+/** The {@link PlanEntry.settings} of `settings`. */
+export function settingsDigest(settings: SiteSettings): string {
+  return sha256(JSON.stringify(settings));
 }

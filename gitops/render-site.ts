@@ -19,7 +19,7 @@ import { UsageError } from "./errors.ts";
 import type { RenderedCluster } from "./render-units.ts";
 import { renderChanged, type ChangedRender } from "./render-incremental.ts";
 import type { InventoryCacheUse } from "./inventory-cache.ts";
-import { cachedPlan, storePlan } from "./plan-entry.ts";
+import { cachedPlan, settingsDigest, storePlan } from "./plan-entry.ts";
 import { reboundUnits, type PlanUnits } from "./render-readback.ts";
 import { planDirectories } from "./render-units.ts";
 import { SiteDigest, type SiteRead } from "./site-digest.ts";
@@ -181,6 +181,7 @@ function keepPlan(
   if (layout === undefined || clusters === undefined || input.inventoryIssues === undefined) return;
   storePlan(directory, {
     key,
+    settings: settingsDigest(input.settings),
     planning: planningDigest(model),
     layout,
     clusters,
@@ -213,7 +214,8 @@ export async function synthFromKeptPlan(
   });
   const layout = specLayout(input.documents);
   const moved = layout && movedIssues(kept.planIssues, kept.layout, layout);
-  if (digest.planDigest() !== kept.key || moved === undefined) return undefined;
+  const same = digest.planDigest() === kept.key && settingsDigest(input.settings) === kept.settings;
+  if (!same || moved === undefined) return undefined;
   const evaluation = evaluateSiteBy(input.documents, (model) => {
     const texts = planningDigest(model) === kept.planning ? clusterTexts(model) : undefined;
     const changed = texts && changedClusters(kept.clusters, texts);
@@ -229,18 +231,19 @@ export async function synthFromKeptPlan(
     if (units === undefined) return undefined;
     rendered = await renderChanged(plan, input.settings, input.out, { units });
   }
-  const outcome: SynthOutcome = {
-    out: input.out,
-    issues,
-    ...(input.pathPrefixNote !== undefined && { pathPrefixNote: input.pathPrefixNote }),
-    ...(rendered && { rendered }),
-  };
+  const outcome = synthOutcome({ input, issues, ...(rendered && { rendered }) });
   storeSynth(digest, outcome, cache);
   return outcome;
 }
 
 /** What synth writes and prints of a {@link SiteSynth}. */
-export function synthOutcome({ input, issues, rendered }: SiteSynth): SynthOutcome {
+export function synthOutcome({
+  input,
+  issues,
+  rendered,
+}: Pick<SiteSynth, "issues" | "rendered"> & {
+  readonly input: Pick<SiteInput, "out" | "pathPrefixNote">;
+}): SynthOutcome {
   return {
     out: input.out,
     issues,

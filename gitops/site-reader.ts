@@ -102,6 +102,10 @@ export async function readSiteBesideInventory(
   });
 }
 
+/**
+ * Reads a site's specs, then its inventory with `readInventoryPart`, then its settings and lock,
+ * feeding `digest` in that order; the findings in the same order.
+ */
 async function readSiteWith<S extends { readonly issues: readonly Issue[] }>(
   location: SiteLocation,
   digest: SiteDigest | undefined,

@@ -32,7 +32,7 @@ export interface SourceDocument {
    * The document's own text and the line of its file it starts on, when every position in it is a
    * position in that text moved down by the line: the same text at another line has every position
    * moved by the difference (a plan kept from an earlier run moves its findings so, decision 0070).
-   * Absent for documents the full parser read.
+   * Absent for a document that does not start a line (`--- {a: 1}`, which only the full parser reads).
    */
   readonly piece?: { readonly line: number; readonly text: string };
 }

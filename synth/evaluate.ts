@@ -25,7 +25,7 @@ export interface Evaluation<P = SitePlan> {
 export type Planner<P> = (model: SiteModel) => { readonly plan: P; readonly issues: readonly Issue[] };
 
 /** The planner of a site read from `inventory` and `lock`. */
-export function sitePlanner(inventory: Inventory, lock: Lock): Planner<SitePlan> {
+function sitePlanner(inventory: Inventory, lock: Lock): Planner<SitePlan> {
   return (model) => {
     const { plan, issues } = planSite({ model, inventory, lock });
     return { plan, issues: [...issues, ...addressClashes(renderedAddresses(plan))] };

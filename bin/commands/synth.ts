@@ -101,9 +101,9 @@ async function synthToTree(
  * next run (decision 0066); a site whose inventory is as a previous run read it takes its hosts
  * and findings from the inventory cache (decision 0068); one whose inventory, settings and lock are
  * as a previous run read them, and whose specs plan alike, takes that run's plan (decision 0070).
- * Only the cluster directories whose inputs
- * or files changed are rendered, unless `--full` (decision 0057). The rules, the planner and their libraries are loaded
- * only for a full run.
+ * Only the cluster directories whose inputs or files changed are rendered, unless `--full`
+ * (decision 0057). The rules, the planner and their libraries are loaded only when the synth cache
+ * does not answer.
  */
 async function synthOf(location: SiteLocation, full: boolean): Promise<SynthOutcome> {
   const cache = cacheDirectory();

@@ -26,8 +26,9 @@ export interface DocumentPiece {
 }
 
 /**
- * The layout of `documents` (the specs, in read order); undefined when a document was read by the
- * full parser, whose positions do not move with the document's first line.
+ * The layout of `documents` (the specs, in read order); undefined when a document's positions do
+ * not move with its first line (it has no `piece`), or a file's documents are not all there (one
+ * refused for its size or its syntax): the findings could not be told apart by document.
  */
 export function specLayout(documents: readonly SourceDocument[]): SpecLayout | undefined {
   const layout = new Map<string, DocumentPiece[]>();
