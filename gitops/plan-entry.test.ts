@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { addEastWorker, copyExampleSite } from "../test/support/example-site.ts";
+import { LOCK_FILE } from "../synth/plan/lock-file.ts";
 import { synthFromKeptPlan, synthFromSite, synthOutcome } from "./render-site.ts";
 import { readSiteDigest, type SiteRead } from "./site-digest.ts";
 import { writeRendered } from "./render-write.ts";
@@ -53,7 +54,7 @@ describe("a kept plan", () => {
 
   it("answers a KUD plugin dropped as a full run does, without reading the inventory", async () => {
     await renderAndKeep();
-    // A line fewer above cluster-east's other documents: their findings move up by one.
+    // Render-only: the plan stands, and only cluster-east's directory is rendered again.
     await edit(EAST, "    - ovn4nfv\n", "");
     const read = await digestOf();
     const full = synthOutcome(await synthFromSite({ site }));
@@ -74,12 +75,19 @@ describe("a kept plan", () => {
     expect(await synthFromKeptPlan({ site }, await digestOf(), cache)).toBeUndefined();
   });
 
-  it("does not answer when another lock, inventory or settings is read", async () => {
+  it("does not answer when other settings, another inventory or another lock is read", async () => {
     await renderAndKeep();
-    await writeFile(
-      path.join(site, "metalsynth.yaml"),
-      "apiVersion: metalsynth.io/v1alpha1\nkind: SiteSettings\n",
-    );
+    const unchanged = await digestOf();
+    const settings = path.join(site, "metalsynth.yaml");
+    const text = await readFile(settings, "utf8");
+    await writeFile(settings, "apiVersion: metalsynth.io/v1alpha1\nkind: SiteSettings\n");
+    expect(await synthFromKeptPlan({ site }, await digestOf(), cache)).toBeUndefined();
+    await writeFile(settings, text);
+    expect((await digestOf()).plan).toBe(unchanged.plan);
+    await edit(path.join("inventory", "rack-r01.yaml"), "count: 48", "count: 47");
+    expect(await synthFromKeptPlan({ site }, await digestOf(), cache)).toBeUndefined();
+    await edit(path.join("inventory", "rack-r01.yaml"), "count: 47", "count: 48");
+    await edit(path.join("rendered", LOCK_FILE), "\n", "\n# edited by hand\n");
     expect(await synthFromKeptPlan({ site }, await digestOf(), cache)).toBeUndefined();
   });
 });

@@ -177,7 +177,7 @@ function keepPlan(
 ): void {
   const { input, model, planIssues } = evaluation;
   const layout = specLayout(input.documents);
-  const clusters = clusterTexts(model);
+  const clusters = layout && clusterTexts(model, layout);
   if (layout === undefined || clusters === undefined || input.inventoryIssues === undefined) return;
   storePlan(directory, {
     key,
@@ -217,7 +217,7 @@ export async function synthFromKeptPlan(
   const same = digest.planDigest() === kept.key && settingsDigest(input.settings) === kept.settings;
   if (!same || moved === undefined) return undefined;
   const evaluation = evaluateSiteBy(input.documents, (model) => {
-    const texts = planningDigest(model) === kept.planning ? clusterTexts(model) : undefined;
+    const texts = layout && planningDigest(model) === kept.planning ? clusterTexts(model, layout) : undefined;
     const changed = texts && changedClusters(kept.clusters, texts);
     const plan = changed && reboundPlan(kept.plan, model, changed);
     return { plan: plan && changed && { plan, changed }, issues: moved };

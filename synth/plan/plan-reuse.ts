@@ -125,17 +125,21 @@ function planned(resource: AnyResource, renderOnly: readonly string[] = []): unk
 
 /**
  * The digest of each cluster's own CRs' texts, by the key of the directory it renders into: what
- * tells the clusters whose CRs changed from those whose did not. Undefined for a model with a CR
- * read without its text.
+ * tells the clusters whose CRs changed from those whose did not. Each text's digest is the one
+ * `layout` (the specs' {@link specLayout}) holds for its document; undefined for a CR whose
+ * document it lacks.
  */
-export function clusterTexts(model: SiteModel): ReadonlyMap<ClusterKey, string> | undefined {
+export function clusterTexts(
+  model: SiteModel,
+  layout: SpecLayout,
+): ReadonlyMap<ClusterKey, string> | undefined {
   const texts = new Map<ClusterKey, string[]>();
   const add = (key: ClusterKey, resource: AnyResource | undefined) => {
     if (resource === undefined) return true;
-    const piece = resource.document.piece;
-    if (piece === undefined) return false;
+    const digest = layout.get(resource.document.file)?.[resource.document.index]?.digest;
+    if (digest === undefined) return false;
     const list = texts.get(key) ?? [];
-    list.push(`${resource.key}\u0000${sha256(piece.text)}`);
+    list.push(`${resource.key}\u0000${digest}`);
     texts.set(key, list);
     return true;
   };
