@@ -4,7 +4,11 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { addEastWorker, copyExampleSite } from "../test/support/example-site.ts";
 import { LOCK_FILE } from "../synth/plan/lock-file.ts";
-import { synthFromKeptPlan, synthFromSite, synthOutcome } from "./render-site.ts";
+import { clusterKey } from "../synth/cluster-key.ts";
+import { renderPlan } from "../synth/plan/render-plan.ts";
+import { cachedPlan, keptShares, sharesOf, storePlan } from "./plan-entry.ts";
+import { allShares, planShares } from "./render-incremental.ts";
+import { evaluateFromSite, synthFromKeptPlan, synthFromSite, synthOutcome } from "./render-site.ts";
 import { readSiteDigest, type SiteRead } from "./site-digest.ts";
 import { writeRendered } from "./render-write.ts";
 
@@ -89,5 +93,37 @@ describe("a kept plan", () => {
     await edit(path.join("inventory", "rack-r01.yaml"), "count: 47", "count: 48");
     await edit(path.join("rendered", LOCK_FILE), "\n", "\n# edited by hand\n");
     expect(await synthFromKeptPlan({ site }, await digestOf(), cache)).toBeUndefined();
+  });
+
+  it("reads back only the shares of the directories it renders again", async () => {
+    await renderAndKeep();
+    await edit(EAST, "    - ovn4nfv\n", "");
+    const read = await digestOf();
+    const full = synthOutcome(await synthFromSite({ site }));
+    const entry = cachedPlan(cache, read.plan);
+    if (entry === undefined) throw new Error("the plan is kept");
+    const east = entry.shares.keys.indexOf(clusterKey("edge-a", "cluster-east"));
+    expect(east).toBeGreaterThanOrEqual(0);
+    // Every other directory's share garbled: a run that read one would fail or differ.
+    const bytes = Buffer.from(entry.shares.bytes).fill(0xff);
+    const [start, end] = [entry.shares.ends[east - 1] ?? 0, entry.shares.ends[east]];
+    bytes.set(entry.shares.bytes.subarray(start, end), start);
+    storePlan(cache, { ...entry, shares: { ...entry.shares, bytes } });
+    const kept = await synthFromKeptPlan({ site }, read, cache);
+    expect(kept?.rendered?.files).toEqual(full.rendered?.files);
+    expect(kept?.rendered?.clusters).toEqual(full.rendered?.clusters);
+  });
+});
+
+describe("kept shares", () => {
+  it("give back each directory's share and the lock's text as the plan has them", async () => {
+    const { plan, issues } = await evaluateFromSite({ site });
+    const ready = renderPlan(plan, issues);
+    if (ready === undefined) throw new Error("the example site renders");
+    const shares = planShares(ready);
+    const kept = sharesOf(keptShares(shares));
+    expect(kept.keys).toEqual(shares.keys);
+    expect(kept.lock).toBe(shares.lock);
+    expect(allShares(kept)).toEqual(allShares(shares));
   });
 });

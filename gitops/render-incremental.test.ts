@@ -6,7 +6,7 @@ import { renderPlan, type RenderPlan } from "../synth/plan/render-plan.ts";
 import type { SiteSettings } from "../synth/schema/settings.ts";
 import { REPO } from "../test/harness.ts";
 import { renderSite, writeRendered } from "./render.ts";
-import { renderChanged } from "./render-incremental.ts";
+import { planShares, renderChanged } from "./render-incremental.ts";
 import { evaluateFromSite } from "./render-site.ts";
 import { readUnitHeader } from "./render-units.ts";
 import { readTree } from "./replace-dir.ts";
@@ -47,7 +47,7 @@ afterEach(async () => {
 
 /** Renders `plan` as synth does into `out`; what it rendered, and the tree it wrote. */
 async function synth(plan: RenderPlan, settings: SiteSettings, full = false) {
-  const rendered = await renderChanged(plan, settings, out, { full });
+  const rendered = await renderChanged(planShares(plan), settings, out, { full });
   const change = await writeRendered(out, rendered.files, { kept: rendered.kept });
   return { rendered, change, tree: await readTree(out) };
 }

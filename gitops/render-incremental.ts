@@ -11,7 +11,15 @@ import type { RenderPlan } from "../synth/plan/render-plan.ts";
 import type { SiteSettings } from "../synth/schema/settings.ts";
 import type { RenderOptions, RenderedShare, RenderedSite } from "./render.ts";
 import { planUnits, readUnitsBack, type PlanUnits } from "./render-readback.ts";
-import { directoryPlace, planDirectories, thisRenderer, type RenderedCluster } from "./render-units.ts";
+import {
+  directoryPlace,
+  planDirectories,
+  shareKey,
+  thisRenderer,
+  type PlanShare,
+  type PlanShares,
+  type RenderedCluster,
+} from "./render-units.ts";
 
 /** Options of {@link renderChanged}. */
 export interface ChangedRenderOptions extends RenderOptions {
@@ -52,28 +60,30 @@ export interface ChangedRender extends RenderedSite {
  * (`test/incremental.test.ts` holds it so over random site changes).
  */
 export async function renderChanged(
-  plan: RenderPlan,
+  plan: PlanShares,
   settings: SiteSettings,
   out: string,
   options: ChangedRenderOptions = {},
 ): Promise<ChangedRender> {
-  const directories = planDirectories(plan);
   const units = options.full
     ? undefined
-    : (options.units ?? planUnits(directories, settings, thisRenderer()));
+    : (options.units ?? planUnits(allShares(plan), settings, thisRenderer()));
   const back = units
     ? await readUnitsBack(out, units, options.signal)
     : { kept: new Set<string>(), clusters: new Map<number, RenderedCluster>(), wiring: false };
-  const changed = directories.filter((_, index) => !back.clusters.has(index));
-  const files = new Map([[LOCK_FILE, lockText(plan)]]);
+  const changed = new Map<number, PlanShare>();
+  plan.keys.forEach((_, index) => {
+    if (!back.clusters.has(index)) changed.set(index, plan.share(index));
+  });
+  const files = new Map([[LOCK_FILE, plan.lock]]);
   let rendered: RenderedShare[] = [];
   const wiring = settings.gitops.targets.includes("argocd");
-  if (changed.length > 0 || (wiring && !back.wiring)) {
+  if (changed.size > 0 || (wiring && !back.wiring)) {
     // Loaded only here: cdk8s and the charts are most of a synth's start-up (decision 0057).
     const render = await import("./render.ts");
     if (!back.wiring)
       for (const [file, content] of render.renderSiteWiring(settings)) files.set(file, content);
-    rendered = await render.renderDirectories(changed, settings, options);
+    rendered = await render.renderDirectories([...changed.values()], settings, options);
   }
   for (const share of rendered) for (const [file, content] of share.wiring) files.set(file, content);
   for (const share of rendered) for (const [file, content] of share.files) files.set(file, content);
@@ -82,8 +92,9 @@ export async function renderChanged(
     rendered.flatMap((share) => share.clusters).map((cluster) => [cluster.directory, cluster]),
   );
   const clusters: RenderedCluster[] = [];
-  directories.forEach((share, index) => {
-    const directory = directoryPlace(share, settings)?.directory;
+  plan.keys.forEach((_, index) => {
+    const share = changed.get(index);
+    const directory = share && directoryPlace(share, settings)?.directory;
     const cluster = back.clusters.get(index) ?? (directory && renderedClusters.get(directory));
     if (cluster) clusters.push(cluster);
   });
@@ -91,9 +102,28 @@ export async function renderChanged(
     files,
     clusters,
     kept: back.kept,
-    directories: { rendered: changed.length, kept: back.clusters.size },
+    directories: { rendered: changed.size, kept: back.clusters.size },
     ...(units && { units }),
   };
+}
+
+/** The directories of `plan` and its lock's text, as {@link renderChanged} takes them. */
+export function planShares(plan: RenderPlan): PlanShares {
+  const directories = planDirectories(plan);
+  return {
+    lock: lockText(plan),
+    keys: directories.map(shareKey),
+    share: (index) => {
+      const share = directories[index];
+      if (share === undefined) throw new Error(`planShares: the plan has no directory ${index}`);
+      return share;
+    },
+  };
+}
+
+/** Every share of `plan`, in plan order. */
+export function allShares(plan: PlanShares): PlanShare[] {
+  return plan.keys.map((_, index) => plan.share(index));
 }
 
 /** The lock file's text (docs/contract.md §3.4). */

@@ -22,6 +22,7 @@ import {
   wiringInputsDigest,
   type DirectoryPlace,
   type PlanShare,
+  type PlanShares,
   type Renderer,
   type RenderedCluster,
   type UnitHeader,
@@ -58,23 +59,23 @@ export function planUnits(
 }
 
 /**
- * The units of `directories` where `kept` has those of a plan that differs only in the directories
- * of the clusters `changed` (decision 0070): theirs computed again, the rest kept. Undefined when
- * `kept` is of another number of directories.
+ * The units of `plan` where `kept` has those of a plan that differs only in the directories of the
+ * clusters `changed` (decision 0070): theirs computed again, the rest kept, their shares not even
+ * read (decision 0071). Undefined when `kept` is of another number of directories.
  */
 export function reboundUnits(
   kept: PlanUnits,
-  directories: readonly PlanShare[],
+  plan: PlanShares,
   settings: SiteSettings,
   changed: ReadonlySet<ClusterKey>,
 ): PlanUnits | undefined {
-  if (kept.directories.length !== directories.length) return undefined;
+  if (kept.directories.length !== plan.keys.length) return undefined;
   const renderer = thisRenderer();
   return {
     ...kept,
-    directories: directories.map((share, index) => {
-      const keys = [...share.clusters, ...share.retired].map((cluster) => cluster.key);
-      if (!keys.some((key) => changed.has(key))) return kept.directories[index]!;
+    directories: plan.keys.map((key, index) => {
+      if (!changed.has(key)) return kept.directories[index]!;
+      const share = plan.share(index);
       const place = directoryPlace(share, settings);
       return { ...(place && { place }), inputs: directoryInputsDigest(share, settings, renderer) };
     }),

@@ -9,19 +9,18 @@ import {
   clusterTexts,
   movedIssues,
   planningDigest,
-  reboundPlan,
+  rebindShare,
   specLayout,
 } from "../synth/plan/plan-reuse.ts";
 import type { SitePlan } from "../synth/plan/model.ts";
 import { releaseHosts, type HostRelease } from "../synth/plan/release.ts";
-import { renderPlan, type RenderPlan } from "../synth/plan/render-plan.ts";
+import { renderPlan } from "../synth/plan/render-plan.ts";
 import { UsageError } from "./errors.ts";
-import type { RenderedCluster } from "./render-units.ts";
-import { renderChanged, type ChangedRender } from "./render-incremental.ts";
+import type { PlanShare, PlanShares, RenderedCluster } from "./render-units.ts";
+import { planShares, renderChanged, type ChangedRender } from "./render-incremental.ts";
 import type { InventoryCacheUse } from "./inventory-cache.ts";
-import { cachedPlan, settingsDigest, storePlan } from "./plan-entry.ts";
+import { cachedPlan, keptShares, settingsDigest, sharesOf, storePlan } from "./plan-entry.ts";
 import { reboundUnits, type PlanUnits } from "./render-readback.ts";
-import { planDirectories } from "./render-units.ts";
 import { SiteDigest, type SiteRead } from "./site-digest.ts";
 import {
   readSite,
@@ -153,12 +152,13 @@ export async function synthFromSite(
   });
   const { input, plan, issues } = evaluation;
   const ready = renderPlan(plan, issues);
-  const rendered = ready && (await renderChanged(ready, input.settings, input.out, options));
+  const shares = ready && planShares(ready);
+  const rendered = shares && (await renderChanged(shares, input.settings, input.out, options));
   const found: SiteSynth = { input, plan, issues, ...(rendered && { rendered }) };
   if (digest && cache !== undefined) {
     const planKey = digest.planDigest();
-    if (inventoryCache && inventoryCache.keep && planKey !== undefined && ready && rendered?.units)
-      keepPlan(cache, planKey, evaluation, ready, rendered.units);
+    if (inventoryCache && inventoryCache.keep && planKey !== undefined && shares && rendered?.units)
+      keepPlan(cache, planKey, evaluation, shares, rendered.units);
     storeSynth(digest, synthOutcome(found), cache);
   }
   return found;
@@ -172,31 +172,35 @@ function keepPlan(
   directory: string,
   key: string,
   evaluation: SiteEvaluation,
-  plan: RenderPlan,
+  plan: PlanShares,
   units: PlanUnits,
 ): void {
   const { input, model, planIssues } = evaluation;
+  const { inventoryIssues, lockIssues } = input;
   const layout = specLayout(input.documents);
   const clusters = layout && clusterTexts(model, layout);
-  if (layout === undefined || clusters === undefined || input.inventoryIssues === undefined) return;
+  if (layout === undefined || clusters === undefined) return;
+  if (inventoryIssues === undefined || lockIssues === undefined) return;
   storePlan(directory, {
     key,
     settings: settingsDigest(input.settings),
     planning: planningDigest(model),
     layout,
     clusters,
-    inventoryIssues: input.inventoryIssues,
+    inventoryIssues,
+    lockIssues,
     planIssues,
-    plan,
+    shares: keptShares(plan),
     units,
   });
 }
 
 /**
  * `metalsynth synth` up to the write from a plan kept for the site's inventory, settings and lock
- * (decision 0070), when its specs are planned alike: the specs, settings and lock read and the
- * rules of the CRs run, the inventory neither read nor planned, and only the directories of the
- * clusters whose CRs changed rendered again. Undefined when the cache has no such plan, or the
+ * (decision 0070), when its specs are planned alike: the specs and settings read and the rules of
+ * the CRs run, the lock's bytes digested but not parsed, the inventory neither read nor planned,
+ * and only the directories of the clusters whose CRs changed read from the plan and rendered again
+ * (decision 0071). Undefined when the cache has no such plan, or the
  * specs are not planned alike: the caller evaluates the site in full. What it found is kept in the
  * synth cache, as {@link synthFromSite} keeps it.
  */
@@ -209,8 +213,8 @@ export async function synthFromKeptPlan(
   if (kept === undefined) return undefined;
   const digest = new SiteDigest(location);
   const input = await readSiteBesideInventory(location, digest, {
-    seen: read.inventory,
-    issues: kept.inventoryIssues,
+    inventory: { seen: read.inventory, issues: kept.inventoryIssues },
+    lockIssues: kept.lockIssues,
   });
   const layout = specLayout(input.documents);
   const moved = layout && movedIssues(kept.planIssues, kept.layout, layout);
@@ -219,7 +223,7 @@ export async function synthFromKeptPlan(
   const evaluation = evaluateSiteBy(input.documents, (model) => {
     const texts = layout && planningDigest(model) === kept.planning ? clusterTexts(model, layout) : undefined;
     const changed = texts && changedClusters(kept.clusters, texts);
-    const plan = changed && reboundPlan(kept.plan, model, changed);
+    const plan = changed && reboundShares(sharesOf(kept.shares), model, changed);
     return { plan: plan && changed && { plan, changed }, issues: moved };
   });
   if (evaluation.plan === undefined) return undefined;
@@ -227,13 +231,33 @@ export async function synthFromKeptPlan(
   const { plan, changed } = evaluation.plan;
   let rendered: ChangedRender | undefined;
   if (!hasErrors(issues)) {
-    const units = reboundUnits(kept.units, planDirectories(plan), input.settings, changed);
+    const units = reboundUnits(kept.units, plan, input.settings, changed);
     if (units === undefined) return undefined;
     rendered = await renderChanged(plan, input.settings, input.out, { units });
   }
   const outcome = synthOutcome({ input, issues, ...(rendered && { rendered }) });
   storeSynth(digest, outcome, cache);
   return outcome;
+}
+
+/**
+ * `plan` with the share of each cluster in `changed` bound to `model` ({@link rebindShare}), read
+ * now; the others read when asked. Undefined when one of those shares can't be.
+ */
+function reboundShares(
+  plan: PlanShares,
+  model: SiteModel,
+  changed: ReadonlySet<ClusterKey>,
+): PlanShares | undefined {
+  const rebind = rebindShare(model, changed);
+  const rebound = new Map<number, PlanShare>();
+  for (const [index, key] of plan.keys.entries()) {
+    if (!changed.has(key)) continue;
+    const share = rebind(plan.share(index));
+    if (share === undefined) return undefined;
+    rebound.set(index, share);
+  }
+  return { ...plan, share: (index) => rebound.get(index) ?? plan.share(index) };
 }
 
 /** What synth writes and prints of a {@link SiteSynth}. */
@@ -272,6 +296,6 @@ export async function releaseFromSite(
   const evaluation = evaluateSite(input.documents, input.inventory, input.lock);
   const issues = [...input.issues, ...evaluation.issues];
   const ready = release.refused.length === 0 ? renderPlan(evaluation.plan, issues) : undefined;
-  const rendered = ready && (await renderChanged(ready, input.settings, input.out));
+  const rendered = ready && (await renderChanged(planShares(ready), input.settings, input.out));
   return { input, plan: evaluation.plan, issues, release, ...(rendered && { rendered }) };
 }

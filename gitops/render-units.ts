@@ -57,6 +57,24 @@ export function planDirectories(plan: RenderPlan): PlanShare[] {
   ];
 }
 
+/**
+ * A plan's cluster directories as a render takes them: each directory's cluster key, in plan order,
+ * its share asked for only when the directory is rendered (a kept plan reads it back then, decision
+ * 0071), and the lock file's text.
+ */
+export interface PlanShares {
+  readonly lock: string;
+  readonly keys: readonly ClusterKey[];
+  share(index: number): PlanShare;
+}
+
+/** The key of the cluster a share's directory renders: every plan of one directory has it. */
+export function shareKey(share: PlanShare): ClusterKey {
+  const identity = share.clusters[0] ?? share.retired[0];
+  if (identity === undefined) throw new Error("shareKey: a share of no cluster (planDirectories gives none)");
+  return identity.key;
+}
+
 /** Where one cluster directory's files go, and what it renders for the summary. */
 export interface DirectoryPlace {
   readonly key: string;

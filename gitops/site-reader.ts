@@ -51,6 +51,8 @@ export interface SiteInput {
   readonly issues: readonly Issue[];
   /** Those of `issues` the inventory's read gave: what a kept plan keeps of it (decision 0070). */
   readonly inventoryIssues?: readonly Issue[];
+  /** Those of `issues` the lock's parse gave, likewise (decision 0071). */
+  readonly lockIssues?: readonly Issue[];
 }
 
 export { checkSite } from "./files.ts";
@@ -75,42 +77,64 @@ export interface ReadSiteOptions {
 /** Reads specs, inventory, settings and the previous lock of a site. */
 export async function readSite(location: SiteLocation, options: ReadSiteOptions = {}): Promise<SiteInput> {
   const { digest, inventoryCache: cache } = options;
-  return readSiteWith(location, digest, (inventoryPaths, { relativeTo, site }) =>
-    // readInventory walks the paths itself and throws a UsageError for a missing one.
-    readInventory(inventoryPaths, {
-      relativeTo,
-      site,
-      ...(digest && { digest }),
-      ...(cache && { cache }),
-    }),
+  return readSiteWith(
+    location,
+    digest,
+    (inventoryPaths, { relativeTo, site }) =>
+      // readInventory walks the paths itself and throws a UsageError for a missing one.
+      readInventory(inventoryPaths, {
+        relativeTo,
+        site,
+        ...(digest && { digest }),
+        ...(cache && { cache }),
+      }),
+    (file) => {
+      const read = file ? lockFromText(file.shown, file.text) : { lock: EMPTY_LOCK, issues: [] };
+      return { lock: read.lock, lockIssues: read.issues, issues: read.issues };
+    },
   );
 }
 
 /**
- * A site read as {@link readSite} reads it but for its inventory: the inventory as `seen` is fed
- * to `digest` without a file read, and `issues` stand for its findings (a plan kept from a run that
- * read it, decision 0070).
+ * A site read as {@link readSite} reads it but for its inventory and its lock, for a plan kept from
+ * a run that read them (decisions 0070 and 0071): the inventory as `seen` is fed to `digest`
+ * without a file read, and its `issues` stand for its findings; the lock's bytes are fed to
+ * `digest` but not parsed, and `lockIssues` stand for its findings. Both stand only while the
+ * digest's plan digest is the kept plan's: the caller checks it.
  */
 export async function readSiteBesideInventory(
   location: SiteLocation,
   digest: SiteDigest,
-  inventory: { readonly seen: InventorySeen; readonly issues: readonly Issue[] },
-): Promise<Omit<SiteInput, "inventory">> {
-  return readSiteWith(location, digest, () => {
-    feedSeenInventory(inventory.seen, digest);
-    return Promise.resolve({ issues: inventory.issues });
-  });
+  kept: {
+    readonly inventory: { readonly seen: InventorySeen; readonly issues: readonly Issue[] };
+    readonly lockIssues: readonly Issue[];
+  },
+): Promise<Omit<SiteInput, "inventory" | "lock">> {
+  return readSiteWith(
+    location,
+    digest,
+    () => {
+      feedSeenInventory(kept.inventory.seen, digest);
+      return Promise.resolve({ issues: kept.inventory.issues });
+    },
+    () => ({ lockIssues: kept.lockIssues, issues: kept.lockIssues }),
+  );
 }
 
 /**
- * Reads a site's specs, then its inventory with `readInventoryPart`, then its settings and lock,
- * feeding `digest` in that order; the findings in the same order.
+ * Reads a site's specs, then its inventory with `readInventoryPart`, then its settings, then its
+ * lock's file, which `readLockPart` takes (undefined when there is none, or it can't be read);
+ * feeding `digest` in that order, and the findings in the same order.
  */
-async function readSiteWith<S extends { readonly issues: readonly Issue[] }>(
+async function readSiteWith<
+  S extends { readonly issues: readonly Issue[] },
+  L extends { readonly issues: readonly Issue[] },
+>(
   location: SiteLocation,
   digest: SiteDigest | undefined,
   readInventoryPart: (paths: readonly string[], where: { relativeTo: string; site: string }) => Promise<S>,
-): Promise<Omit<SiteInput, "inventory"> & Omit<S, "issues">> {
+  readLockPart: (file: LockFile | undefined) => L,
+): Promise<Omit<SiteInput, "inventory" | "lock"> & Omit<S, "issues"> & Omit<L, "issues">> {
   const site = location.site ?? ".";
   const relativeTo = location.relativeTo ?? process.cwd();
   const out = location.out ?? path.join(site, "rendered");
@@ -161,12 +185,13 @@ async function readSiteWith<S extends { readonly issues: readonly Issue[] }>(
   if (digest && place) digest.place = place;
   const resolved = resolvePathPrefix(settings.settings, place);
 
-  const lock = await readLock(out, relativeTo, issues, digest);
+  const { issues: lockIssues, ...lock } = readLockPart(await readLock(out, relativeTo, issues, digest));
+  issues.push(...lockIssues);
   return {
     ...inventory,
     inventoryIssues,
+    ...lock,
     documents,
-    lock,
     settings: resolved.settings,
     ...(resolved.note === undefined ? {} : { pathPrefixNote: resolved.note }),
     out,
@@ -210,12 +235,19 @@ async function readSettingsFile(
   }
 }
 
+/** The lock file's text, and its path as findings show it. */
+interface LockFile {
+  readonly shown: string;
+  readonly text: string;
+}
+
+/** The previous lock's file; undefined when there is none, or it can't be read (a finding then). */
 async function readLock(
   out: string,
   relativeTo: string,
   issues: Issue[],
   digest: SiteDigest | undefined,
-): Promise<Lock> {
+): Promise<LockFile | undefined> {
   const file = path.join(out, LOCK_FILE);
   const shown = displayPath(file, relativeTo);
   let text: string;
@@ -227,10 +259,8 @@ async function readLock(
       issues.push(unreadIssue({ display: shown, reason: systemReason(error) }));
       digest?.incomplete("lock");
     } else digest?.absent("lock", shown);
-    return EMPTY_LOCK;
+    return undefined;
   }
   digest?.content("lock", shown, file, text);
-  const read = lockFromText(shown, text);
-  issues.push(...read.issues);
-  return read.lock;
+  return { shown, text };
 }

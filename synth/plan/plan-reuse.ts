@@ -165,60 +165,66 @@ export function changedClusters(
   return changed;
 }
 
+/** What {@link rebindShare} rebinds: a cluster directory's share of a render plan. */
+export type RenderShare = Pick<RenderPlan, "clusters" | "specs">;
+
 /**
- * `kept`, a render plan of a model planned alike (same {@link planningDigest}), with what the
- * clusters in `changed` render from their own CRs taken from `model`: a BPA cluster's KUD plugins,
- * pod subnet and packages, and its CRs as its directory carries them. Undefined when a changed
- * directory renders more than one plan (a BPA cluster and a SIPCluster of one name): planned again.
+ * A binder of a render plan's shares of a model planned alike (same {@link planningDigest}) to
+ * `model`: a share of a cluster in `changed` takes what it renders from its own CRs from `model` (a
+ * BPA cluster's KUD plugins, pod subnet and packages, and its CRs as its directory carries them);
+ * any other share is as it was. The binder gives undefined for a share holding more than one plan
+ * of a changed cluster (a BPA cluster and a SIPCluster of one name): planned again.
  */
-export function reboundPlan(
-  kept: RenderPlan,
+export function rebindShare(
   model: SiteModel,
   changed: ReadonlySet<ClusterKey>,
-): RenderPlan | undefined {
-  if (changed.size === 0) return kept;
-  const once = (keys: readonly { readonly key: ClusterKey }[]) =>
-    [...changed].every((key) => keys.filter((entry) => entry.key === key).length <= 1);
-  if (!once(kept.clusters) || !once(kept.specs)) return undefined;
+): <S extends RenderShare>(share: S) => S | undefined {
   const groups = groupBpa(model);
   const sips = new Map(model.sips.map((sip) => [sipKey(sip.resource), sip]));
-  const rendered = new Map(kept.clusters.map((cluster) => [cluster.key, cluster]));
-  const clusters = kept.clusters.map((cluster): ClusterRender => {
-    const group = groups.get(cluster.key);
-    if (cluster.kind !== "bpa" || !changed.has(cluster.key) || group?.provisioning === undefined)
-      return cluster;
-    const { provisioning, software } = group;
-    const rebound: BpaRender = {
-      kind: "bpa",
-      key: cluster.key,
-      namespace: cluster.namespace,
-      name: cluster.name,
-      provisioning: { plugins: provisioning.plugins, podSubnet: provisioning.podSubnet },
-      ...(software && {
-        software: { masterPackages: software.masterPackages, workerPackages: software.workerPackages },
-      }),
-      masters: cluster.masters,
-      workers: cluster.workers,
-    };
-    return rebound;
-  });
-  const specs = kept.specs.map((cluster) => {
-    const plan = rendered.get(cluster.key);
-    if (!changed.has(cluster.key) || plan === undefined) return cluster;
-    const sip = sips.get(cluster.key);
-    if (plan.kind === "sip")
-      return sip ? clusterSpecs({ kind: "sip", key: plan.key, name: plan.name, sip }) : cluster;
-    const group = groups.get(cluster.key);
-    return clusterSpecs({
-      kind: "bpa",
-      key: plan.key,
-      name: plan.name,
-      ...(group?.provisioning && { provisioning: group.provisioning }),
-      ...(group?.glue && { glue: group.glue }),
-      ...(group?.software && { software: group.software }),
+  return (share) => {
+    const once = (keys: readonly { readonly key: ClusterKey }[]) =>
+      keys.every(
+        (entry) => !changed.has(entry.key) || keys.filter((other) => other.key === entry.key).length === 1,
+      );
+    if (!once(share.clusters) || !once(share.specs)) return undefined;
+    const rendered = new Map(share.clusters.map((cluster) => [cluster.key, cluster]));
+    const clusters = share.clusters.map((cluster): ClusterRender => {
+      const group = groups.get(cluster.key);
+      if (cluster.kind !== "bpa" || !changed.has(cluster.key) || group?.provisioning === undefined)
+        return cluster;
+      const { provisioning, software } = group;
+      const rebound: BpaRender = {
+        kind: "bpa",
+        key: cluster.key,
+        namespace: cluster.namespace,
+        name: cluster.name,
+        provisioning: { plugins: provisioning.plugins, podSubnet: provisioning.podSubnet },
+        ...(software && {
+          software: { masterPackages: software.masterPackages, workerPackages: software.workerPackages },
+        }),
+        masters: cluster.masters,
+        workers: cluster.workers,
+      };
+      return rebound;
     });
-  });
-  return { ...kept, clusters, specs };
+    const specs = share.specs.map((cluster) => {
+      const plan = rendered.get(cluster.key);
+      if (!changed.has(cluster.key) || plan === undefined) return cluster;
+      const sip = sips.get(cluster.key);
+      if (plan.kind === "sip")
+        return sip ? clusterSpecs({ kind: "sip", key: plan.key, name: plan.name, sip }) : cluster;
+      const group = groups.get(cluster.key);
+      return clusterSpecs({
+        kind: "bpa",
+        key: plan.key,
+        name: plan.name,
+        ...(group?.provisioning && { provisioning: group.provisioning }),
+        ...(group?.glue && { glue: group.glue }),
+        ...(group?.software && { software: group.software }),
+      });
+    });
+    return { ...share, clusters, specs };
+  };
 }
 
 function sha256(text: string): string {
