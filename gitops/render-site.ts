@@ -200,9 +200,9 @@ function keepPlan(
  * (decision 0070), when its specs are planned alike: the specs and settings read and the rules of
  * the CRs run, the lock's bytes digested but not parsed, the inventory neither read nor planned,
  * and only the directories of the clusters whose CRs changed read from the plan and rendered again
- * (decision 0071). Undefined when the cache has no such plan, or the
- * specs are not planned alike: the caller evaluates the site in full. What it found is kept in the
- * synth cache, as {@link synthFromSite} keeps it.
+ * (decision 0071). Undefined when the cache has no such plan, or the specs are not planned alike:
+ * the caller evaluates the site in full. What it found is kept in the synth cache, as
+ * {@link synthFromSite} keeps it.
  */
 export async function synthFromKeptPlan(
   location: SiteLocation,
