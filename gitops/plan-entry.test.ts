@@ -9,7 +9,9 @@ import { renderPlan } from "../synth/plan/render-plan.ts";
 import { cachedPlan, keptShares, sharesOf, storePlan } from "./plan-entry.ts";
 import { allShares, planShares } from "./render-incremental.ts";
 import { evaluateFromSite, synthFromKeptPlan, synthFromSite, synthOutcome } from "./render-site.ts";
-import { readSiteDigest, type SiteRead } from "./site-digest.ts";
+import { issue } from "../synth/issue.ts";
+import { readSiteDigest, SiteDigest, type SiteRead } from "./site-digest.ts";
+import { readSite, readSiteBesideInventory } from "./site-reader.ts";
 import { writeRendered } from "./render-write.ts";
 
 let site: string;
@@ -112,6 +114,26 @@ describe("a kept plan", () => {
     const kept = await synthFromKeptPlan({ site }, read, cache);
     expect(kept?.rendered?.files).toEqual(full.rendered?.files);
     expect(kept?.rendered?.clusters).toEqual(full.rendered?.clusters);
+  });
+});
+
+describe("a site read beside a kept plan", () => {
+  it("stands the kept lock findings for the lock's parse, and digests the lock it did not parse", async () => {
+    await renderAndKeep();
+    const read = await digestOf();
+    // A lock the parse would refuse: read beside the plan, it is not parsed, and its digest misses.
+    await edit(path.join("rendered", LOCK_FILE), "kind: Lock", "kind: NotALock");
+    expect((await readSite({ site })).issues.map((found) => found.rule)).toContain("lock-invalid");
+    const kept = issue("lock-invalid", "hosts[0]", "a finding the kept plan's run had");
+    const digest = new SiteDigest({ site });
+    const beside = await readSiteBesideInventory({ site }, digest, {
+      inventory: { seen: read.inventory, issues: [] },
+      lockIssues: [kept],
+    });
+    expect(beside.issues.at(-1)).toEqual(kept);
+    expect(beside.issues.filter((found) => found.rule === "lock-invalid")).toEqual([kept]);
+    expect(beside.lockIssues).toEqual([kept]);
+    expect(digest.planDigest()).not.toBe(read.plan);
   });
 });
 
