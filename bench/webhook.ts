@@ -125,6 +125,12 @@ function benchRules(hosts: Inventory): string[] {
 /** What the load generator asks the servers' process. */
 type ServerMessage = "stop" | "measure stalls" | "longest stall" | "cpu time";
 
+/** The servers' process, and how the load generator asks it something (it answers by message). */
+interface Servers {
+  readonly process: ChildProcess;
+  ask(message: ServerMessage): void;
+}
+
 /** In the servers' process: its {@link ServeData}, as JSON. */
 const SERVE_DATA = "METALSYNTH_BENCH_SERVE";
 
@@ -304,16 +310,17 @@ function manyWorkers(workers: number, cpu: (index: number) => number): Cr {
 
 /**
  * Sends `body` at {@link STEADY_RATE} for {@link STEADY_SECONDS} over `agent`, and returns each
- * request's latency measured from when it was due, so a stall counts in every request it delays (no
+ * request's latency measured from when it was due (or sent, if sooner), so a stall counts in every request it delays (no
  * coordinated omission). The first {@link WARM_SECONDS} are sent the same way and not measured: the
  * API server reaches a webhook over connections it keeps alive for 90 s, and a run that began with
  * none would measure the handshakes of the connections a burst opens, the load generator's above
  * all: 55 opened in 140 ms stalled its event loop 101 ms (bench journal, 2026-11-29).
  */
-async function paced(send: () => Promise<number>, onMeasured?: () => void): Promise<number[]> {
+async function paced(send: () => Promise<number>, onMeasured?: () => void): Promise<PacedRun> {
   const interval = 1000 / STEADY_RATE;
   const warmRequests = STEADY_RATE * WARM_SECONDS;
   const latencies: number[] = [];
+  const slowAt: number[] = [];
   const pending: Promise<void>[] = [];
   const started = performance.now();
   for (let index = 0; index < warmRequests + STEADY_RATE * STEADY_SECONDS; index++) {
@@ -322,15 +329,50 @@ async function paced(send: () => Promise<number>, onMeasured?: () => void): Prom
     const wait = due - performance.now();
     if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait));
     const measured = index >= warmRequests;
+    // A request sent early (a wait under a timer's millisecond is not waited) is timed from when it
+    // was sent, not from when it was due: timed from due, it would be credited the time it had in hand.
+    const from = Math.max(due, performance.now());
     pending.push(
       send().then((status) => {
         if (status !== 200) throw new Error(`webhook answered ${status}`);
-        if (measured) latencies.push(performance.now() - due);
+        if (!measured) return;
+        const latency = performance.now() - from;
+        latencies.push(latency);
+        if (latency > SLOW_MS) slowAt.push((index - warmRequests) / STEADY_RATE);
       }),
     );
   }
   await Promise.all(pending);
-  return latencies.sort((a, b) => a - b);
+  return { latencies: latencies.sort((a, b) => a - b), slow: slowSpans(slowAt) };
+}
+
+/** A paced run: its latencies (ascending), and when its slow requests were due. */
+interface PacedRun {
+  readonly latencies: number[];
+  /** `none`, or how many requests took over {@link SLOW_MS} and the spans they were due in. */
+  readonly slow: string;
+}
+
+/** A latency over this is slow: §8's p99 bar. */
+const SLOW_MS = 10;
+
+/**
+ * `at` (seconds into the measured run, each a slow request's due time) as spans of tenths of a
+ * second: `54 over 10 ms, due at 2.0–2.2 s, 6.1 s`. Slow requests come in bursts; where the bursts
+ * fall beside the pathological CRs' times tells what delayed them.
+ */
+function slowSpans(at: number[]): string {
+  if (at.length === 0) return `none over ${SLOW_MS} ms`;
+  const tenths = [...new Set(at.map((seconds) => Math.floor(seconds * 10)))].sort((a, b) => a - b);
+  const spans: string[] = [];
+  for (let start = 0; start < tenths.length;) {
+    let end = start;
+    while (end + 1 < tenths.length && tenths[end + 1] === tenths[end]! + 1) end++;
+    const [from, to] = [tenths[start]! / 10, tenths[end]! / 10];
+    spans.push(from === to ? `${from.toFixed(1)} s` : `${from.toFixed(1)}–${to.toFixed(1)} s`);
+    start = end + 1;
+  }
+  return `${at.length} over ${SLOW_MS} ms, due at ${spans.join(", ")}`;
 }
 
 function latencyFigures(latencies: readonly number[]): string {
@@ -346,8 +388,10 @@ async function steadyWithPathological(
   trust: SecureContext,
   body: string,
   pathological: readonly { readonly name: string; readonly at: number; readonly cr: Cr }[],
+  servers: Servers,
 ): Promise<{ p99: number; lines: string[] }> {
   const agent = connections(trust, 64);
+  const clientStalls = loopStalls();
   // Built before the run: stringifying 850 KiB while it runs would stall the load generator.
   const bodies = pathological.map(({ name, at, cr }) => ({
     name,
@@ -368,13 +412,21 @@ async function steadyWithPathological(
         })(),
       );
   };
-  const latencies = await paced(() => post(port, agent, body), sendPathological);
+  const { latencies, slow } = await paced(
+    () => post(port, agent, body),
+    () => {
+      clientStalls.reset();
+      servers.ask("measure stalls");
+      sendPathological();
+    },
+  );
   const lines = await Promise.all(answers);
   agent.destroy();
+  const stalls = await longestStalls(servers, clientStalls);
   return {
     p99: percentile(latencies, 0.99),
     lines: [
-      `webhook over TLS at ${STEADY_RATE} req/s for ${STEADY_SECONDS} s with ${pathological.length} pathological CRs among them: the others' ${latencyFigures(latencies)}`,
+      `webhook over TLS at ${STEADY_RATE} req/s for ${STEADY_SECONDS} s with ${pathological.length} pathological CRs among them: the others' ${latencyFigures(latencies)}; ${slow}; ${stalls}`,
       ...lines.map((line) => `  ${line}`),
     ],
   };
@@ -408,26 +460,30 @@ async function steady(
   port: number,
   trust: SecureContext,
   body: string,
-  ask: (message: ServerMessage) => void,
-  servers: ChildProcess,
+  servers: Servers,
 ): Promise<{ latencies: number[]; stalls: string }> {
   const agent = connections(trust, 64);
   const clientStalls = loopStalls();
-  const latencies = await paced(
+  const { latencies } = await paced(
     () => post(port, agent, body),
     () => {
       clientStalls.reset();
-      ask("measure stalls");
+      servers.ask("measure stalls");
     },
   );
   agent.destroy();
-  ask("longest stall");
-  const [serverStall] = (await once(servers, "message")) as [number];
+  return { latencies, stalls: await longestStalls(servers, clientStalls) };
+}
+
+/**
+ * The longest event-loop stall of the servers' process since it was asked to measure them, and of
+ * this one's `clientStalls`, which it stops.
+ */
+async function longestStalls(servers: Servers, clientStalls: ReturnType<typeof loopStalls>): Promise<string> {
+  servers.ask("longest stall");
+  const [serverStall] = (await once(servers.process, "message")) as [number];
   clientStalls.disable();
-  return {
-    latencies,
-    stalls: `longest event-loop stall: server ${serverStall.toFixed(0)} ms, load generator ${clientStalls.longestMs().toFixed(0)} ms`,
-  };
+  return `longest event-loop stall: server ${serverStall.toFixed(0)} ms, load generator ${clientStalls.longestMs().toFixed(0)} ms`;
 }
 
 /**
@@ -441,8 +497,7 @@ async function steadyRounds(
   ports: Ports,
   trust: SecureContext,
   body: string,
-  ask: (message: ServerMessage) => void,
-  servers: ChildProcess,
+  servers: Servers,
 ): Promise<string[]> {
   const lines: string[] = [];
   const p99s = { webhook: [] as number[], inline: [] as number[], echo: [] as number[] };
@@ -452,7 +507,7 @@ async function steadyRounds(
       ["inline", "reviewing in its thread"],
       ["echo", "bare express echo"],
     ] as const) {
-      const { latencies, stalls } = await steady(ports[server], trust, body, ask, servers);
+      const { latencies, stalls } = await steady(ports[server], trust, body, servers);
       p99s[server].push(percentile(latencies, 0.99));
       lines.push(
         `webhook over TLS at ${STEADY_RATE} req/s for ${STEADY_SECONDS} s, round ${round}, ${name}: ${latencyFigures(latencies)}; ${stalls}`,
@@ -545,7 +600,7 @@ export async function benchWebhook(hub?: HubSite): Promise<string[]> {
     cr = hubProvisioning("bench-new", hub.freeMacs[0]) as Cr;
   } else ({ lines, cr } = rulesAndCr());
   const body = JSON.stringify(admissionReview(cr));
-  const { trust, ports, ask, servers, stop } = await startServers(hub);
+  const { trust, ports, servers, stop } = await startServers(hub);
   // From here this process is the load generator: what it built and reviewed above is let go first,
   // or collecting it later stalls the requests it sends (by up to ~80 ms on this machine).
   settleHeap();
@@ -553,14 +608,16 @@ export async function benchWebhook(hub?: HubSite): Promise<string[]> {
     // Warm the servers up (JIT, TLS sessions) before measuring.
     for (const port of [ports.webhook, ports.inline, ports.echo]) await peak(port, trust, body);
     if (hub) lines.push(await sequential(ports.webhook, trust, body));
-    lines.push(...(await steadyRounds(ports, trust, body, ask, servers)));
+    lines.push(...(await steadyRounds(ports, trust, body, servers)));
     const serversCpuMicros = async () => {
-      ask("cpu time");
-      return ((await once(servers, "message")) as [number])[0];
+      servers.ask("cpu time");
+      return ((await once(servers.process, "message")) as [number])[0];
     };
     lines.push(...(await peakRounds(ports, trust, body, serversCpuMicros)));
     if (!hub)
-      lines.push(...(await steadyWithPathological(ports.webhook, trust, body, pathologicalCrs())).lines);
+      lines.push(
+        ...(await steadyWithPathological(ports.webhook, trust, body, pathologicalCrs(), servers)).lines,
+      );
   } finally {
     await stop();
   }
@@ -590,7 +647,7 @@ export async function benchStream(rounds: number): Promise<string[]> {
   const lines: string[] = [];
   const p99s: number[] = [];
   for (let round = 1; round <= rounds; round++) {
-    const { trust, ports, stop } = await startServers(undefined);
+    const { trust, ports, servers, stop } = await startServers(undefined);
     settleHeap();
     try {
       await peak(ports.webhook, trust, body);
@@ -599,6 +656,7 @@ export async function benchStream(rounds: number): Promise<string[]> {
         trust,
         body,
         pathologicalCrs(),
+        servers,
       );
       lines.push(`round ${round}, ${new Date().toISOString().slice(11, 19)}:`, ...measured);
       p99s.push(p99);
@@ -641,8 +699,7 @@ export async function benchHubRequestsOverTls(
 async function startServers(hub: HubSite | undefined): Promise<{
   trust: SecureContext;
   ports: Ports;
-  ask: (message: ServerMessage) => void;
-  servers: ChildProcess;
+  servers: Servers;
   stop: () => Promise<void>;
 }> {
   const ca = await createTestCa();
@@ -652,22 +709,22 @@ async function startServers(hub: HubSite | undefined): Promise<{
     keyFile: certificate.keyFile,
     ...(hub && { hub }),
   };
-  const servers = fork(fileURLToPath(import.meta.url), [], {
+  const child = fork(fileURLToPath(import.meta.url), [], {
     // With the Node.js options the chart gives the webhook's container.
     execArgv: [...WEBHOOK_NODE_OPTIONS.split(" "), "--import", import.meta.resolve("tsx")],
     env: { ...process.env, [SERVE_DATA]: JSON.stringify(data) },
     stdio: ["ignore", "inherit", "inherit", "ipc"],
   });
-  const ask = (message: ServerMessage) => servers.send(message);
-  const [ports] = (await once(servers, "message")) as [Ports];
+  const servers: Servers = { process: child, ask: (message) => child.send(message) };
+  const [ports] = (await once(child, "message")) as [Ports];
   const stop = async () => {
-    ask("stop");
-    await once(servers, "exit");
+    servers.ask("stop");
+    await once(child, "exit");
   };
   // Made once, as a Go client makes its tls.Config once: a context per connection would cost the load
   // generator a parse of the CA certificate on every connection it opens.
   const trust = createSecureContext({ ca: ca.cert });
-  return { trust, ports, ask, servers, stop };
+  return { trust, ports, servers, stop };
 }
 
 const serveData = process.env[SERVE_DATA];
