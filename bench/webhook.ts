@@ -310,11 +310,12 @@ function manyWorkers(workers: number, cpu: (index: number) => number): Cr {
 
 /**
  * Sends `body` at {@link STEADY_RATE} for {@link STEADY_SECONDS} over `agent`, and returns each
- * request's latency measured from when it was due (or sent, if sooner), so a stall counts in every request it delays (no
- * coordinated omission). The first {@link WARM_SECONDS} are sent the same way and not measured: the
- * API server reaches a webhook over connections it keeps alive for 90 s, and a run that began with
- * none would measure the handshakes of the connections a burst opens, the load generator's above
- * all: 55 opened in 140 ms stalled its event loop 101 ms (bench journal, 2026-11-29).
+ * request's latency measured from when it was due (from when it was sent, if that was earlier), so
+ * a stall counts in every request it delays (no coordinated omission). The first
+ * {@link WARM_SECONDS} are sent the same way and not measured: the API server reaches a webhook over
+ * connections it keeps alive for 90 s, and a run that began with none would measure the handshakes
+ * of the connections a burst opens, the load generator's above all: 55 opened in 140 ms stalled its
+ * event loop 101 ms (bench journal, 2026-11-29).
  */
 async function paced(send: () => Promise<number>, onMeasured?: () => void): Promise<PacedRun> {
   const interval = 1000 / STEADY_RATE;
@@ -329,9 +330,10 @@ async function paced(send: () => Promise<number>, onMeasured?: () => void): Prom
     const wait = due - performance.now();
     if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait));
     const measured = index >= warmRequests;
-    // A request sent early (a wait under a timer's millisecond is not waited) is timed from when it
-    // was sent, not from when it was due: timed from due, it would be credited the time it had in hand.
-    const from = Math.max(due, performance.now());
+    // Timed from when it was due, so a stall of this generator counts in every request it delays;
+    // but a request sent early (a wait under a timer's millisecond is not waited) from when it was
+    // sent: timed from due, it would be credited the time it had in hand.
+    const from = Math.min(due, performance.now());
     pending.push(
       send().then((status) => {
         if (status !== 200) throw new Error(`webhook answered ${status}`);
