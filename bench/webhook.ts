@@ -317,15 +317,24 @@ function manyWorkers(workers: number, cpu: (index: number) => number): Cr {
  * of the connections a burst opens, the load generator's above all: 55 opened in 140 ms stalled its
  * event loop 101 ms (bench journal, 2026-11-29).
  */
-async function paced(send: () => Promise<number>, onMeasured?: () => void): Promise<PacedRun> {
+async function paced(
+  send: () => Promise<number>,
+  servers: Servers,
+  onMeasured?: () => void,
+): Promise<PacedRun> {
   const interval = 1000 / STEADY_RATE;
+  const clientStalls = loopStalls();
   const warmRequests = STEADY_RATE * WARM_SECONDS;
   const latencies: number[] = [];
   const slowAt: number[] = [];
   const pending: Promise<void>[] = [];
   const started = performance.now();
   for (let index = 0; index < warmRequests + STEADY_RATE * STEADY_SECONDS; index++) {
-    if (index === warmRequests) onMeasured?.();
+    if (index === warmRequests) {
+      clientStalls.reset();
+      servers.ask("measure stalls");
+      onMeasured?.();
+    }
     const due = started + index * interval;
     const wait = due - performance.now();
     if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait));
@@ -345,14 +354,22 @@ async function paced(send: () => Promise<number>, onMeasured?: () => void): Prom
     );
   }
   await Promise.all(pending);
-  return { latencies: latencies.sort((a, b) => a - b), slow: slowSpans(slowAt) };
+  return {
+    latencies: latencies.sort((a, b) => a - b),
+    slow: slowSpans(slowAt),
+    stalls: await longestStalls(servers, clientStalls),
+  };
 }
 
-/** A paced run: its latencies (ascending), and when its slow requests were due. */
+/**
+ * A paced run: its latencies (ascending), when its slow requests were due, and the longest
+ * event-loop stall of the servers' process and of the load generator over its measured part.
+ */
 interface PacedRun {
   readonly latencies: number[];
   /** `none`, or how many requests took over {@link SLOW_MS} and the spans they were due in. */
   readonly slow: string;
+  readonly stalls: string;
 }
 
 /** A latency over this is slow: §8's p99 bar. */
@@ -366,15 +383,17 @@ const SLOW_MS = 10;
 function slowSpans(at: number[]): string {
   if (at.length === 0) return `none over ${SLOW_MS} ms`;
   const tenths = [...new Set(at.map((seconds) => Math.floor(seconds * 10)))].sort((a, b) => a - b);
-  const spans: string[] = [];
-  for (let start = 0; start < tenths.length;) {
-    let end = start;
-    while (end + 1 < tenths.length && tenths[end + 1] === tenths[end]! + 1) end++;
-    const [from, to] = [tenths[start]! / 10, tenths[end]! / 10];
-    spans.push(from === to ? `${from.toFixed(1)} s` : `${from.toFixed(1)}–${to.toFixed(1)} s`);
-    start = end + 1;
+  const spans: { first: number; last: number }[] = [];
+  for (const tenth of tenths) {
+    const span = spans.at(-1);
+    if (span !== undefined && tenth === span.last + 1) span.last = tenth;
+    else spans.push({ first: tenth, last: tenth });
   }
-  return `${at.length} over ${SLOW_MS} ms, due at ${spans.join(", ")}`;
+  const text = ({ first, last }: { first: number; last: number }) =>
+    first === last
+      ? `${(first / 10).toFixed(1)} s`
+      : `${(first / 10).toFixed(1)}–${(last / 10).toFixed(1)} s`;
+  return `${at.length} over ${SLOW_MS} ms, due at ${spans.map(text).join(", ")}`;
 }
 
 function latencyFigures(latencies: readonly number[]): string {
@@ -393,7 +412,6 @@ async function steadyWithPathological(
   servers: Servers,
 ): Promise<{ p99: number; lines: string[] }> {
   const agent = connections(trust, 64);
-  const clientStalls = loopStalls();
   // Built before the run: stringifying 850 KiB while it runs would stall the load generator.
   const bodies = pathological.map(({ name, at, cr }) => ({
     name,
@@ -414,17 +432,9 @@ async function steadyWithPathological(
         })(),
       );
   };
-  const { latencies, slow } = await paced(
-    () => post(port, agent, body),
-    () => {
-      clientStalls.reset();
-      servers.ask("measure stalls");
-      sendPathological();
-    },
-  );
+  const { latencies, slow, stalls } = await paced(() => post(port, agent, body), servers, sendPathological);
   const lines = await Promise.all(answers);
   agent.destroy();
-  const stalls = await longestStalls(servers, clientStalls);
   return {
     p99: percentile(latencies, 0.99),
     lines: [
@@ -465,16 +475,9 @@ async function steady(
   servers: Servers,
 ): Promise<{ latencies: number[]; stalls: string }> {
   const agent = connections(trust, 64);
-  const clientStalls = loopStalls();
-  const { latencies } = await paced(
-    () => post(port, agent, body),
-    () => {
-      clientStalls.reset();
-      servers.ask("measure stalls");
-    },
-  );
+  const { latencies, stalls } = await paced(() => post(port, agent, body), servers);
   agent.destroy();
-  return { latencies, stalls: await longestStalls(servers, clientStalls) };
+  return { latencies, stalls };
 }
 
 /**
