@@ -21,7 +21,15 @@
  * empty at each size: a synth that changes nothing finds the evaluation of its site there from
  * round 2 on (in round 1 the lock it reads is the one the first render had just written, which no
  * run had read before), and every synth but the first render finds the inventory's hosts there. A
- * first render is a fresh clone's: it runs with a cache of its own, emptied before it.
+ * first render is a fresh clone's: it runs with a cache of its own, empty when it starts.
+ *
+ * Nothing is deleted while the bench runs: a tree a step is done with is moved aside, and every tree
+ * is removed when the last size is done. This ext4 has no journal, and for one to six minutes after
+ * an inode is freed, creating a file skips it, reading its inode table block on the way (the kernel's
+ * `recently_deleted`, decision 0019): writing 60,002 files from memory cost 2.5 s of system time into
+ * a quiet file system and 38–60 s right after as many had been deleted (bench journal 2026-12-01,
+ * 18:35 entry). A fresh clone's first render deletes nothing before it writes; neither may its floor.
+ * A run started within six minutes of deleting a large tree (another run's cleanup) pays for it.
  *
  *   tsx bench/at-the-floor.ts [--sizes 10000,100000] [--rounds 3] [--baseline DIR] [--keep DIR]
  */
@@ -34,6 +42,7 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
+  renameSync,
   rmSync,
   writeFileSync,
 } from "node:fs";
@@ -138,15 +147,26 @@ function copySite(site: string, copy: string): void {
 const seconds = (value: number) => `${value.toFixed(2)} s`;
 const ratio = (value: number) => `${value.toFixed(2)}×`;
 
-/** Runs `rounds` interleaved rounds at one size and prints them and their medians. */
+/**
+ * Runs `rounds` interleaved rounds at one size and prints them and their medians. Its trees stay in a
+ * directory of its own under `under`, which the caller removes when the bench is done (see above).
+ */
 export function benchAtTheFloor(
   hosts: number,
   clusters: number,
   rounds: number,
-  options: { readonly baseline?: string; readonly keep?: string; readonly log?: (line: string) => void } = {},
+  options: { readonly under: string; readonly baseline?: string; readonly log?: (line: string) => void },
 ): FloorRound[] {
   const log = options.log ?? ((line: string) => console.log(line));
-  const work = mkdtempSync(path.join(options.keep ?? os.tmpdir(), `metalsynth-floor-${hosts}-`));
+  const work = mkdtempSync(path.join(options.under, `metalsynth-floor-${hosts}-`));
+  const aside = path.join(work, "aside");
+  mkdirSync(aside);
+  let setAsideCount = 0;
+  /** A fresh path under `aside`, for a tree that must not be deleted yet. */
+  const asidePath = (name: string) => path.join(aside, `${name}-${++setAsideCount}`);
+  const setAside = (dir: string) => {
+    if (existsSync(dir)) renameSync(dir, asidePath(path.basename(dir)));
+  };
   writeFileSync(path.join(work, "cost-preload.mjs"), COST_PRELOAD);
   const site = path.join(work, "site");
   const inventoryBytes = writeMixedSiteSync(site, hosts, clusters);
@@ -157,23 +177,20 @@ export function benchAtTheFloor(
   const synth = (at: string, program: string, ...args: string[]) =>
     measured(work, [program, "synth", "--site", at, ...args]);
   // A first render is a fresh clone's: into an empty `rendered/`, and no cache holds its inventory
-  // either. Every write starts into an empty directory right after a tree of the same size was
-  // deleted, floor and synth alike (the file system is slower to create files after a deletion,
-  // decision 0019).
+  // either.
   const coldSynth = (at: string, program: string) => {
-    rmSync(path.join(at, "rendered"), { recursive: true, force: true });
-    rmSync(path.join(work, "cold-cache"), { recursive: true, force: true });
+    setAside(path.join(at, "rendered"));
+    setAside(path.join(work, "cold-cache"));
     return measured(work, [program, "synth", "--site", at], "cold-cache");
   };
-  const floorOut = path.join(work, "floor-out");
   const results: FloorRound[] = [];
   log(
     `${hosts} hosts, ${clusters} clusters, inventory ${(inventoryBytes / 2 ** 20).toFixed(1)} MiB` +
       `${baseCli ? `; baseline ${options.baseline}` : ""}:`,
   );
-  // Untimed, so that every timed write, the first round's too, comes right after a deletion.
+  // Untimed, so that every timed write, the first round's too, comes after a tree was written.
   synth(site, cli);
-  floor("write", path.join(site, "rendered"), floorOut);
+  floor("write", path.join(site, "rendered"), asidePath("floor"));
   if (baseCli) synth(baseSite, baseCli);
   for (let round = 1; round <= rounds; round++) {
     // The baseline takes each step right after this checkout: at 100k hosts a figure moved by
@@ -181,8 +198,7 @@ export function benchAtTheFloor(
     // journal 2026-11-30, 09:03 and 09:28 entries).
     const first = coldSynth(site, cli);
     const baseFirst = baseCli && coldSynth(baseSite, baseCli);
-    rmSync(floorOut, { recursive: true, force: true });
-    const written = floor("write", path.join(site, "rendered"), floorOut);
+    const written = floor("write", path.join(site, "rendered"), asidePath("floor"));
     const nodeStart = measured(work, ["-e", ""]).cpu;
     const again = synth(site, cli);
     const baseAgain = baseCli && synth(baseSite, baseCli);
@@ -252,6 +268,13 @@ export function benchAtTheFloor(
     `; user time ${seconds(of((round) => round.first.cpu - round.first.sys))} over ` +
       seconds(of((round) => round.writeFloor - round.writeFloorSys)),
   );
+  // What a first render costs beyond reading and judging the site (validate) and writing its files.
+  line(
+    "  over validate and writing",
+    (round) => round.first.cpu,
+    (round) => round.validate.cpu + round.writeFloor,
+    "validate-and-write",
+  );
   line(
     "synth, nothing changed",
     (round) => round.again.cpu,
@@ -295,7 +318,6 @@ export function benchAtTheFloor(
       `${of((round) => round.first.rssMiB)} MiB; nothing changed ${seconds(of((round) => round.again.wall))} wall; ` +
       `one cluster changed ${seconds(of((round) => round.changed.wall))} wall`,
   );
-  if (!options.keep) rmSync(work, { recursive: true, force: true });
   return results;
 }
 
@@ -328,10 +350,14 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
         .map((load) => load.toFixed(1))
         .join(" ")}`,
   );
+  const under = values.keep
+    ? path.resolve(values.keep)
+    : mkdtempSync(path.join(os.tmpdir(), "metalsynth-floor-"));
   for (const hosts of values.sizes.split(",").map(Number)) {
     benchAtTheFloor(hosts, hosts / 10, Number(values.rounds), {
+      under,
       ...(values.baseline !== undefined && { baseline: path.resolve(values.baseline) }),
-      ...(values.keep !== undefined && { keep: path.resolve(values.keep) }),
     });
   }
+  if (!values.keep) rmSync(under, { recursive: true, force: true });
 }

@@ -89,10 +89,11 @@ console.log(
   "\nsynth (the mixed site of bench/mixed-site.ts: JSON inventory, clusters half Provisionings by MAC, three tenths by resources, one fifth SIPClusters; seconds):",
 );
 console.log("hosts    run     read   evaluate  render  write  total   peak RSS  written");
-// The synth sites are removed after the last run, not after each. This ext4 has no journal: for a
-// few minutes after a file is deleted, creating a file in its block group skips its inode, at a
-// cost per file created (decision 0019). Writing 100k hosts' 42,500 files took 5-9 s in the bench
-// right after the smaller runs' sites were deleted, and 2.6 s on its own.
+// The synth sites, and the trees of synth at the floor, are removed when the bench is done, not
+// after each run. This ext4 has no journal: for a few minutes after a file is deleted, creating a
+// file in its block group skips its inode, at a cost per file created (decision 0019). Writing 100k
+// hosts' 42,500 files took 5-9 s in the bench right after the smaller runs' sites were deleted, and
+// 2.6 s on its own.
 const synthSites = await mkdtemp(path.join(os.tmpdir(), "metalsynth-bench-synth-"));
 /** Seconds of the first render, the second and validate, by hosts. */
 const timings = new Map<number, readonly [number, number, number]>();
@@ -120,13 +121,12 @@ if (small && large) {
     `growth 10k → 100k hosts: first render ${growth(0)}, second ${growth(1)}, validate ${growth(2)}`,
   );
 }
-await rm(synthSites, { recursive: true, force: true });
 
 console.log(
   "\nsynth at the floor (bench/at-the-floor.ts, decision 0057): the built CLI's CPU over a script's doing only the file work, rounds interleaved:",
 );
 for (const [hosts, clusters] of SIZES.filter(([hosts]) => hosts >= 10_000))
-  benchAtTheFloor(hosts, clusters, 3);
+  benchAtTheFloor(hosts, clusters, 3, { under: synthSites });
 
 console.log(
   "\ninventory read (one List file as kubectl get -o yaml / -o json prints it; MB/s = 10^6 bytes/s):",
@@ -176,3 +176,5 @@ console.log("\nsite map (metalsynth map of the 10,000-host / 1,000-cluster hub):
     await rm(hub.site, { recursive: true, force: true });
   }
 }
+
+await rm(synthSites, { recursive: true, force: true });
