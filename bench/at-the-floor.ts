@@ -27,7 +27,7 @@
  * is removed when the last size is done. This ext4 has no journal, and for one to six minutes after
  * an inode is freed, creating a file skips it, reading its inode table block on the way (the kernel's
  * `recently_deleted`, decision 0019): writing 60,002 files from memory cost 2.5 s of system time into
- * a quiet file system and 38–60 s right after as many had been deleted (bench journal 2026-12-01,
+ * a quiet file system and 38–61 s right after as many had been deleted (bench journal 2026-12-01,
  * 18:35 entry). A fresh clone's first render deletes nothing before it writes; neither may its floor.
  * A run started within six minutes of deleting a large tree (another run's cleanup) pays for it.
  *
